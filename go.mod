@@ -1,0 +1,12 @@
+module github.com/convengine/engine
+
+go 1.26.0
+
+require (
+	github.com/go-jose/go-jose/v4 v4.1.8 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	go.yaml.in/yaml/v2 v2.4.2 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	sigs.k8s.io/yaml v1.6.0 // indirect
+)

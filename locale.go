@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"regexp"
+	"strings"
+)
+
+// localePattern accepts well-formed BCP 47 tags in their common shape: a language of 2 to 8
+// letters and subtags of 1 to 8 letters or digits.
+var localePattern = regexp.MustCompile(`^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8}){0,8}$`)
+
+func validLocale(tag string) bool { return len(tag) <= 64 && localePattern.MatchString(tag) }
+
+// rtlScripts are the ISO 15924 codes of scripts written right to left.
+var rtlScripts = map[string]bool{
+	"arab": true, "aran": true, "hebr": true, "thaa": true, "syrc": true, "syre": true,
+	"syrj": true, "syrn": true, "nkoo": true, "adlm": true, "rohg": true, "mand": true,
+	"samr": true, "mend": true, "armi": true, "avst": true, "phnx": true, "sogd": true,
+	"yezi": true, "chrs": true, "elym": true, "hatr": true, "mani": true, "nbat": true,
+	"narb": true, "orkh": true, "palm": true, "phli": true, "phlp": true, "prti": true,
+	"sarb": true, "sogo": true, "khar": true, "lydi": true, "cprt": true, "hung": true,
+}
+
+// rtlLanguages are languages whose default script is written right to left.
+var rtlLanguages = map[string]bool{
+	"ar": true, "he": true, "iw": true, "fa": true, "ur": true, "ps": true, "sd": true,
+	"ug": true, "yi": true, "ji": true, "dv": true, "ckb": true, "syr": true, "nqo": true,
+	"arc": true, "ks": true, "ku-arab": true, "mzn": true, "glk": true, "lrc": true,
+	"bal": true, "bqi": true, "pnb": true, "skr": true, "prs": true, "azb": true,
+	"arz": true, "ary": true, "apc": true, "acm": true, "aeb": true, "ajp": true,
+	"apd": true, "arq": true, "ayl": true, "shu": true, "ha-arab": true, "sam": true,
+	"fa-af": true, "tk-arab": true, "bgn": true, "hnd": true, "khw": true,
+	"pa-pk": true, "sdh": true, "hac": true,
+}
+
+// Direction returns "rtl" when locale is written right to left and "ltr" otherwise. An explicit
+// script subtag decides ("az-Arab" is rtl, "ku-Latn" is ltr); otherwise the language does.
+func Direction(locale string) string {
+	parts := strings.Split(strings.ToLower(locale), "-")
+	if parts[0] == "" {
+		return "ltr"
+	}
+	for _, p := range parts[1:] {
+		if len(p) == 4 && p[0] >= 'a' && p[0] <= 'z' {
+			if rtlScripts[p] {
+				return "rtl"
+			}
+			return "ltr"
+		}
+	}
+	if len(parts) > 1 && rtlLanguages[parts[0]+"-"+parts[1]] {
+		return "rtl"
+	}
+	if rtlLanguages[parts[0]] {
+		return "rtl"
+	}
+	return "ltr"
+}
+
+// LocaleFallbacks returns locale followed by its shorter prefixes: "pt-BR-x" gives
+// "pt-BR-x", "pt-BR", "pt". Lookups of per-locale copy try them in order.
+func LocaleFallbacks(locale string) []string {
+	var out []string
+	for locale != "" {
+		out = append(out, locale)
+		i := strings.LastIndexByte(locale, '-')
+		if i < 0 {
+			break
+		}
+		locale = locale[:i]
+	}
+	return out
+}
+
+// lookupLocale finds the entry of m for locale, trying its fallbacks, then def and its
+// fallbacks. Keys are compared case-insensitively.
+func lookupLocale[V any](m map[string]V, locale, def string) (V, bool) {
+	for _, tag := range append(LocaleFallbacks(locale), LocaleFallbacks(def)...) {
+		for k, v := range m {
+			if strings.EqualFold(k, tag) {
+				return v, true
+			}
+		}
+	}
+	var zero V
+	return zero, false
+}

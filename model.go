@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+)
+
+// A Model produces one streamed completion: text deltas, tool calls and a finish event. The
+// engine runs the tool loop around it: it calls Stream again with the tool results appended to
+// the messages until the model finishes without asking for data.
+//
+// Stream must stop promptly and yield ctx.Err() once ctx is cancelled. It is called from many
+// goroutines at once and must not keep state between calls. The engine stops ranging over the
+// sequence early when the client goes away; the sequence must then release what it holds.
+type Model interface {
+	Stream(ctx context.Context, req *ModelRequest) iter.Seq2[ModelEvent, error]
+}
+
+// Warmer is implemented by a [Model] that can prepare a tenant's prompt ahead of its first turn,
+// for example by priming a provider's prompt cache. The engine calls it when a session starts.
+type Warmer interface {
+	Warm(ctx context.Context, req *ModelRequest) error
+}
+
+// Mode is how a turn's answer will be used.
+type Mode string
+
+// The modes of a turn.
+const (
+	// ModeText answers typed input; speak may be read on screen.
+	ModeText Mode = "text"
+	// ModeVoice answers speech; speak is written for the ear: short, no markup.
+	ModeVoice Mode = "voice"
+	// ModeHome is the tenant's silent opening glance, with no user input.
+	ModeHome Mode = "home"
+)
+
+// Role is the author of a [Message].
+type Role string
+
+// The roles of messages.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one entry of the conversation a [Model] sees. Assistant messages may carry the tool
+// calls the model asked for; each tool message answers one of them by ToolCallID.
+type Message struct {
+	Role       Role       `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"toolCalls,omitempty"`
+	ToolCallID string     `json:"toolCallId,omitempty"`
+	// Name is the tool a tool message answers.
+	Name string `json:"name,omitempty"`
+	// IsError marks a tool message that reports a failed call.
+	IsError bool `json:"isError,omitempty"`
+}
+
+// ModelRequest is everything a [Model] needs for one completion.
+type ModelRequest struct {
+	// Tenant is the assistant addressed. Models that read their own configuration from the
+	// tenant file (such as the offline intent model) find it in Tenant.Intents.
+	Tenant *Tenant
+	// Environment is "production" or "staging".
+	Environment string
+	// System is the composed system prompt: the tenant's prompt and the engine's rules for the
+	// mode, locale and client context.
+	System   string
+	Messages []Message
+	// Tools lists the tenant's tools and the engine's UI tools the model may call.
+	Tools    []ToolSpec
+	Mode     Mode
+	Locale   string
+	Country  string
+	Screen   string
+	Metadata map[string]any
+}
+
+// ToolSpec describes a tool to a [Model].
+type ToolSpec struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments.
+	Parameters json.RawMessage
+	// Kind says what calling the tool does.
+	Kind ToolKind
+}
+
+// ToolKind says what the engine does with a call of a tool.
+type ToolKind int
+
+// The kinds of tools.
+const (
+	// ToolData tools read the tenant's backend; the engine calls them and returns the result.
+	ToolData ToolKind = iota
+	// ToolAction tools change something; the engine turns a call into a confirm widget and
+	// never runs it during a turn.
+	ToolAction
+	// ToolUI tools add widgets, follow-up copy or suggestions to the spec.
+	ToolUI
+)
+
+// ModelEventKind tells which field of a [ModelEvent] is set.
+type ModelEventKind int
+
+// The kinds of model events.
+const (
+	// EventText carries a delta of speech in Text.
+	EventText ModelEventKind = iota + 1
+	// EventToolCall carries one complete tool call in ToolCall.
+	EventToolCall
+	// EventFinish ends the completion; Finish and Usage are set.
+	EventFinish
+)
+
+// ModelEvent is one event of a streamed completion.
+type ModelEvent struct {
+	Kind     ModelEventKind
+	Text     string
+	ToolCall ToolCall
+	Finish   FinishReason
+	Usage    Usage
+}
+
+// FinishReason says why a completion ended.
+type FinishReason string
+
+// The reasons a completion ends.
+const (
+	FinishStop      FinishReason = "stop"
+	FinishToolCalls FinishReason = "tool_calls"
+	FinishLength    FinishReason = "length"
+	// FinishRefused is a refusal or a content-filter stop.
+	FinishRefused FinishReason = "refused"
+)
+
+// Usage counts the tokens of a completion, when the model reports them.
+type Usage struct {
+	InputTokens  int
+	OutputTokens int
+	CachedTokens int
+}
+
+// TextEvent returns an [EventText] event.
+func TextEvent(delta string) ModelEvent { return ModelEvent{Kind: EventText, Text: delta} }
+
+// ToolCallEvent returns an [EventToolCall] event.
+func ToolCallEvent(c ToolCall) ModelEvent { return ModelEvent{Kind: EventToolCall, ToolCall: c} }
+
+// FinishEvent returns an [EventFinish] event.
+func FinishEvent(r FinishReason) ModelEvent { return ModelEvent{Kind: EventFinish, Finish: r} }

@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// A TenantStore finds the tenant addressed by a publishable engine key. It is called on every
+// request, from many goroutines at once; it returns [ErrUnknownTenant] for a key it does not
+// know. Tenants it returns must not be modified afterwards.
+type TenantStore interface {
+	Tenant(ctx context.Context, engineKey string) (*Tenant, error)
+}
+
+// ErrUnknownTenant is returned by a [TenantStore] for an engine key it does not know.
+var ErrUnknownTenant = errors.New("engine: unknown engine key")
+
+// Tenant is one assistant: its prompt, voice, theme, backends, tools and actions.
+type Tenant struct {
+	// Key is the publishable engine key clients send as X-Engine-Key.
+	Key  string `json:"key"`
+	Name string `json:"name"`
+	// Prompt is the tenant's system prompt for language models.
+	Prompt string `json:"prompt,omitempty"`
+	// Voice is the default voice of speech synthesis.
+	Voice string `json:"voice,omitempty"`
+	// Locale is used when a request names none, and for templates missing in a request's
+	// locale. Default "en".
+	Locale string `json:"locale,omitempty"`
+	// Theme is handed to clients unchanged (colours, logo URL, display name).
+	Theme json.RawMessage `json:"theme,omitempty"`
+	// Environments are keyed by "production" and "staging"; production is required.
+	Environments map[string]*Environment `json:"environments"`
+	// Tools is the tool configuration, read by the [Toolset] (for example package httptools).
+	Tools json.RawMessage `json:"tools,omitempty"`
+	// Actions is the action allow-list: the tools that only run after the user confirmed them
+	// on the device, keyed by tool name, with the copy of their confirm widgets.
+	Actions map[string]*Action `json:"actions,omitempty"`
+	// Intents configures the offline intent model (package intent).
+	Intents json.RawMessage `json:"intents,omitempty"`
+	// RequireSession refuses requests that carry no session token.
+	RequireSession bool   `json:"require_session,omitempty"`
+	Limits         Limits `json:"limits,omitempty"`
+}
+
+// Environment is one deployment of a tenant's backend.
+type Environment struct {
+	// Name is "production" or "staging"; set by [Tenant.Validate] from the map key.
+	Name string `json:"-"`
+	// BackendURL is the base URL of the tenant's tool backend.
+	BackendURL string `json:"backend_url"`
+}
+
+// Action is an allow-listed action tool and the per-locale copy of its confirm widget.
+type Action struct {
+	// Confirm holds the confirm widget's copy keyed by locale ("en", "es-MX", …). Texts may
+	// name arguments in braces: "Send {amount} to {to}?".
+	Confirm map[string]ConfirmCopy `json:"confirm"`
+}
+
+// ConfirmCopy is the text of a confirm widget in one locale.
+type ConfirmCopy struct {
+	Title        string `json:"title"`
+	Body         string `json:"body"`
+	ConfirmLabel string `json:"confirm_label"`
+	CancelLabel  string `json:"cancel_label"`
+}
+
+// Limits bound what one turn may use. Zero values take the defaults shown.
+type Limits struct {
+	// ToolTimeout bounds one tool call (default 10s).
+	ToolTimeout Duration `json:"tool_timeout,omitempty"`
+	// TurnTimeout bounds a whole turn (default 60s).
+	TurnTimeout Duration `json:"turn_timeout,omitempty"`
+	// MaxSteps bounds the model completions of one turn (default 6).
+	MaxSteps int `json:"max_steps,omitempty"`
+	// ActionTTL is how long a confirm widget can be executed (default 10m).
+	ActionTTL Duration `json:"action_ttl,omitempty"`
+}
+
+// Duration is a [time.Duration] written in configuration files as "10s", "1m30s".
+type Duration time.Duration
+
+// UnmarshalJSON reads a duration string or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var secs float64
+		if err := json.Unmarshal(b, &secs); err != nil {
+			return fmt.Errorf("duration must be a string such as \"10s\" or a number of seconds")
+		}
+		*d = Duration(secs * float64(time.Second))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: %w", s, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d Duration) or(def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return time.Duration(d)
+}
+
+// Environments a request can address by the prefix of its X-Request-ID.
+const (
+	EnvProduction = "production"
+	EnvStaging    = "staging"
+)
+
+var tenantKeyPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// Validate checks t and fills in derived fields. Errors name the field.
+func (t *Tenant) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{field}, args...)...))
+	}
+	if !tenantKeyPattern.MatchString(t.Key) {
+		bad("key", "must be 1 to 128 letters, digits, '_', '.' or '-'")
+	}
+	if strings.TrimSpace(t.Name) == "" {
+		bad("name", "is empty")
+	}
+	if t.Locale == "" {
+		t.Locale = "en"
+	} else if !validLocale(t.Locale) {
+		bad("locale", "%q is not a BCP 47 language tag", t.Locale)
+	}
+	if len(t.Theme) > 0 && !isJSONObject(t.Theme) {
+		bad("theme", "must be an object")
+	}
+	if t.Environments[EnvProduction] == nil {
+		bad("environments.production", "is missing")
+	}
+	for name, env := range t.Environments {
+		field := "environments." + name
+		if name != EnvProduction && name != EnvStaging {
+			bad(field, "is not %q or %q", EnvProduction, EnvStaging)
+			continue
+		}
+		if env == nil {
+			bad(field, "is empty")
+			continue
+		}
+		env.Name = name
+		if env.BackendURL != "" {
+			u, err := url.Parse(env.BackendURL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				bad(field+".backend_url", "must be an absolute http or https URL")
+			}
+		}
+	}
+	for name, a := range t.Actions {
+		field := "actions." + name
+		if a == nil || len(a.Confirm) == 0 {
+			bad(field+".confirm", "needs the confirm copy of at least one locale")
+			continue
+		}
+		for loc, c := range a.Confirm {
+			f := field + ".confirm." + loc
+			if !validLocale(loc) {
+				bad(f, "%q is not a BCP 47 language tag", loc)
+			}
+			if c.Title == "" || c.Body == "" || c.ConfirmLabel == "" || c.CancelLabel == "" {
+				bad(f, "needs title, body, confirm_label and cancel_label")
+			}
+		}
+	}
+	if t.Limits.MaxSteps < 0 || t.Limits.MaxSteps > 32 {
+		bad("limits.max_steps", "must be from 1 to 32")
+	}
+	return errors.Join(errs...)
+}
+
+// IsAction reports whether the tool named is on the tenant's action allow-list.
+func (t *Tenant) IsAction(tool string) bool {
+	_, ok := t.Actions[tool]
+	return ok
+}
+
+// StaticTenants is a [TenantStore] over a fixed set of tenants, such as those of a tenants file.
+type StaticTenants struct {
+	byKey map[string]*Tenant
+}
+
+// NewStaticTenants validates the tenants and returns a store of them. Keys must be unique.
+func NewStaticTenants(tenants ...*Tenant) (*StaticTenants, error) {
+	s := &StaticTenants{byKey: make(map[string]*Tenant, len(tenants))}
+	var errs []error
+	for i, t := range tenants {
+		if t == nil {
+			errs = append(errs, fmt.Errorf("tenant %d: is empty", i))
+			continue
+		}
+		if err := t.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("tenant %q: %w", t.Key, err))
+			continue
+		}
+		if _, dup := s.byKey[t.Key]; dup {
+			errs = append(errs, fmt.Errorf("tenant %q: key is used twice", t.Key))
+		}
+		s.byKey[t.Key] = t
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Tenant returns the tenant of engineKey.
+func (s *StaticTenants) Tenant(_ context.Context, engineKey string) (*Tenant, error) {
+	if t, ok := s.byKey[engineKey]; ok {
+		return t, nil
+	}
+	return nil, ErrUnknownTenant
+}
+
+// All returns the tenants of the store, in no particular order.
+func (s *StaticTenants) All() []*Tenant {
+	out := make([]*Tenant, 0, len(s.byKey))
+	for _, t := range s.byKey {
+		out = append(out, t)
+	}
+	return out
+}
+
+func isJSONObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
+}

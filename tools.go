@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+)
+
+// A Toolset reaches a tenant's backend. The engine asks it which tools a tenant environment has
+// and calls them on the end user's behalf, with the user's token.
+//
+// Both methods are called from many goroutines at once. Call must honour ctx: the engine cancels
+// it when the client goes away or the call's time-out passes.
+type Toolset interface {
+	// Tools lists the tools of env's tenant and environment.
+	Tools(ctx context.Context, env *ToolEnv) ([]Tool, error)
+	// Call runs one tool. A call the backend refused (bad arguments, declined action) is a
+	// ToolResult with IsError set, which the model can explain; an error return means the tool
+	// could not be reached or answered nonsense.
+	Call(ctx context.Context, env *ToolEnv, call ToolCall) (ToolResult, error)
+}
+
+// Tool describes one tool of a tenant.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments; the engine checks every call against it
+	// before the call reaches the backend.
+	Parameters json.RawMessage
+	// Action marks a tool that changes something. The engine never runs it during a turn: it
+	// emits a confirm widget instead, and the tool runs only through the execute endpoint.
+	Action bool
+	// Status is a short line shown while the tool runs, such as "Checking your balance".
+	Status string
+	// Timeout bounds one call; zero means the tenant's default.
+	Timeout time.Duration
+}
+
+// ToolCall is a model's request to run a tool.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolResult is what a tool returned. Content is JSON.
+type ToolResult struct {
+	Content json.RawMessage
+	IsError bool
+}
+
+// ToolEnv is the request a tool call belongs to: whose backend, on whose behalf.
+type ToolEnv struct {
+	Tenant      *Tenant
+	Environment *Environment
+	// UserToken is sent to the backend as X-Token. It is never stored or logged.
+	UserToken Secret
+	RequestID string
+	// Forward holds the X-Engine-Forward-* headers with their prefix removed, already filtered.
+	// Values are secret: never log them.
+	Forward http.Header
+	// Metadata is the client metadata of the request. It never reaches a backend on its own;
+	// a Toolset may bind declared arguments from it.
+	Metadata map[string]any
+	// IdempotencyKey is set on action calls from the execute endpoint.
+	IdempotencyKey string
+}
+
+// ErrToolNotFound is returned by a [Toolset] asked to call a tool it does not have.
+var ErrToolNotFound = errors.New("engine: tool not found")
