@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/convengine/engine/widgets"
+)
+
+// maxParallelTools bounds the data tools of one step that run at once.
+const maxParallelTools = 8
+
+// handleCalls answers the tool calls of one model step, in the order the model made them: UI
+// calls become widgets, action calls confirm widgets, and data calls run through the Toolset,
+// in parallel. It reports whether any data tool ran, so that the model must see the results.
+func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]Message, bool) {
+	results := make([]Message, len(calls))
+	ranData := false
+	var g errgroup.Group
+	g.SetLimit(maxParallelTools)
+	for i, c := range calls {
+		reply := func(content any, isError bool) {
+			results[i] = toolMessage(c, content, isError)
+		}
+		switch {
+		case widgets.IsUITool(c.Name):
+			if err := t.applyUI(c); err != nil {
+				e.log.WarnContext(ctx, "dropped an invalid widget", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "tool", c.Name, "err", err)
+				reply(toolError("invalid_widget", err.Error()), true)
+				continue
+			}
+			reply(map[string]bool{"shown": true}, false)
+		case t.req.Tenant.IsAction(c.Name):
+			if err := e.checkArguments(t, c); err != nil {
+				reply(toolError("invalid_arguments", err.Error()), true)
+				continue
+			}
+			w, err := e.confirmWidget(t, c)
+			if err != nil {
+				e.log.ErrorContext(ctx, "confirm widget failed", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "tool", c.Name, "err", err)
+				reply(toolError("action_unavailable", "the action cannot be offered right now"), true)
+				continue
+			}
+			t.widgets = append(t.widgets, w)
+			reply(map[string]string{"status": "confirmation_requested",
+				"note": "The user will be asked to confirm on their device. Do not say it is done."}, false)
+		default:
+			tool, ok := t.tools[c.Name]
+			switch {
+			case !ok:
+				reply(toolError("unknown_tool", fmt.Sprintf("there is no tool named %q", c.Name)), true)
+				continue
+			case tool.Action:
+				reply(toolError("action_not_allowed", "this action is not enabled for this assistant"), true)
+				continue
+			}
+			if err := e.checkArguments(t, c); err != nil {
+				reply(toolError("invalid_arguments", err.Error()), true)
+				continue
+			}
+			ranData = true
+			t.toolCalls++
+			g.Go(func() error {
+				results[i] = e.callTool(ctx, t, tool, c)
+				return nil
+			})
+		}
+	}
+	g.Wait()
+	return results, ranData
+}
+
+// checkArguments validates a call's arguments against the tool's JSON Schema.
+func (e *Engine) checkArguments(t *turn, c ToolCall) error {
+	tool, ok := t.tools[c.Name]
+	if !ok {
+		if t.req.Tenant.IsAction(c.Name) {
+			return fmt.Errorf("the action %s is not offered by the tenant's tools", c.Name)
+		}
+		return fmt.Errorf("there is no tool named %q", c.Name)
+	}
+	s, err := e.schemas.compile(tool.Parameters)
+	if err != nil {
+		return fmt.Errorf("the tool's schema is invalid: %w", err)
+	}
+	return s.validateArguments(c.Arguments)
+}
+
+// callTool runs one data tool with its own time-out and reports its status while it runs.
+func (e *Engine) callTool(ctx context.Context, t *turn, tool Tool, c ToolCall) Message {
+	timeout := tool.Timeout
+	if timeout <= 0 {
+		timeout = t.req.Tenant.Limits.ToolTimeout.or(defaultToolLimit)
+	}
+	status := tool.Status
+	if status == "" {
+		status = localized(workingLines, t.locale)
+	}
+	_ = t.sse.event(EventStatus, map[string]string{"text": status, "tool": tool.Name})
+
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := e.now()
+	res, err := e.toolset.Call(cctx, t.env, c)
+	switch {
+	case err == nil && !json.Valid(res.Content):
+		err = errors.New("the tool answered with invalid JSON")
+	case err == nil:
+		e.log.DebugContext(ctx, "tool call", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "tool", c.Name,
+			"isError", res.IsError, "duration", e.now().Sub(start))
+		return Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: string(res.Content), IsError: res.IsError}
+	}
+	if ctx.Err() != nil {
+		return toolMessage(c, toolError("cancelled", "the turn ended"), true)
+	}
+	reason := "the tool is unavailable"
+	if cctx.Err() == context.DeadlineExceeded {
+		reason = fmt.Sprintf("the tool did not answer within %s", timeout)
+	}
+	e.log.WarnContext(ctx, "tool call failed", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "tool", c.Name,
+		"duration", e.now().Sub(start), "err", err)
+	return toolMessage(c, toolError("tool_unavailable", reason), true)
+}
+
+// applyUI turns a UI tool call into a widget, the follow-up line or the suggestions.
+func (t *turn) applyUI(c ToolCall) error {
+	switch c.Name {
+	case widgets.ToolSetFollow:
+		s, err := widgets.FollowFromToolCall(c.Arguments)
+		if err == nil {
+			t.follow = s
+		}
+		return err
+	case widgets.ToolSetSuggestions:
+		s, err := widgets.SuggestionsFromToolCall(c.Arguments)
+		if err == nil {
+			t.suggestions = s
+		}
+		return err
+	}
+	if len(t.widgets) >= widgets.MaxWidgets {
+		return fmt.Errorf("a spec holds at most %d widgets", widgets.MaxWidgets)
+	}
+	w, err := widgets.FromToolCall(c.Name, c.Arguments)
+	if err == nil {
+		t.widgets = append(t.widgets, w)
+	}
+	return err
+}
+
+func toolError(code, message string) map[string]string {
+	return map[string]string{"error": code, "message": message}
+}
+
+func toolMessage(c ToolCall, content any, isError bool) Message {
+	b, _ := json.Marshal(content)
+	return Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: string(b), IsError: isError}
+}

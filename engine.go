@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+)
+
+// Config is what an [Engine] is made of. Tenants, Model and SigningKey are required; nil or
+// zero values of the other fields mean the defaults documented on each.
+type Config struct {
+	// Tenants finds the tenant of each request's X-Engine-Key.
+	Tenants TenantStore
+	// Model writes the answers.
+	Model Model
+	// Toolset reaches the tenants' backends. Nil means tenants have no tools.
+	Toolset Toolset
+	// Synthesizer speaks answers for the tts endpoint and the voice socket. Nil answers 503.
+	Synthesizer Synthesizer
+	// Transcriber turns audio input into text. Nil answers 503 to audio input.
+	Transcriber Transcriber
+	// Sessions keeps sessions; nil means an in-memory store (a single replica).
+	Sessions SessionStore
+	// Replay remembers single-use proof and action ids; nil means an in-memory store.
+	Replay ReplayStore
+	// SigningKey signs session and action tokens: at least 32 random bytes, the same on every
+	// replica.
+	SigningKey []byte
+	// PublicURL is the engine's public base URL, such as "https://api.example.com". DPoP proofs
+	// are checked against it; empty means the URL of each request.
+	PublicURL string
+	// Logger receives the engine's logs; nil means slog.Default(). Secrets never reach it.
+	Logger *slog.Logger
+	// MaxTurnBody bounds the body of a turn (default 1 MiB); MaxBody every other body
+	// (default 64 KiB).
+	MaxTurnBody int64
+	MaxBody     int64
+	// PingInterval is the silence after which a turn stream sends ": ping" (default 15s).
+	PingInterval time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Engine runs conversational turns for many tenants. It is safe for concurrent use; make one
+// with [New] and mount [Engine.Handler] or the per-endpoint handlers on any router.
+type Engine struct {
+	tenants     TenantStore
+	model       Model
+	toolset     Toolset
+	synthesizer Synthesizer
+	transcriber Transcriber
+	sessions    SessionStore
+	replay      ReplayStore
+	signer      *actionSigner
+	schemas     schemaCache
+	log         *slog.Logger
+	maxTurnBody int64
+	maxBody     int64
+	ping        time.Duration
+	now         func() time.Time
+}
+
+// ErrConfig is wrapped by the errors [New] returns for an incomplete configuration.
+var ErrConfig = errors.New("engine: invalid configuration")
+
+// New returns an engine made of cfg, or an error naming each missing or invalid part.
+func New(cfg Config) (*Engine, error) {
+	var errs []error
+	if cfg.Tenants == nil {
+		errs = append(errs, fmt.Errorf("%w: Tenants is required", ErrConfig))
+	}
+	if cfg.Model == nil {
+		errs = append(errs, fmt.Errorf("%w: Model is required", ErrConfig))
+	}
+	if len(cfg.SigningKey) < 32 {
+		errs = append(errs, fmt.Errorf("%w: SigningKey must be at least 32 bytes", ErrConfig))
+	}
+	if cfg.MaxTurnBody < 0 || cfg.MaxBody < 0 || cfg.PingInterval < 0 {
+		errs = append(errs, fmt.Errorf("%w: MaxTurnBody, MaxBody and PingInterval cannot be negative", ErrConfig))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		tenants:     cfg.Tenants,
+		model:       cfg.Model,
+		toolset:     cfg.Toolset,
+		synthesizer: cfg.Synthesizer,
+		transcriber: cfg.Transcriber,
+		sessions:    cfg.Sessions,
+		replay:      cfg.Replay,
+		log:         cfg.Logger,
+		maxTurnBody: cfg.MaxTurnBody,
+		maxBody:     cfg.MaxBody,
+		ping:        cfg.PingInterval,
+		now:         cfg.Now,
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.sessions == nil || e.replay == nil {
+		mem := &MemoryStore{Now: e.now}
+		if e.sessions == nil {
+			e.sessions = mem
+		}
+		if e.replay == nil {
+			e.replay = mem
+		}
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if e.maxTurnBody == 0 {
+		e.maxTurnBody = 1 << 20
+	}
+	if e.maxBody == 0 {
+		e.maxBody = 64 << 10
+	}
+	if e.ping == 0 {
+		e.ping = 15 * time.Second
+	}
+	signer, err := newActionSigner(cfg.SigningKey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: SigningKey: %v", ErrConfig, err)
+	}
+	e.signer = signer
+	return e, nil
+}
+
+// Routes of the engine's HTTP surface.
+const (
+	PathCreateSession = "/api/v1/create-session"
+	PathTurn          = "/engine"
+	PathExecute       = "/engine/execute"
+	PathTTS           = "/engine/tts"
+	PathStream        = "/engine/stream"
+)
+
+// Handler returns a handler serving every route of the engine at its path. Unknown paths get a
+// 404 problem, a known path with another method a 405 problem.
+func (e *Engine) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(PathCreateSession, e.SessionHandler())
+	mux.Handle(PathTurn, e.TurnHandler())
+	mux.Handle(PathExecute, e.ExecuteHandler())
+	mux.Handle(PathTTS, e.TTSHandler())
+	mux.Handle(PathStream, e.StreamHandler())
+	mux.Handle("/", e.route("", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, newProblem(http.StatusNotFound, CodeNotFound, "no such route"), validRequestID(r))
+	})))
+	return mux
+}
+
+// TurnHandler returns the handler of POST /engine, the streamed turn.
+func (e *Engine) TurnHandler() http.Handler {
+	return e.route(http.MethodPost, http.HandlerFunc(e.serveTurn))
+}
+
+// SessionHandler returns the handler of POST /api/v1/create-session.
+func (e *Engine) SessionHandler() http.Handler {
+	return e.route(http.MethodPost, e.notImplemented("creating sessions"))
+}
+
+// ExecuteHandler returns the handler of POST /engine/execute.
+func (e *Engine) ExecuteHandler() http.Handler {
+	return e.route(http.MethodPost, e.notImplemented("executing confirmed actions"))
+}
+
+// TTSHandler returns the handler of POST /engine/tts.
+func (e *Engine) TTSHandler() http.Handler {
+	return e.route(http.MethodPost, e.notImplemented("speech synthesis"))
+}
+
+// StreamHandler returns the handler of the voice socket, GET /engine/stream.
+func (e *Engine) StreamHandler() http.Handler {
+	return e.route(http.MethodGet, e.notImplemented("the live voice socket"))
+}
+
+// notImplemented answers 501 once the common headers passed, so that clients see the same
+// authentication errors before and after the endpoint lands.
+func (e *Engine) notImplemented(what string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, p := e.readHeaders(r)
+		if p == nil {
+			p = newProblem(http.StatusNotImplemented, CodeNotImplemented, what+" is not available in this version of the engine")
+		}
+		writeProblem(w, p, req.idOrEmpty())
+	})
+}
+
+func (r *request) idOrEmpty() string {
+	if r == nil {
+		return ""
+	}
+	return r.ID
+}
+
+// route wraps an endpoint with what every route does: recover a panic into a 500 problem, echo
+// a valid X-Request-ID, and refuse other methods with a 405 problem.
+func (e *Engine) route(method string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := validRequestID(r)
+		if id != "" {
+			w.Header().Set(HeaderRequestID, id)
+		}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				e.log.ErrorContext(r.Context(), "handler panicked", "requestId", id, "path", r.URL.Path,
+					"panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
+				writeProblem(w, newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged"), id)
+			}
+		}()
+		if method != "" && r.Method != method {
+			w.Header().Set("Allow", method)
+			writeProblem(w, newProblem(http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.URL.Path+" takes "+method), id)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func validRequestID(r *http.Request) string {
+	id, p := requestID(r.Header)
+	if p != nil {
+		return ""
+	}
+	return id
+}

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// Bounds of spec 8 on forwarded headers.
+const (
+	maxForwardHeaders = 32
+	maxForwardBytes   = 16 << 10
+)
+
+// controlHeaders never come out of forwarding: they carry the engine's own auth and routing.
+var controlHeaders = []string{HeaderUserToken, HeaderEngineKey, HeaderRequestID, HeaderClientMetadata, "Idempotency-Key"}
+
+// hopHeaders are connection-level headers a proxy must not pass on.
+var hopHeaders = []string{"Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length"}
+
+// forwardedHeaders returns the X-Engine-Forward-* headers of h with the prefix removed once, as
+// spec 5.1 and 8 set: colliding, hop-by-hop and malformed headers are dropped, and so is what
+// passes 32 headers or 16 KB of names and values. Headers are taken in sorted order of their
+// names, so what is dropped is the same for the same request.
+func forwardedHeaders(h http.Header) http.Header {
+	// Headers named by Connection are hop-by-hop for this request: a client must not use them
+	// to strip what the engine sets.
+	connNamed := map[string]bool{}
+	for _, v := range h.Values("Connection") {
+		for name := range strings.SplitSeq(v, ",") {
+			connNamed[http.CanonicalHeaderKey(strings.TrimSpace(name))] = true
+		}
+	}
+	var names []string
+	for name := range h {
+		if len(name) > len(HeaderForwardPrefix) && strings.EqualFold(name[:len(HeaderForwardPrefix)], HeaderForwardPrefix) && !connNamed[http.CanonicalHeaderKey(name)] {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	out := make(http.Header)
+	count, size := 0, 0
+	for _, name := range names {
+		rest := name[len(HeaderForwardPrefix):]
+		if !forwardable(rest) {
+			continue
+		}
+		for _, v := range h[name] {
+			if strings.ContainsAny(v, "\r\n\x00") {
+				continue
+			}
+			if count+1 > maxForwardHeaders || size+len(rest)+len(v) > maxForwardBytes {
+				return out
+			}
+			count++
+			size += len(rest) + len(v)
+			out[rest] = append(out[rest], v)
+		}
+	}
+	return out
+}
+
+func forwardable(name string) bool {
+	if name == "" || !validHeaderName(name) {
+		return false
+	}
+	for _, c := range controlHeaders {
+		if strings.EqualFold(name, c) {
+			return false
+		}
+	}
+	for _, c := range hopHeaders {
+		if strings.EqualFold(name, c) {
+			return false
+		}
+	}
+	return len(name) < 6 || !strings.EqualFold(name[:6], "Proxy-")
+}
+
+// validHeaderName reports whether name is an RFC 9110 token.
+func validHeaderName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

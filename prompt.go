@@ -1,0 +1,53 @@
+package engine
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// modelRequest composes what the model sees for a turn: the tenant's prompt with the engine's
+// rules, the conversation so far and the tools.
+func (e *Engine) modelRequest(t *turn) *ModelRequest {
+	msgs := make([]Message, 0, len(t.history)+1)
+	msgs = append(msgs, t.history...)
+	if t.mode != ModeHome {
+		msgs = append(msgs, Message{Role: RoleUser, Content: t.transcript})
+	}
+	return &ModelRequest{
+		Tenant: t.req.Tenant, Environment: t.req.Environment.Name, System: systemPrompt(t),
+		Messages: msgs, Tools: t.specs, Mode: t.mode, Locale: t.locale, Country: t.country,
+		Screen: t.screen, Metadata: t.req.Metadata,
+	}
+}
+
+func systemPrompt(t *turn) string {
+	var b strings.Builder
+	if p := strings.TrimSpace(t.req.Tenant.Prompt); p != "" {
+		b.WriteString(p)
+		b.WriteString("\n\n")
+	}
+	b.WriteString("Rules of this conversation:\n")
+	b.WriteString("- Answer in the language of the locale " + t.locale + ".\n")
+	switch t.mode {
+	case ModeVoice:
+		b.WriteString("- Your answer is spoken aloud: one to three short plain sentences, no markup, no lists, no URLs.\n")
+	case ModeHome:
+		b.WriteString("- The user just opened the app and said nothing: greet them and give a short overview that is useful at a glance.\n")
+	default:
+		b.WriteString("- Keep the spoken answer short; it is read aloud.\n")
+	}
+	b.WriteString("- Put figures and lists in widgets with show_stat, show_list and show_progress rather than reading them all out; offer next steps with set_suggestions.\n")
+	b.WriteString("- Calling an action tool only proposes the action: the user confirms it on their device. Never say an action is done.\n")
+	if t.country != "" {
+		b.WriteString("- The user's country is " + t.country + ".\n")
+	}
+	if t.screen != "" {
+		b.WriteString("- The user is on the screen: " + t.screen + "\n")
+	}
+	if len(t.req.Metadata) > 0 {
+		if md, err := json.Marshal(t.req.Metadata); err == nil {
+			b.WriteString("- Client context (JSON): " + string(md) + "\n")
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,25 @@
+package engine
+
+import (
+	"context"
+	"io"
+)
+
+// A Synthesizer turns a line of text into speech. It is called from many goroutines at once and
+// must stop when ctx is cancelled.
+type Synthesizer interface {
+	Synthesize(ctx context.Context, text, voice string) (*Audio, error)
+}
+
+// Audio is synthesized speech: 16-bit little-endian mono PCM at SampleRate. PCM streams as it is
+// produced; the caller reads it to the end or closes it.
+type Audio struct {
+	SampleRate int
+	PCM        io.ReadCloser
+}
+
+// A Transcriber turns speech into text: pcm is 16-bit mono samples at rate, locale a BCP 47
+// tag. It is called from many goroutines at once and must stop when ctx is cancelled.
+type Transcriber interface {
+	Transcribe(ctx context.Context, pcm []int16, rate int, locale string) (string, error)
+}

@@ -1,0 +1,420 @@
+package engine
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/convengine/engine/widgets"
+)
+
+// Bounds of a turn request.
+const (
+	maxHistory       = 100
+	maxMessageLen    = 8000 // characters of a transcript or a history message
+	defaultMaxSteps  = 6
+	defaultToolLimit = 10 * time.Second
+	defaultTurnLimit = 60 * time.Second
+)
+
+var conversationIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+var countryPattern = regexp.MustCompile(`^[A-Za-z]{2}$`)
+
+// turnRequest is the body of POST /engine (spec 4.2).
+type turnRequest struct {
+	Transcript  *string          `json:"transcript"`
+	AudioBase64 *string          `json:"audio_base64"`
+	Mode        *string          `json:"mode"`
+	Messages    []historyMessage `json:"messages"`
+	Context     *turnContext     `json:"context"`
+	Meta        *turnMeta        `json:"meta"`
+}
+
+type historyMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type turnContext struct {
+	SessionID   string          `json:"sessionId"`
+	Screen      json.RawMessage `json:"screen"`
+	CountryCode string          `json:"country_code"`
+}
+
+type turnMeta struct {
+	SDKVersion string `json:"sdkVersion"`
+	Platform   string `json:"platform"`
+	Locale     string `json:"locale"`
+}
+
+// turn is one run of POST /engine: what was asked and what has been answered so far.
+type turn struct {
+	req            *request
+	env            *ToolEnv
+	mode           Mode
+	locale         string
+	conversationID string
+	turnID         string
+	sessionID      string
+	country        string
+	screen         string
+	transcript     string
+	heard          bool // the transcript came from audio
+	history        []Message
+
+	tools map[string]Tool
+	specs []ToolSpec
+
+	sse         *sseWriter
+	speak       strings.Builder
+	lineStart   bool // the voice filter is at the start of a line
+	widgets     []widgets.Widget
+	follow      string
+	suggestions []string
+	errCode     string
+	toolCalls   int
+	steps       int
+}
+
+func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
+	start := e.now()
+	req, p := e.readHeaders(r)
+	if p != nil {
+		writeProblem(w, p, req.idOrEmpty())
+		return
+	}
+	var body turnRequest
+	if p := decodeBody(w, r, e.maxTurnBody, false, &body); p != nil {
+		writeProblem(w, p, req.ID)
+		return
+	}
+	t, p := newTurn(req, &body)
+	if p != nil {
+		writeProblem(w, p, req.ID)
+		return
+	}
+	if body.AudioBase64 != nil {
+		if p := e.transcribe(r.Context(), t, *body.AudioBase64); p != nil {
+			writeProblem(w, p, req.ID)
+			return
+		}
+	}
+	if p := e.loadTools(r.Context(), t); p != nil {
+		writeProblem(w, p, req.ID)
+		return
+	}
+
+	ctx, cancel := context.WithTimeout(r.Context(), req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
+	defer cancel()
+	t.sse = newSSEWriter(w, e.now)
+	stopPings := t.sse.keepAlive(e.ping)
+	defer stopPings()
+
+	if t.sse.event(EventStart, map[string]string{"turnId": t.turnID, "conversationId": t.conversationID}) == nil {
+		e.runTurn(ctx, t)
+		if r.Context().Err() == nil {
+			e.finishTurn(t)
+		}
+	}
+	e.log.InfoContext(r.Context(), "turn",
+		"requestId", req.ID, "tenant", req.Tenant.Key, "env", req.Environment.Name, "mode", string(t.mode),
+		"steps", t.steps, "toolCalls", t.toolCalls, "widgets", len(t.widgets), "error", t.errCode,
+		"clientGone", r.Context().Err() != nil, "duration", e.now().Sub(start))
+}
+
+// newTurn validates the body and builds the turn it asks for.
+func newTurn(req *request, b *turnRequest) (*turn, *Problem) {
+	t := &turn{req: req, env: req.toolEnv(), mode: ModeText, locale: req.Tenant.Locale, turnID: uuid.NewString(), lineStart: true}
+	if b.Mode != nil {
+		switch m := Mode(*b.Mode); m {
+		case ModeText, ModeVoice, ModeHome:
+			t.mode = m
+		default:
+			return nil, invalidField("mode", `must be "text", "voice" or "home"`)
+		}
+	}
+	if b.Transcript != nil {
+		s := strings.TrimSpace(*b.Transcript)
+		if !utf8.ValidString(s) || utf8.RuneCountInString(s) > maxMessageLen {
+			return nil, invalidField("transcript", fmt.Sprintf("must be valid UTF-8 of at most %d characters", maxMessageLen))
+		}
+		t.transcript = s
+	}
+	if t.mode != ModeHome && t.transcript == "" && b.AudioBase64 == nil {
+		return nil, invalidField("transcript", "is required (or audio_base64) unless mode is \"home\"")
+	}
+	if len(b.Messages) > maxHistory {
+		return nil, invalidField("messages", fmt.Sprintf("has more than %d items", maxHistory))
+	}
+	for i, m := range b.Messages {
+		field := fmt.Sprintf("messages[%d]", i)
+		if m.Role != string(RoleUser) && m.Role != string(RoleAssistant) {
+			return nil, invalidField(field+".role", `must be "user" or "assistant"`)
+		}
+		if !utf8.ValidString(m.Content) || utf8.RuneCountInString(m.Content) > maxMessageLen {
+			return nil, invalidField(field+".content", fmt.Sprintf("must be valid UTF-8 of at most %d characters", maxMessageLen))
+		}
+		t.history = append(t.history, Message{Role: Role(m.Role), Content: m.Content})
+	}
+	if c := b.Context; c != nil {
+		if c.SessionID != "" {
+			if !conversationIDPattern.MatchString(c.SessionID) {
+				return nil, invalidField("context.sessionId", "must be 1 to 128 letters, digits or ._:-")
+			}
+			t.conversationID = c.SessionID
+		}
+		if c.CountryCode != "" {
+			if !countryPattern.MatchString(c.CountryCode) {
+				return nil, invalidField("context.country_code", "must be an ISO 3166-1 alpha-2 code")
+			}
+			t.country = strings.ToUpper(c.CountryCode)
+		}
+		if len(c.Screen) > 0 && string(c.Screen) != "null" {
+			var s string
+			if json.Unmarshal(c.Screen, &s) != nil {
+				s = string(c.Screen) // an object describing the screen reaches the prompt as JSON
+			}
+			if len(s) > 1024 {
+				return nil, invalidField("context.screen", "is longer than 1024 bytes")
+			}
+			t.screen = s
+		}
+	}
+	if m := b.Meta; m != nil && m.Locale != "" {
+		if !validLocale(m.Locale) {
+			return nil, invalidField("meta.locale", "must be a BCP 47 language tag such as \"en-US\"")
+		}
+		t.locale = m.Locale
+	}
+	if t.conversationID == "" {
+		t.conversationID = uuid.NewString()
+	}
+	return t, nil
+}
+
+// transcribe turns the turn's audio into its transcript before the stream starts.
+func (e *Engine) transcribe(ctx context.Context, t *turn, b64 string) *Problem {
+	if e.transcriber == nil {
+		return newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "this engine has no speech recognition; send a transcript")
+	}
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return newProblem(http.StatusUnprocessableEntity, CodeInvalidAudio, "audio_base64 is not valid base64")
+	}
+	pcm, err := DecodeWAV(raw)
+	if err != nil {
+		return newProblem(http.StatusUnprocessableEntity, CodeInvalidAudio, err.Error())
+	}
+	text, err := e.transcriber.Transcribe(ctx, pcm, 16000, t.locale)
+	if err != nil {
+		e.log.WarnContext(ctx, "transcription failed", "requestId", t.req.ID, "err", err)
+		return newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "the audio could not be transcribed; try again")
+	}
+	t.transcript, t.heard = strings.TrimSpace(text), true
+	return nil
+}
+
+// loadTools lists the tenant's tools and describes them, with the UI tools, to the model.
+func (e *Engine) loadTools(ctx context.Context, t *turn) *Problem {
+	t.tools = map[string]Tool{}
+	if e.toolset != nil {
+		tools, err := e.toolset.Tools(ctx, t.env)
+		if err != nil {
+			e.log.WarnContext(ctx, "listing tools failed", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "err", err)
+			return newProblem(http.StatusBadGateway, CodeToolsError, "the assistant's tools could not be reached; try again")
+		}
+		for _, tool := range tools {
+			kind := ToolData
+			if tool.Action || t.req.Tenant.IsAction(tool.Name) {
+				kind = ToolAction
+			}
+			t.tools[tool.Name] = tool
+			t.specs = append(t.specs, ToolSpec{Name: tool.Name, Description: tool.Description, Parameters: tool.Parameters, Kind: kind})
+		}
+	}
+	for _, ui := range widgets.UITools() {
+		t.specs = append(t.specs, ToolSpec{Name: ui.Name, Description: ui.Description, Parameters: ui.Parameters, Kind: ToolUI})
+	}
+	return nil
+}
+
+// errClientGone stops a turn whose client went away.
+var errClientGone = errors.New("engine: client went away")
+
+// runTurn runs the tool loop: model steps until the model answers without needing data, or
+// the step limit. Failures become the turn's error event.
+func (e *Engine) runTurn(ctx context.Context, t *turn) {
+	mreq := e.modelRequest(t)
+	maxSteps := t.req.Tenant.Limits.MaxSteps
+	if maxSteps == 0 {
+		maxSteps = defaultMaxSteps
+	}
+	for t.steps < maxSteps {
+		t.steps++
+		text, calls, finish, err := e.modelStep(ctx, t, mreq)
+		if err != nil {
+			e.stepFailed(ctx, t, err)
+			return
+		}
+		if finish == FinishRefused && t.speak.Len() == 0 {
+			e.speakLine(t, localized(refusalLines, t.locale))
+		}
+		if len(calls) == 0 {
+			return
+		}
+		results, ranData := e.handleCalls(ctx, t, calls)
+		if ctx.Err() != nil {
+			e.stepFailed(ctx, t, ctx.Err())
+			return
+		}
+		mreq.Messages = append(mreq.Messages, Message{Role: RoleAssistant, Content: text, ToolCalls: calls})
+		mreq.Messages = append(mreq.Messages, results...)
+		if !ranData && t.speak.Len() > 0 {
+			return
+		}
+	}
+	if t.speak.Len() == 0 {
+		t.fail(CodeStepLimit, "The assistant could not finish its answer.", true)
+	}
+}
+
+func (e *Engine) stepFailed(ctx context.Context, t *turn, err error) {
+	switch {
+	case errors.Is(err, errClientGone) || (errors.Is(err, context.Canceled) && ctx.Err() != nil):
+		// Nobody is listening: nothing to report.
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		t.fail(CodeTurnTimeout, "The answer took too long.", true)
+	default:
+		e.log.WarnContext(ctx, "model failed", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "err", err)
+		t.fail(CodeModelError, "The assistant could not answer.", true)
+	}
+}
+
+// modelStep runs one completion, streaming its text out as speak events as it arrives.
+func (e *Engine) modelStep(ctx context.Context, t *turn, mreq *ModelRequest) (string, []ToolCall, FinishReason, error) {
+	var (
+		text   strings.Builder
+		calls  []ToolCall
+		finish FinishReason
+	)
+	for ev, err := range e.model.Stream(ctx, mreq) {
+		if err != nil {
+			return "", nil, "", err
+		}
+		switch ev.Kind {
+		case EventText:
+			text.WriteString(ev.Text)
+			if err := e.speakDelta(t, ev.Text, text.Len() == len(ev.Text)); err != nil {
+				return "", nil, "", err
+			}
+		case EventToolCall:
+			c := ev.ToolCall
+			if c.ID == "" {
+				c.ID = fmt.Sprintf("call_%d_%d", t.steps, len(calls))
+			}
+			if len(c.Arguments) == 0 {
+				c.Arguments = json.RawMessage(`{}`)
+			}
+			calls = append(calls, c)
+		case EventFinish:
+			finish = ev.Finish
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return "", nil, "", err
+	}
+	return text.String(), calls, finish, nil
+}
+
+// speakDelta sends text as a speak event. In voice mode markup is removed first. The first
+// delta of a later step is separated from what was already said by a space.
+func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
+	if t.mode == ModeVoice {
+		delta = speakable(delta, &t.lineStart)
+	}
+	if delta == "" {
+		return nil
+	}
+	if firstOfStep && t.speak.Len() > 0 {
+		prev, _ := utf8.DecodeLastRuneInString(t.speak.String())
+		if !isSpace(prev) && !isSpace(rune(delta[0])) {
+			delta = " " + delta
+		}
+	}
+	t.speak.WriteString(delta)
+	if err := t.sse.event(EventSpeak, map[string]string{"delta": delta}); err != nil {
+		return errClientGone
+	}
+	return nil
+}
+
+func (e *Engine) speakLine(t *turn, line string) { _ = e.speakDelta(t, line, true) }
+
+func isSpace(r rune) bool { return r == ' ' || r == '\n' || r == '\t' }
+
+// speakable removes markup from a delta of speech meant for the ear: emphasis marks, code
+// ticks, headings, quotes and bullets at the start of a line, and line breaks.
+func speakable(delta string, lineStart *bool) string {
+	var b strings.Builder
+	for _, r := range delta {
+		switch {
+		case r == '*' || r == '`' || r == '_' || r == '~':
+			continue
+		case r == '\n' || r == '\r':
+			if !*lineStart {
+				b.WriteByte(' ')
+			}
+			*lineStart = true
+			continue
+		case *lineStart && (r == '#' || r == '>' || r == '-' || r == '•' || r == ' '):
+			continue
+		}
+		*lineStart = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// fail records a failure: the stream gets an error event and done carries an apology.
+func (t *turn) fail(code, message string, retryable bool) {
+	if t.errCode != "" {
+		return
+	}
+	t.errCode = code
+	_ = t.sse.event(EventError, map[string]any{"code": code, "message": message, "retryable": retryable})
+}
+
+// finishTurn sends the widgets and then done with the assembled spec.
+func (e *Engine) finishTurn(t *turn) {
+	spec := widgets.Spec{
+		Speak: t.speak.String(), Widgets: t.widgets, Follow: t.follow, Suggestions: t.suggestions,
+		Meta: widgets.Meta{ConversationID: t.conversationID, TurnID: t.turnID, Locale: t.locale, Direction: Direction(t.locale)},
+	}
+	if t.heard {
+		spec.Meta.Transcript = t.transcript
+	}
+	if t.mode == ModeHome {
+		spec.Meta.Theme = t.req.Tenant.Theme
+	}
+	if t.errCode != "" {
+		// A failed turn's partial answer is not shown: the apology replaces it, and no widget
+		// of a half-finished answer (a confirm least of all) is drawn.
+		spec = widgets.Spec{Speak: localized(apologyLines, t.locale), Meta: spec.Meta}
+		spec.Meta.Error = t.errCode
+	}
+	for _, w := range spec.Widgets {
+		if t.sse.event(EventWidget, w) != nil {
+			return
+		}
+	}
+	_ = t.sse.event(EventDone, spec)
+}
