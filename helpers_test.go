@@ -1,0 +1,235 @@
+package engine_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/widgets"
+)
+
+const (
+	testKey   = "pk_test"
+	testToken = "user-token-s3cr3t-value"
+)
+
+var testSigningKey = bytes.Repeat([]byte{7}, 32)
+
+// testTenant returns a tenant with both environments and a transfer action.
+func testTenant() *engine.Tenant {
+	return &engine.Tenant{
+		Key: testKey, Name: "Test Bank", Theme: json.RawMessage(`{"primary":"#0B5FFF"}`),
+		Environments: map[string]*engine.Environment{
+			engine.EnvProduction: {BackendURL: "http://127.0.0.1:1"},
+			engine.EnvStaging:    {BackendURL: "http://127.0.0.1:2"},
+		},
+		Actions: map[string]*engine.Action{"transfer": {Confirm: map[string]engine.ConfirmCopy{
+			"en": {Title: "Send money", Body: "Send ${amount|money} to {to}?", ConfirmLabel: "Send", CancelLabel: "Cancel"},
+			"es": {Title: "Enviar dinero", Body: "¿Enviar ${amount|money} a {to}?", ConfirmLabel: "Enviar", CancelLabel: "Cancelar"},
+		}}},
+	}
+}
+
+// logBuffer collects log output, safe for concurrent use.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+type harness struct {
+	t      *testing.T
+	srv    *httptest.Server
+	engine *engine.Engine
+	logs   *logBuffer
+}
+
+// newHarness serves an engine over a real HTTP server. cfg's Tenants, SigningKey and Logger are
+// filled in when empty.
+func newHarness(t *testing.T, cfg engine.Config, tenants ...*engine.Tenant) *harness {
+	t.Helper()
+	if len(tenants) == 0 {
+		tenants = []*engine.Tenant{testTenant()}
+	}
+	if cfg.Tenants == nil {
+		store, err := engine.NewStaticTenants(tenants...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Tenants = store
+	}
+	if cfg.SigningKey == nil {
+		cfg.SigningKey = testSigningKey
+	}
+	logs := &logBuffer{}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	e, err := engine.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.Handler())
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		if strings.Contains(logs.String(), testToken) {
+			t.Errorf("the user token appeared in the logs:\n%s", logs.String())
+		}
+	})
+	return &harness{t: t, srv: srv, engine: e, logs: logs}
+}
+
+func headers() http.Header {
+	return http.Header{
+		"X-Engine-Key": {testKey},
+		"X-Token":      {testToken},
+		"X-Request-Id": {"prod-test-1"},
+		"Content-Type": {"application/json"},
+	}
+}
+
+func (h *harness) do(ctx context.Context, method, path string, hdr http.Header, body string) *http.Response {
+	h.t.Helper()
+	req, err := http.NewRequestWithContext(ctx, method, h.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header = hdr
+	resp, err := h.srv.Client().Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return resp
+}
+
+// sseEvent is one parsed server-sent event.
+type sseEvent struct {
+	ID    int
+	Name  string
+	Data  json.RawMessage
+	Pings int // comment lines seen before this event
+}
+
+// readEvents parses a whole event stream.
+func readEvents(t *testing.T, r io.Reader) []sseEvent {
+	t.Helper()
+	var (
+		out []sseEvent
+		cur sseEvent
+	)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.Name != "" {
+				out = append(out, cur)
+				cur = sseEvent{}
+			}
+		case strings.HasPrefix(line, ":"):
+			cur.Pings++
+		case strings.HasPrefix(line, "id: "):
+			cur.ID, _ = strconv.Atoi(line[4:])
+		case strings.HasPrefix(line, "event: "):
+			cur.Name = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			if cur.Data != nil {
+				t.Errorf("event %q has more than one data line", cur.Name)
+			}
+			cur.Data = json.RawMessage(line[6:])
+		default:
+			t.Errorf("unexpected line in stream: %q", line)
+		}
+	}
+	return out
+}
+
+// turnResult is a finished turn as a client sees it.
+type turnResult struct {
+	resp   *http.Response
+	events []sseEvent
+	spec   widgets.Spec
+	speak  string // concatenated deltas
+}
+
+func (r *turnResult) names() string {
+	var b []string
+	for _, e := range r.events {
+		b = append(b, e.Name)
+	}
+	return strings.Join(b, ",")
+}
+
+func (h *harness) turn(body string) *turnResult {
+	h.t.Helper()
+	return h.turnWith(headers(), body)
+}
+
+func (h *harness) turnWith(hdr http.Header, body string) *turnResult {
+	h.t.Helper()
+	resp := h.do(h.t.Context(), http.MethodPost, "/engine", hdr, body)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		h.t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	res := &turnResult{resp: resp, events: readEvents(h.t, resp.Body)}
+	for i, ev := range res.events {
+		if ev.ID != i+1 {
+			h.t.Errorf("event %d has id %d", i+1, ev.ID)
+		}
+		switch ev.Name {
+		case engine.EventSpeak:
+			var d struct{ Delta string }
+			json.Unmarshal(ev.Data, &d)
+			res.speak += d.Delta
+		case engine.EventDone:
+			if err := json.Unmarshal(ev.Data, &res.spec); err != nil {
+				h.t.Fatalf("done: %v", err)
+			}
+		}
+	}
+	if n := len(res.events); n == 0 || res.events[n-1].Name != engine.EventDone {
+		h.t.Fatalf("the stream does not end with done: %s", res.names())
+	}
+	return res
+}
+
+// problem reads a problem response and checks its framing.
+func readProblem(t *testing.T, resp *http.Response) engine.Problem {
+	t.Helper()
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Errorf("content type %q", ct)
+	}
+	var p engine.Problem
+	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Status != resp.StatusCode || p.Type != "about:blank" || p.Title == "" {
+		t.Errorf("problem %+v does not match status %d", p, resp.StatusCode)
+	}
+	return p
+}

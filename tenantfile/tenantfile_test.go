@@ -1,0 +1,91 @@
+package tenantfile_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/convengine/engine/tenantfile"
+)
+
+const good = `
+tenants:
+  - key: pk_test
+    name: Test Bank
+    theme: {primary: "#0B5FFF"}
+    environments:
+      production: {backend_url: "${BANK_URL}"}
+    actions:
+      transfer:
+        confirm:
+          en: {title: Send money, body: "Send ${amount|money} to {to}?", confirm_label: Send, cancel_label: Cancel}
+    limits: {tool_timeout: 5s, max_steps: 4}
+`
+
+func TestParse(t *testing.T) {
+	expand := func(name string) string {
+		switch name {
+		case "BANK_URL":
+			return "http://127.0.0.1:9999"
+		}
+		return ""
+	}
+	tenants, err := tenantfile.Parse("tenants.yaml", []byte(good), &tenantfile.Options{Expand: expand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := tenants[0]
+	if tn.Environments["production"].BackendURL != "http://127.0.0.1:9999" {
+		t.Errorf("backend url = %q", tn.Environments["production"].BackendURL)
+	}
+	if tn.Locale != "en" || tn.Limits.MaxSteps != 4 || !tn.IsAction("transfer") {
+		t.Errorf("tenant = %+v", tn)
+	}
+	if got := tn.Actions["transfer"].Confirm["en"].Body; got != "Send ${amount|money} to {to}?" {
+		t.Errorf("body = %q", got)
+	}
+}
+
+func TestParseErrorsNameFileTenantAndField(t *testing.T) {
+	cases := []struct{ name, file, want string }{
+		{"unknown field", "tenants:\n  - key: pk_a\n    name: A\n    promt: hi\n    environments: {production: {}}\n", `tenants.yaml: tenants[0]: json: unknown field "promt"`},
+		{"wrong type", "tenants:\n  - key: pk_a\n    name: [A]\n", "tenants[0]: name: must be a string"},
+		{"no production", "tenants:\n  - key: pk_a\n    name: A\n    environments: {staging: {backend_url: 'http://x'}}\n", `tenant "pk_a": environments.production: is missing`},
+		{"bad url", "tenants:\n  - key: pk_a\n    name: A\n    environments: {production: {backend_url: 'ftp://x'}}\n", "environments.production.backend_url: must be an absolute http or https URL"},
+		{"bad duration", "tenants:\n  - key: pk_a\n    name: A\n    environments: {production: {}}\n    limits: {tool_timeout: soon}\n", `duration "soon"`},
+		{"empty", "tenants: []\n", "the file defines no tenant"},
+		{"not yaml", "tenants: [\n", "tenants.yaml"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tenantfile.Parse("tenants.yaml", []byte(tc.file), nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadJSONAndDuplicateKeys(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tenants.json")
+	one := `{"key":"pk_a","name":"A","environments":{"production":{}}}`
+	if err := os.WriteFile(path, []byte(`{"tenants":[`+one+`,`+one+`]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tenantfile.Load(path, nil)
+	if err == nil || !strings.Contains(err.Error(), "key is used twice") {
+		t.Fatalf("err = %v", err)
+	}
+	if err := os.WriteFile(path, []byte(`{"tenants":[`+one+`]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store, err := tenantfile.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Tenant(t.Context(), "pk_a"); err != nil {
+		t.Fatal(err)
+	}
+}
