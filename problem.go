@@ -50,14 +50,13 @@ const (
 	CodeTranscriberUnavailable = "transcriber_unavailable"
 	CodeSynthesizerUnavailable = "synthesizer_unavailable"
 	CodeTenantUnavailable      = "tenant_unavailable"
+	CodeToolsUnavailable       = "tools_unavailable"
 	CodeInternal               = "internal"
 
 	// Codes of error events inside a turn stream.
-	CodeModelError   = "model_error"
-	CodeToolsError   = "tools_unavailable"
-	CodeTurnTimeout  = "turn_timeout"
-	CodeStepLimit    = "step_limit"
-	CodeModelRefused = "model_refused"
+	CodeModelError  = "model_error"
+	CodeTurnTimeout = "turn_timeout"
+	CodeStepLimit   = "step_limit"
 )
 
 var problemTitles = map[string]string{
@@ -78,6 +77,7 @@ var problemTitles = map[string]string{
 	CodeTranscriberUnavailable: "Transcriber unavailable",
 	CodeSynthesizerUnavailable: "Synthesizer unavailable",
 	CodeTenantUnavailable:      "Tenant unavailable",
+	CodeToolsUnavailable:       "Tools unavailable",
 	CodeInternal:               "Internal error",
 }
 

@@ -230,7 +230,7 @@ func (e *Engine) loadTools(ctx context.Context, t *turn) *Problem {
 		tools, err := e.toolset.Tools(ctx, t.env)
 		if err != nil {
 			e.log.WarnContext(ctx, "listing tools failed", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "err", err)
-			return newProblem(http.StatusBadGateway, CodeToolsError, "the assistant's tools could not be reached; try again")
+			return newProblem(http.StatusBadGateway, CodeToolsUnavailable, "the assistant's tools could not be reached; try again")
 		}
 		for _, tool := range tools {
 			kind := ToolData

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: installs what the tests need, vets, runs every test with the race
+# detector, then each fuzz target for a short while. Usage: ./test.sh
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# Debian packages the tests drive for real. Installed when missing (needs root or sudo).
+packages=()
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+go mod download
+echo "== go vet"
+go vet ./...
+echo "== go test -race"
+go test -race -count=1 -timeout 10m ./...
+
+# Fuzz targets, a few seconds each: "package target" pairs.
+fuzztime="${FUZZTIME:-5s}"
+echo "== fuzz ($fuzztime each)"
+while read -r pkg target; do
+  if ! out=$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" 2>&1); then
+    echo "$out"
+    echo "FAIL $pkg $target"
+    exit 1
+  fi
+  echo "ok   $pkg $target"
+done <<'TARGETS'
+. FuzzTurnBody
+. FuzzHeaders
+./widgets FuzzDecode
+TARGETS
