@@ -38,4 +38,5 @@ done <<'TARGETS'
 . FuzzTurnBody
 . FuzzHeaders
 ./widgets FuzzDecode
+./httptools FuzzParse
 TARGETS
