@@ -1,0 +1,66 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/examples/demobank"
+)
+
+// demo is the offline demo: a demo bank for each environment, on loopback, and its tenant.
+type demo struct {
+	tenant  *engine.Tenant
+	servers []*http.Server
+}
+
+func startDemo(log *slog.Logger) (*demo, error) {
+	d := &demo{}
+	var urls []string
+	for range 2 { // production, staging: separate banks, separate state
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			d.Close()
+			return nil, fmt.Errorf("starting the demo bank: %w", err)
+		}
+		srv := &http.Server{Handler: demobank.New(nil), ReadHeaderTimeout: readHeaderTimeout,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		go srv.Serve(ln)
+		d.servers = append(d.servers, srv)
+		urls = append(urls, "http://"+ln.Addr().String())
+	}
+	t, err := demobank.Tenant(urls[0], urls[1])
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.tenant = t
+	return d, nil
+}
+
+func (d *demo) Close() error {
+	var errs []error
+	for _, s := range d.servers {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func printDemo(w io.Writer, base string) {
+	fmt.Fprintf(w, `
+Demo tenant ready. Engine key: %s
+Try a turn:
+
+  curl -N %s/engine \
+    -H 'X-Engine-Key: %s' -H 'X-Token: demo-user' -H 'X-Request-ID: prod-try-1' \
+    -H 'Content-Type: application/json' \
+    -d '{"transcript":"what is my balance"}'
+
+Other things to say: "show my recent transactions", "how close am I to my savings goal",
+"send 20 dollars to Alex"; or {"mode":"home"} for the opening glance.
+`, demobank.EngineKey, base, demobank.EngineKey)
+}

@@ -1,0 +1,32 @@
+// Command engine is the reference server of the conversational engine.
+//
+// With no configuration it serves an offline demo tenant under the engine key pk_demo: the
+// intent model answers, and a demo bank backend runs in the same process. A tenants file
+// (-tenants or ENGINE_TENANTS) replaces the demo.
+//
+// Flags and their environment variables:
+//
+//	-addr        ENGINE_ADDR         listen address (default 127.0.0.1:8080)
+//	-tenants     ENGINE_TENANTS      tenants file, YAML or JSON
+//	-public-url  ENGINE_PUBLIC_URL   the engine's public base URL
+//	-log-level   ENGINE_LOG_LEVEL    debug, info, warn or error (default info)
+//	             ENGINE_SIGNING_KEY  base64 of at least 32 random bytes that sign session and
+//	                                 action tokens; generated at start when absent
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "engine:", err)
+		os.Exit(1)
+	}
+}

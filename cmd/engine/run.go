@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/httptools"
+	"github.com/convengine/engine/intent"
+	"github.com/convengine/engine/tenantfile"
+)
+
+// Server limits. Streams have no write time-out: a turn may take as long as its tenant allows.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	idleTimeout       = 120 * time.Second
+	maxHeaderBytes    = 64 << 10
+	shutdownGrace     = 30 * time.Second
+)
+
+type options struct {
+	addr, tenants, publicURL, logLevel string
+}
+
+// run starts the server and serves until ctx is cancelled, then shuts down gracefully: running
+// turns get shutdownGrace to finish.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	opts, err := parseFlags(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(opts.logLevel)); err != nil {
+		return fmt.Errorf("-log-level: %q is not debug, info, warn or error", opts.logLevel)
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	key, generated, err := signingKey(getenv("ENGINE_SIGNING_KEY"))
+	if err != nil {
+		return err
+	}
+	if generated {
+		log.Warn("ENGINE_SIGNING_KEY is not set: generated a key for this process; tokens will not survive a restart or work across replicas")
+	}
+
+	model := intent.New(nil)
+	tools := httptools.New(nil)
+	var (
+		tenants engine.TenantStore
+		demo    *demo
+	)
+	if opts.tenants != "" {
+		store, err := tenantfile.Load(opts.tenants, &tenantfile.Options{Expand: getenv})
+		if err != nil {
+			return err
+		}
+		if err := checkTenants(store.All(), model); err != nil {
+			return fmt.Errorf("%s: %w", opts.tenants, err)
+		}
+		tenants = store
+	} else {
+		demo, err = startDemo(log)
+		if err != nil {
+			return err
+		}
+		defer demo.Close()
+		if err := checkTenants([]*engine.Tenant{demo.tenant}, model); err != nil {
+			return fmt.Errorf("demo tenant: %w", err)
+		}
+		tenants, err = engine.NewStaticTenants(demo.tenant)
+		if err != nil {
+			return err
+		}
+	}
+
+	eng, err := engine.New(engine.Config{
+		Tenants: tenants, Model: model, Toolset: tools, SigningKey: key,
+		PublicURL: opts.publicURL, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", opts.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           eng.Handler(),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(stdout, "engine listening on %s\n", base)
+	if demo != nil {
+		printDemo(stdout, base)
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: waiting for running turns", "grace", shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	var o options
+	fs := flag.NewFlagSet("engine", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.addr, "addr", env("ENGINE_ADDR", "127.0.0.1:8080"), "listen address (ENGINE_ADDR)")
+	fs.StringVar(&o.tenants, "tenants", env("ENGINE_TENANTS", ""), "tenants file, YAML or JSON; replaces the demo tenant (ENGINE_TENANTS)")
+	fs.StringVar(&o.publicURL, "public-url", env("ENGINE_PUBLIC_URL", ""), "public base URL of the engine (ENGINE_PUBLIC_URL)")
+	fs.StringVar(&o.logLevel, "log-level", env("ENGINE_LOG_LEVEL", "info"), "debug, info, warn or error (ENGINE_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	return o, nil
+}
+
+// signingKey decodes ENGINE_SIGNING_KEY, or generates a key when it is empty.
+func signingKey(b64 string) (key []byte, generated bool, err error) {
+	if b64 == "" {
+		key = make([]byte, 32)
+		rand.Read(key)
+		return key, true, nil
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if key, err = enc.DecodeString(strings.TrimSpace(b64)); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, false, errors.New("ENGINE_SIGNING_KEY is not valid base64")
+	}
+	if len(key) < 32 {
+		return nil, false, fmt.Errorf("ENGINE_SIGNING_KEY decodes to %d bytes; it needs at least 32", len(key))
+	}
+	return key, false, nil
+}
+
+// checkTenants validates each tenant's tools and intents at start, so that a broken tenants
+// file stops the server instead of failing turns.
+func checkTenants(tenants []*engine.Tenant, model *intent.Model) error {
+	var errs []error
+	for _, t := range tenants {
+		if len(t.Tools) > 0 {
+			if _, err := httptools.Parse(t.Tools); err != nil {
+				errs = append(errs, fmt.Errorf("tenant %q: %w", t.Key, err))
+			}
+		}
+		if len(t.Intents) > 0 {
+			if err := model.Check(t); err != nil {
+				errs = append(errs, fmt.Errorf("tenant %q: %w", t.Key, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

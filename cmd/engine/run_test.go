@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/widgets"
+)
+
+// lineWriter hands the first line matching re to found.
+type lineWriter struct {
+	mu    sync.Mutex
+	buf   strings.Builder
+	re    *regexp.Regexp
+	found chan string
+	sent  bool
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if m := w.re.FindStringSubmatch(w.buf.String()); m != nil && !w.sent {
+		w.sent = true
+		w.found <- m[1]
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// startServer runs the reference server with args and returns its base URL.
+func startServer(t *testing.T, args []string, env map[string]string) (string, *lineWriter) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &lineWriter{re: regexp.MustCompile(`engine listening on (\S+)`), found: make(chan string, 1)}
+	logs := &lineWriter{re: regexp.MustCompile(`^\b$`), found: make(chan string, 1)}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), func(k string) string { return env[k] }, out, logs)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run: %v", err)
+			}
+		case <-time.After(40 * time.Second):
+			t.Error("the server did not shut down")
+		}
+		if strings.Contains(logs.String(), "demo-user-token") {
+			t.Error("the user token appeared in the server's logs")
+		}
+	})
+	select {
+	case base := <-out.found:
+		return base, out
+	case err := <-done:
+		t.Fatalf("run: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server did not start")
+	}
+	return "", nil
+}
+
+type event struct {
+	name string
+	data json.RawMessage
+}
+
+func turn(t *testing.T, base, requestID, body string) ([]event, widgets.Spec) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/engine", strings.NewReader(body))
+	req.Header.Set("X-Engine-Key", "pk_demo")
+	req.Header.Set("X-Token", "demo-user-token")
+	req.Header.Set("X-Request-ID", requestID)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	var (
+		evs  []event
+		spec widgets.Spec
+		name string
+	)
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			name = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			evs = append(evs, event{name, json.RawMessage(line[6:])})
+			if name == engine.EventDone {
+				if err := json.Unmarshal([]byte(line[6:]), &spec); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	return evs, spec
+}
+
+// order checks the turn's events: start, status and speak deltas, widgets, done; and that the
+// deltas add up to done's speak.
+func order(t *testing.T, evs []event, spec widgets.Spec) {
+	t.Helper()
+	var speak strings.Builder
+	phase := 0
+	for i, ev := range evs {
+		p := map[string]int{"start": 0, "status": 1, "speak": 1, "widget": 2, "done": 3}[ev.name]
+		if (i == 0) != (ev.name == "start") || p < phase {
+			t.Fatalf("event %d %s out of order", i, ev.name)
+		}
+		phase = p
+		if ev.name == "speak" {
+			var d struct{ Delta string }
+			json.Unmarshal(ev.data, &d)
+			speak.WriteString(d.Delta)
+		}
+	}
+	if evs[len(evs)-1].name != "done" || speak.String() != spec.Speak || spec.Speak == "" {
+		t.Fatalf("deltas %q, done %q", speak.String(), spec.Speak)
+	}
+}
+
+func TestDemoConversations(t *testing.T) {
+	base, out := startServer(t, nil, nil)
+	if !strings.Contains(out.String(), "pk_demo") || !strings.Contains(out.String(), "curl") {
+		t.Errorf("the demo key and a sample curl are not printed:\n%s", out.String())
+	}
+	cases := []struct {
+		say  string
+		want string // widget type
+	}{
+		{"what is my balance", widgets.TypeStat},
+		{"how much money do I have", widgets.TypeStat},
+		{"show my recent transactions", widgets.TypeList},
+		{"what did I spend recently", widgets.TypeList},
+		{"how close am I to my savings goal", widgets.TypeProgress},
+		{"send 20 dollars to Alex", widgets.TypeConfirm},
+		{"transfer twenty dollars to jordan", widgets.TypeConfirm},
+	}
+	for _, tc := range cases {
+		t.Run(tc.say, func(t *testing.T) {
+			evs, spec := turn(t, base, "prod-demo-1", `{"transcript":"`+tc.say+`"}`)
+			order(t, evs, spec)
+			if len(spec.Widgets) == 0 || spec.Widgets[0].WidgetType() != tc.want {
+				t.Fatalf("widgets %#v, want a %s", spec.Widgets, tc.want)
+			}
+			if err := spec.Widgets[0].Validate(); err != nil {
+				t.Fatal(err)
+			}
+			switch w := spec.Widgets[0].(type) {
+			case widgets.Stat:
+				if w.Value != "$1,234.56" {
+					t.Errorf("balance %q", w.Value)
+				}
+			case widgets.Confirm:
+				if w.Execute.Tool != "transfer" || !strings.Contains(w.Body, "$20.00") {
+					t.Errorf("confirm %+v", w)
+				}
+			}
+		})
+	}
+	t.Run("home", func(t *testing.T) {
+		evs, spec := turn(t, base, "prod-demo-2", `{"mode":"home"}`)
+		order(t, evs, spec)
+		if len(spec.Widgets) == 0 || len(spec.Meta.Theme) == 0 || len(spec.Suggestions) == 0 {
+			t.Fatalf("home spec %+v", spec)
+		}
+	})
+	t.Run("staging", func(t *testing.T) {
+		_, spec := turn(t, base, "stg-demo-3", `{"transcript":"what is my balance"}`)
+		if len(spec.Widgets) != 1 {
+			t.Fatalf("spec %+v", spec)
+		}
+	})
+	t.Run("arabic is right to left", func(t *testing.T) {
+		_, spec := turn(t, base, "prod-demo-4", `{"transcript":"ما هو رصيدي","meta":{"locale":"ar"}}`)
+		if spec.Meta.Direction != "rtl" {
+			t.Fatalf("meta %+v", spec.Meta)
+		}
+	})
+	t.Run("problem", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/engine", strings.NewReader(`{}`))
+		req.Header.Set("X-Engine-Key", "pk_unknown")
+		req.Header.Set("X-Token", "t")
+		req.Header.Set("X-Request-ID", "prod-x")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var p engine.Problem
+		json.NewDecoder(resp.Body).Decode(&p)
+		if resp.StatusCode != 401 || p.Code != engine.CodeUnknownEngineKey {
+			t.Fatalf("%d %+v", resp.StatusCode, p)
+		}
+	})
+}
+
+func TestConfigurationErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, map[string]string{"ENGINE_SIGNING_KEY": "c2hvcnQ="}, "decodes to 5 bytes"},
+		{nil, map[string]string{"ENGINE_SIGNING_KEY": "!!!"}, "not valid base64"},
+		{[]string{"-log-level", "loud"}, nil, "-log-level"},
+		{[]string{"-tenants", "/nonexistent/tenants.yaml"}, nil, "no such file"},
+		{[]string{"extra"}, nil, "unexpected arguments"},
+	}
+	for _, tc := range cases {
+		err := run(t.Context(), tc.args, func(k string) string { return tc.env[k] }, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run(%v, %v) = %v, want %q", tc.args, tc.env, err, tc.want)
+		}
+	}
+}
+
+func TestTenantsFileReplacesTheDemo(t *testing.T) {
+	bank := httptest.NewServer(demobank.New(nil))
+	defer bank.Close()
+	tn, err := demobank.Tenant("http://placeholder.invalid", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn.Key = "pk_file"
+	tn.Environments[engine.EnvProduction].BackendURL = "${BANK_URL}"
+	data, err := json.Marshal(map[string]any{"tenants": []*engine.Tenant{tn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tenants.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, out := startServer(t, []string{"-tenants", path}, map[string]string{"BANK_URL": bank.URL})
+	if strings.Contains(out.String(), "pk_demo") {
+		t.Error("the demo was started although a tenants file was given")
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/engine", strings.NewReader(`{"transcript":"what is my balance"}`))
+	req.Header.Set("X-Engine-Key", "pk_file")
+	req.Header.Set("X-Token", "demo-user-token")
+	req.Header.Set("X-Request-ID", "prod-file-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"type":"stat"`) {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+
+	broken := filepath.Join(t.TempDir(), "broken.yaml")
+	os.WriteFile(broken, []byte("tenants:\n  - key: pk_b\n    name: B\n    environments: {production: {}}\n    tools: [{name: 'bad name!', method: GET, path: /x}]\n"), 0o600)
+	err = run(t.Context(), []string{"-tenants", broken}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "broken.yaml") || !strings.Contains(err.Error(), "tools[0].name") {
+		t.Fatalf("a broken tenants file: %v", err)
+	}
+}

@@ -1,0 +1,46 @@
+package demobank
+
+import "net/http"
+
+type balanceResponse struct {
+	Account   string  `json:"account"`
+	Name      string  `json:"name"`
+	Currency  string  `json:"currency"`
+	Balance   float64 `json:"balance"`
+	Formatted string  `json:"formatted"`
+	Change    string  `json:"change"`
+}
+
+// handleBalance serves GET /balance?account=checking|savings (default checking).
+func (b *Bank) handleBalance(w http.ResponseWriter, r *http.Request) {
+	key, ok := authorize(w, r)
+	if !ok {
+		return
+	}
+	q, err := readQuery(r, "account")
+	if err != nil {
+		writeInvalid(w, "%v", err)
+		return
+	}
+	id := q["account"]
+	if id == "" {
+		id = "checking"
+	}
+	if id != "checking" && id != "savings" {
+		writeInvalid(w, "account must be checking or savings")
+		return
+	}
+
+	b.mu.Lock()
+	a := *b.user(key).account(id)
+	b.mu.Unlock()
+
+	writeJSON(w, http.StatusOK, balanceResponse{
+		Account:   a.id,
+		Name:      a.name,
+		Currency:  "USD",
+		Balance:   a.balance.dollars(),
+		Formatted: a.balance.String(),
+		Change:    a.change.signed() + " this month",
+	})
+}

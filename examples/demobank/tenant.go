@@ -1,0 +1,59 @@
+package demobank
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/convengine/engine"
+)
+
+// EngineKey is the publishable engine key of the demo tenant.
+const EngineKey = "pk_demo"
+
+// intentsYAML configures the offline intent model for the demo tenant (package intent).
+//
+//go:embed intents.yaml
+var intentsYAML []byte
+
+// Tenant returns the demo tenant, keyed [EngineKey]: its tools ([ToolsJSON]), its intents,
+// the confirm copy of its transfer action and its theme, with the production environment's
+// backend at productionURL and the staging one's at stagingURL (none when empty). Each call
+// returns a new, validated tenant.
+func Tenant(productionURL, stagingURL string) (*engine.Tenant, error) {
+	intents, err := yaml.YAMLToJSON(intentsYAML)
+	if err != nil {
+		return nil, fmt.Errorf("demobank: intents.yaml: %w", err)
+	}
+	t := &engine.Tenant{
+		Key:  EngineKey,
+		Name: "Demo Bank",
+		Prompt: "You are Demo Bank's assistant. Answer questions about the user's accounts, " +
+			"recent transactions and savings goal with the tools you have, and send money to a " +
+			"saved payee with the transfer tool, which the user confirms on their device. Be brief.",
+		Locale: "en",
+		Theme:  json.RawMessage(`{"display_name":"Demo Bank","primary":"#0B5FFF","background":"#FFFFFF"}`),
+		Environments: map[string]*engine.Environment{
+			engine.EnvProduction: {BackendURL: productionURL},
+		},
+		Tools:   bytes.Clone(ToolsJSON),
+		Intents: intents,
+		Actions: map[string]*engine.Action{
+			"transfer": {Confirm: map[string]engine.ConfirmCopy{
+				"en": {Title: "Send money", Body: "Send ${amount|money} to {to}?", ConfirmLabel: "Send", CancelLabel: "Cancel"},
+				"es": {Title: "Enviar dinero", Body: "¿Enviar ${amount|money} a {to}?", ConfirmLabel: "Enviar", CancelLabel: "Cancelar"},
+				"ar": {Title: "إرسال أموال", Body: "هل تريد إرسال ${amount|money} إلى {to}؟", ConfirmLabel: "إرسال", CancelLabel: "إلغاء"},
+			}},
+		},
+	}
+	if stagingURL != "" {
+		t.Environments[engine.EnvStaging] = &engine.Environment{BackendURL: stagingURL}
+	}
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("demobank: tenant: %w", err)
+	}
+	return t, nil
+}

@@ -1,0 +1,220 @@
+package intent
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// maxNumber bounds the numbers read from text, far above any sum a user means, so that a
+// value always stays finite through rounding and JSON.
+const maxNumber = 1e15
+
+// The kinds of English number words.
+const (
+	wordUnit  = iota + 1 // zero to nineteen
+	wordTen              // twenty to ninety
+	wordScale            // hundred, thousand, million
+)
+
+// numberWord returns the value and kind of an English number word.
+func numberWord(w string) (value float64, kind int, ok bool) {
+	units := [...]string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
+		"nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+		"seventeen", "eighteen", "nineteen"}
+	for i, u := range units {
+		if w == u {
+			return float64(i), wordUnit, true
+		}
+	}
+	tens := [...]string{"twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"}
+	for i, t := range tens {
+		if w == t {
+			return float64(20 + 10*i), wordTen, true
+		}
+	}
+	switch w {
+	case "hundred":
+		return 100, wordScale, true
+	case "thousand":
+		return 1000, wordScale, true
+	case "million":
+		return 1e6, wordScale, true
+	}
+	return 0, 0, false
+}
+
+// numberTokens splits s into lower-case tokens for number parsing, with Arabic-Indic digits
+// read as ASCII ones. Currency symbols and
+// surrounding punctuation are trimmed ("$20." gives "20") and words joined by hyphens are split
+// ("twenty-five"), but a token of digits with hyphens, such as a date, is kept whole.
+func numberTokens(s string) []string {
+	var out []string
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= '٠' && r <= '٩': // Arabic-Indic digits
+			return '0' + r - '٠'
+		case r >= '۰' && r <= '۹': // Extended Arabic-Indic digits
+			return '0' + r - '۰'
+		case r == '٫': // Arabic decimal separator
+			return '.'
+		case r == '٬': // Arabic thousands separator
+			return ','
+		}
+		return r
+	}, strings.ToLower(s))
+	for _, f := range strings.Fields(s) {
+		f = strings.TrimFunc(f, func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+		})
+		if f == "" {
+			continue
+		}
+		if strings.ContainsFunc(f, unicode.IsDigit) {
+			out = append(out, f)
+			continue
+		}
+		for p := range strings.SplitSeq(f, "-") {
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// numberAt reads a number starting at ts[i]: digits ("1,234.50", "20,50") or a run of English
+// number words ("one hundred and five", "a thousand"). It returns the value and the number of
+// tokens used.
+func numberAt(ts []string, i int) (float64, int, bool) {
+	if v, ok := parseDigits(ts[i]); ok {
+		return v, 1, true
+	}
+	var (
+		total, cur float64
+		prev       int     // kind of the previous word
+		lastScale  float64 // value of the previous word, when a scale
+		n          int
+	)
+	for j := i; j < len(ts); j++ {
+		t := ts[j]
+		if t == "and" && prev != 0 && j+1 < len(ts) {
+			if _, _, ok := numberWord(ts[j+1]); ok {
+				continue
+			}
+		}
+		if t == "a" && prev == 0 && j+1 < len(ts) {
+			if _, k, ok := numberWord(ts[j+1]); ok && k == wordScale {
+				cur, prev = 1, wordUnit
+				continue
+			}
+		}
+		v, kind, ok := numberWord(t)
+		if !ok {
+			break
+		}
+		// "fifteen fifty" is two numbers, and so is "thousand hundred"; "twenty five", "five
+		// hundred" and "hundred thousand" are one.
+		if (kind == wordUnit && (prev == wordUnit || (prev == wordTen && v >= 10))) ||
+			(kind == wordTen && (prev == wordUnit || prev == wordTen)) ||
+			(kind == wordScale && prev == wordScale && v <= lastScale) {
+			break
+		}
+		switch kind {
+		case wordUnit, wordTen:
+			cur += v
+		case wordScale:
+			if cur == 0 {
+				cur = 1
+			}
+			if v == 100 {
+				cur *= v
+			} else {
+				total += cur * v
+				cur = 0
+			}
+		}
+		prev, lastScale, n = kind, v, j-i+1
+	}
+	if n == 0 || total+cur > maxNumber {
+		return 0, 0, false
+	}
+	return total + cur, n, true
+}
+
+// parseDigits reads a number written in digits. Commas group thousands ("1,234.50"), except
+// a single comma before exactly two final digits, which is a decimal comma ("20,50").
+func parseDigits(t string) (float64, bool) {
+	if t == "" || !unicode.IsDigit(rune(t[0])) {
+		return 0, false
+	}
+	if i := strings.IndexByte(t, ','); i >= 0 && strings.Count(t, ",") == 1 &&
+		!strings.Contains(t, ".") && len(t)-i == 3 {
+		t = t[:i] + "." + t[i+1:]
+	}
+	v, err := strconv.ParseFloat(strings.ReplaceAll(t, ",", ""), 64)
+	if err != nil || v > maxNumber {
+		return 0, false
+	}
+	return v, true
+}
+
+// findNumber returns the first number in s, in digits or English words.
+func findNumber(s string) (float64, bool) {
+	ts := numberTokens(s)
+	for i := range ts {
+		if v, _, ok := numberAt(ts, i); ok {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// findAmount returns the first sum of money in s: "$20", "20 dollars", "twenty", "15.50",
+// "fifteen dollars and fifty cents" or "50 cents". It is rounded to cents.
+func findAmount(s string) (float64, bool) {
+	ts := numberTokens(s)
+	for i := range ts {
+		v, n, ok := numberAt(ts, i)
+		if !ok {
+			continue
+		}
+		j := i + n
+		if j < len(ts) && isCentsWord(ts[j]) {
+			return round2(v / 100), true
+		}
+		if j < len(ts) && isCurrencyWord(ts[j]) {
+			j++
+		}
+		if j < len(ts) && ts[j] == "and" {
+			j++
+		}
+		if j < len(ts) {
+			if c, m, ok := numberAt(ts, j); ok && j+m < len(ts) && isCentsWord(ts[j+m]) {
+				v += c / 100
+			}
+		}
+		return round2(v), true
+	}
+	return 0, false
+}
+
+func isCurrencyWord(w string) bool {
+	switch w {
+	case "dollar", "dollars", "buck", "bucks", "usd", "euro", "euros", "eur", "dolar", "dolares",
+		"dólar", "dólares", "pesos", "peso":
+		return true
+	}
+	return false
+}
+
+func isCentsWord(w string) bool {
+	switch w {
+	case "cent", "cents", "centavo", "centavos", "centimos", "céntimos":
+		return true
+	}
+	return false
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
