@@ -9,7 +9,8 @@ import (
 // letters and subtags of 1 to 8 letters or digits.
 var localePattern = regexp.MustCompile(`^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8}){0,8}$`)
 
-func validLocale(tag string) bool { return len(tag) <= 64 && localePattern.MatchString(tag) }
+// ValidLocale reports whether tag has the shape of a BCP 47 language tag, such as "es-MX".
+func ValidLocale(tag string) bool { return len(tag) <= 64 && localePattern.MatchString(tag) }
 
 // rtlScripts are the ISO 15924 codes of scripts written right to left.
 var rtlScripts = map[string]bool{

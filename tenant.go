@@ -138,7 +138,7 @@ func (t *Tenant) Validate() error {
 	}
 	if t.Locale == "" {
 		t.Locale = "en"
-	} else if !validLocale(t.Locale) {
+	} else if !ValidLocale(t.Locale) {
 		bad("locale", "%q is not a BCP 47 language tag", t.Locale)
 	}
 	if len(t.Theme) > 0 && !isJSONObject(t.Theme) {
@@ -173,7 +173,7 @@ func (t *Tenant) Validate() error {
 		}
 		for loc, c := range a.Confirm {
 			f := field + ".confirm." + loc
-			if !validLocale(loc) {
+			if !ValidLocale(loc) {
 				bad(f, "%q is not a BCP 47 language tag", loc)
 			}
 			if c.Title == "" || c.Body == "" || c.ConfirmLabel == "" || c.CancelLabel == "" {

@@ -39,4 +39,6 @@ done <<'TARGETS'
 . FuzzHeaders
 ./widgets FuzzDecode
 ./httptools FuzzParse
+./intent FuzzMatch
+./intent FuzzTemplate
 TARGETS

@@ -128,7 +128,7 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 	e.log.InfoContext(r.Context(), "turn",
 		"requestId", req.ID, "tenant", req.Tenant.Key, "env", req.Environment.Name, "mode", string(t.mode),
 		"steps", t.steps, "toolCalls", t.toolCalls, "widgets", len(t.widgets), "error", t.errCode,
-		"clientGone", r.Context().Err() != nil, "duration", e.now().Sub(start))
+		"clientGone", r.Context().Err() != nil, "ms", float64(e.now().Sub(start).Microseconds())/1000)
 }
 
 // newTurn validates the body and builds the turn it asks for.
@@ -190,7 +190,7 @@ func newTurn(req *request, b *turnRequest) (*turn, *Problem) {
 		}
 	}
 	if m := b.Meta; m != nil && m.Locale != "" {
-		if !validLocale(m.Locale) {
+		if !ValidLocale(m.Locale) {
 			return nil, invalidField("meta.locale", "must be a BCP 47 language tag such as \"en-US\"")
 		}
 		t.locale = m.Locale

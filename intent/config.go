@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/convengine/engine"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -161,7 +162,7 @@ func Compile(raw json.RawMessage) (*Config, error) {
 	}
 	for _, loc := range sortedKeys(top.Error) {
 		path := "error." + loc
-		if !validTag(loc) {
+		if !engine.ValidLocale(loc) {
 			p.addf(path, "%q is not a BCP 47 language tag", loc)
 		}
 		t, err := compileText(top.Error[loc], refs{})
@@ -278,7 +279,7 @@ func (c *Config) compileIntent(raw json.RawMessage, path string, p *problems) *i
 	hasRequired := slices.ContainsFunc(in.slots, func(s *slot) bool { return s.required })
 	for _, loc := range sortedKeys(j.Responses) {
 		f := path + ".responses." + loc
-		if !validTag(loc) {
+		if !engine.ValidLocale(loc) {
 			p.addf(f, "%q is not a BCP 47 language tag", loc)
 		}
 		resp := compileResponse(j.Responses[loc], f, r, p)
@@ -395,26 +396,6 @@ func decodeStrict(raw []byte, v any) error {
 		return errors.New("trailing data after the value")
 	}
 	return nil
-}
-
-// validTag reports whether tag has the shape of a BCP 47 language tag, such as "es-MX".
-func validTag(tag string) bool {
-	parts := strings.Split(tag, "-")
-	for i, part := range parts {
-		lo, hi := 1, 8
-		if i == 0 {
-			lo = 2
-		}
-		if len(part) < lo || len(part) > hi {
-			return false
-		}
-		for _, r := range part {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 func sortedKeys[V any](m map[string]V) []string {
