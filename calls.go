@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 
 	"golang.org/x/sync/errgroup"
 
@@ -105,7 +106,7 @@ func (e *Engine) callTool(ctx context.Context, t *turn, tool Tool, c ToolCall) M
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := e.now()
-	res, err := e.toolset.Call(cctx, t.env, c)
+	res, err := e.safeCall(cctx, t, c)
 	switch {
 	case err == nil && !json.Valid(res.Content):
 		err = errors.New("the tool answered with invalid JSON")
@@ -124,6 +125,19 @@ func (e *Engine) callTool(ctx context.Context, t *turn, tool Tool, c ToolCall) M
 	e.log.WarnContext(ctx, "tool call failed", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "tool", c.Name,
 		"duration", e.now().Sub(start), "err", err)
 	return toolMessage(c, toolError("tool_unavailable", reason), true)
+}
+
+// safeCall calls the Toolset and turns a panic into an error, so that one broken tool cannot
+// take the process down from its goroutine.
+func (e *Engine) safeCall(ctx context.Context, t *turn, c ToolCall) (res ToolResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.log.ErrorContext(ctx, "tool panicked", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "tool", c.Name,
+				"panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
+			res, err = ToolResult{}, errors.New("the tool panicked")
+		}
+	}()
+	return e.toolset.Call(ctx, t.env, c)
 }
 
 // applyUI turns a UI tool call into a widget, the follow-up line or the suggestions.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -120,7 +121,7 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 	defer stopPings()
 
 	if t.sse.event(EventStart, map[string]string{"turnId": t.turnID, "conversationId": t.conversationID}) == nil {
-		e.runTurn(ctx, t)
+		e.runTurnSafely(ctx, t)
 		if r.Context().Err() == nil {
 			e.finishTurn(t)
 		}
@@ -245,6 +246,22 @@ func (e *Engine) loadTools(ctx context.Context, t *turn) *Problem {
 		t.specs = append(t.specs, ToolSpec{Name: ui.Name, Description: ui.Description, Parameters: ui.Parameters, Kind: ToolUI})
 	}
 	return nil
+}
+
+// runTurnSafely runs the turn and turns a panic of the model into the turn's error event: once
+// the stream has started, a problem response can no longer be sent.
+func (e *Engine) runTurnSafely(ctx context.Context, t *turn) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			e.log.ErrorContext(ctx, "turn panicked", "requestId", t.req.ID, "tenant", t.req.Tenant.Key,
+				"panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
+			t.fail(CodeInternal, "The engine failed.", false)
+		}
+	}()
+	e.runTurn(ctx, t)
 }
 
 // errClientGone stops a turn whose client went away.

@@ -432,3 +432,40 @@ type modelSeq func(yield func(engine.ModelEvent, error) bool)
 func (s modelSeq) Stream(context.Context, *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
 	return iter.Seq2[engine.ModelEvent, error](s)
 }
+
+func TestTurnSurvivesPanickingModelAndTools(t *testing.T) {
+	var result engine.Message
+	tools := &enginetest.FuncToolset{
+		ToolList: []engine.Tool{{Name: "boom"}},
+		Funcs: map[string]func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error){
+			"boom": func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error) {
+				panic("tool exploded")
+			},
+		},
+	}
+	model := modelFunc(func(ctx context.Context, req *engine.ModelRequest) []engine.ModelEvent {
+		if enginetest.StepOf(req.Messages) == 0 {
+			return []engine.ModelEvent{call("1", "boom", `{}`)}
+		}
+		result = req.Messages[len(req.Messages)-1]
+		return enginetest.Text("That did not work.")
+	})
+	h := newHarness(t, engine.Config{Model: model, Toolset: tools})
+	res := h.turn(`{"transcript":"go"}`)
+	if !result.IsError || !strings.Contains(result.Content, "tool_unavailable") || res.spec.Speak != "That did not work." {
+		t.Fatalf("result %+v, spec %+v", result, res.spec)
+	}
+
+	panicky := modelSeq(func(yield func(engine.ModelEvent, error) bool) {
+		yield(engine.TextEvent("Hello"), nil)
+		panic("model exploded")
+	})
+	h = newHarness(t, engine.Config{Model: panicky})
+	res = h.turn(`{"transcript":"go"}`)
+	if res.names() != "start,speak,error,done" || res.spec.Meta.Error != engine.CodeInternal {
+		t.Fatalf("events %s, spec %+v", res.names(), res.spec)
+	}
+	if !strings.Contains(h.logs.String(), "turn panicked") {
+		t.Error("the panic was not logged")
+	}
+}
