@@ -22,7 +22,7 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Te", "Trailer", "Transfer
 // spec 5.1 and 8 set: colliding, hop-by-hop and malformed headers are dropped, and so is what
 // passes 32 headers or 16 KB of names and values. Headers are taken in sorted order of their
 // names, so what is dropped is the same for the same request.
-func forwardedHeaders(h http.Header) http.Header {
+func forwardedHeaders(h http.Header) ForwardedHeaders {
 	// Headers named by Connection are hop-by-hop for this request: a client must not use them
 	// to strip what the engine sets.
 	connNamed := map[string]bool{}
@@ -41,7 +41,7 @@ func forwardedHeaders(h http.Header) http.Header {
 		return nil
 	}
 	slices.Sort(names)
-	out := make(http.Header)
+	out := make(ForwardedHeaders)
 	count, size := 0, 0
 	for _, name := range names {
 		rest := name[len(HeaderForwardPrefix):]

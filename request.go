@@ -34,7 +34,7 @@ type request struct {
 	Environment *Environment
 	UserToken   Secret
 	Metadata    map[string]any
-	Forward     http.Header
+	Forward     ForwardedHeaders
 }
 
 // toolEnv returns the environment tool calls of r run in.
@@ -97,6 +97,9 @@ func (e *Engine) readHeaders(r *http.Request) (*request, *Problem) {
 		req.Metadata = md
 	}
 	req.Forward = forwardedHeaders(h)
+	if len(req.Forward) > 0 {
+		e.log.DebugContext(r.Context(), "forwarding headers", "requestId", id, "headers", req.Forward)
+	}
 	return req, nil
 }
 

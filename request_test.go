@@ -223,7 +223,7 @@ func TestForwardedHeadersReachTools(t *testing.T) {
 	hdr.Set("X-Engine-Forward-Host", "evil.example")
 	hdr.Set("X-Client-Metadata", `{"userId":"u-1"}`)
 	h.turnWith(hdr, `{"transcript":"balance"}`)
-	got := tools.Calls()[0].Env.Forward
+	got := http.Header(tools.Calls()[0].Env.Forward)
 	if got.Get("Authorization") != "Bearer backend-secret" || got.Get("X-Tenant-Id") != "t-9" || len(got) != 2 {
 		t.Fatalf("forwarded %v", got)
 	}

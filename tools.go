@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -59,14 +63,28 @@ type ToolEnv struct {
 	UserToken Secret
 	RequestID string
 	// Forward holds the X-Engine-Forward-* headers with their prefix removed, already filtered.
-	// Values are secret: never log them.
-	Forward http.Header
+	Forward ForwardedHeaders
 	// Metadata is the client metadata of the request. It never reaches a backend on its own;
 	// a Toolset may bind declared arguments from it.
 	Metadata map[string]any
 	// IdempotencyKey is set on action calls from the execute endpoint.
 	IdempotencyKey string
 }
+
+// ForwardedHeaders are the headers a client asked the engine to pass to the tenant's backend.
+// Their values are secrets (often credentials): logging them prints only their names.
+type ForwardedHeaders http.Header
+
+// LogValue implements [slog.LogValuer]: the count and the names, never the values.
+func (f ForwardedHeaders) LogValue() slog.Value {
+	return slog.GroupValue(slog.Int("count", len(f)), slog.Any("names", f.Names()))
+}
+
+// String returns the names of the headers, never their values.
+func (f ForwardedHeaders) String() string { return "[" + strings.Join(f.Names(), " ") + "]" }
+
+// Names returns the header names, sorted.
+func (f ForwardedHeaders) Names() []string { return slices.Sorted(maps.Keys(f)) }
 
 // ErrToolNotFound is returned by a [Toolset] asked to call a tool it does not have.
 var ErrToolNotFound = errors.New("engine: tool not found")

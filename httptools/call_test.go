@@ -124,7 +124,7 @@ func TestCallHeaders(t *testing.T) {
 	ts, env, requests := newBackend(t, answer(201, `{"id":"tr_1"}`))
 	env.IdempotencyKey = "jti-42"
 	env.Metadata = map[string]any{"country": "PT"}
-	env.Forward = http.Header{
+	env.Forward = engine.ForwardedHeaders{
 		"Authorization": {"Bearer tenant-auth"},
 		"X-Tenant-Id":   {"t-9"},
 		"X-Multi":       {"1", "2"},
@@ -162,7 +162,7 @@ func TestCallHeaders(t *testing.T) {
 
 func TestCallHeadersWithoutKey(t *testing.T) {
 	ts, env, requests := newBackend(t, answer(200, `{}`))
-	env.Forward = http.Header{"Idempotency-Key": {"forged-key"}, "X-Request-Id": {"prod-forged"}}
+	env.Forward = engine.ForwardedHeaders{"Idempotency-Key": {"forged-key"}, "X-Request-Id": {"prod-forged"}}
 	env.RequestID = ""
 	if _, err := ts.Call(context.Background(), env, engine.ToolCall{Name: "get"}); err != nil {
 		t.Fatal(err)
