@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Event names of the turn stream (PROTOCOL 4).
@@ -22,14 +23,15 @@ const (
 // concurrent use: tool calls running in parallel report their status through it while the
 // keep-alive goroutine may write a ping.
 type sseWriter struct {
-	mu    sync.Mutex
-	w     http.ResponseWriter
-	rc    *http.ResponseController
-	id    int
-	buf   []byte
-	last  time.Time
-	err   error
-	clock func() time.Time
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	id      int
+	buf     []byte
+	scratch []byte // the data of a speak event
+	last    time.Time
+	err     error
+	clock   func() time.Time
 }
 
 func newSSEWriter(w http.ResponseWriter, clock func() time.Time) *sseWriter {
@@ -49,8 +51,26 @@ func (s *sseWriter) event(name string, v any) error {
 	if err != nil {
 		return err
 	}
+	return s.raw(name, data)
+}
+
+// speak writes a speak event. It is the hot path of a turn, so it encodes without reflection.
+func (s *sseWriter) speak(delta string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.scratch = appendJSONString(append(s.scratch[:0], `{"delta":`...), delta)
+	s.scratch = append(s.scratch, '}')
+	return s.writeLocked(EventSpeak, s.scratch)
+}
+
+// raw writes one event whose data is already one line of JSON.
+func (s *sseWriter) raw(name string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writeLocked(name, data)
+}
+
+func (s *sseWriter) writeLocked(name string, data []byte) error {
 	if s.err != nil {
 		return s.err
 	}
@@ -117,4 +137,55 @@ func (s *sseWriter) keepAlive(idle time.Duration) (stop func()) {
 		close(done)
 		<-exited
 	}
+}
+
+// appendJSONString appends s to b as a JSON string. Invalid UTF-8 becomes U+FFFD, as
+// encoding/json writes it; U+2028 and U+2029 are escaped so the line is safe in JavaScript too.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

@@ -37,6 +37,7 @@ while read -r pkg target; do
 done <<'TARGETS'
 . FuzzTurnBody
 . FuzzHeaders
+. FuzzAppendJSONString
 ./widgets FuzzDecode
 ./httptools FuzzParse
 ./intent FuzzMatch

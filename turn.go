@@ -368,7 +368,7 @@ func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
 		}
 	}
 	t.speak.WriteString(delta)
-	if err := t.sse.event(EventSpeak, map[string]string{"delta": delta}); err != nil {
+	if err := t.sse.speak(delta); err != nil {
 		return errClientGone
 	}
 	return nil
