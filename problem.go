@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Problem is an RFC 9457 problem detail, the body of every error response. Code is stable and
@@ -59,35 +60,30 @@ const (
 	CodeStepLimit   = "step_limit"
 )
 
+// problemTitles holds the titles that the code does not spell well on its own; other titles
+// are the code in words: "unknown_engine_key" is "Unknown engine key".
 var problemTitles = map[string]string{
-	CodeUnknownEngineKey:       "Unknown engine key",
-	CodeMissingUserToken:       "Missing user token",
-	CodeInvalidRequestID:       "Invalid request id",
-	CodeEnvironmentUnavailable: "Environment unavailable",
-	CodeInvalidClientMetadata:  "Invalid client metadata",
-	CodeInvalidSession:         "Invalid session",
-	CodeInvalidDPoPProof:       "Invalid DPoP proof",
-	CodeInvalidRequest:         "Invalid request",
-	CodePayloadTooLarge:        "Payload too large",
-	CodeUnsupportedMediaType:   "Unsupported media type",
-	CodeMethodNotAllowed:       "Method not allowed",
-	CodeNotFound:               "Not found",
-	CodeNotImplemented:         "Not implemented",
-	CodeInvalidAudio:           "Invalid audio",
-	CodeTranscriberUnavailable: "Transcriber unavailable",
-	CodeSynthesizerUnavailable: "Synthesizer unavailable",
-	CodeTenantUnavailable:      "Tenant unavailable",
-	CodeToolsUnavailable:       "Tools unavailable",
-	CodeInternal:               "Internal error",
+	CodeInvalidDPoPProof: "Invalid DPoP proof",
+	CodeInternal:         "Internal error",
+}
+
+func problemTitle(code string) string {
+	if t, ok := problemTitles[code]; ok {
+		return t
+	}
+	if code == "" {
+		return "Error"
+	}
+	t := []byte(strings.ReplaceAll(code, "_", " "))
+	if t[0] >= 'a' && t[0] <= 'z' {
+		t[0] -= 'a' - 'A'
+	}
+	return string(t)
 }
 
 // newProblem returns a problem with the title of code.
 func newProblem(status int, code, detail string) *Problem {
-	title := problemTitles[code]
-	if title == "" {
-		title = http.StatusText(status)
-	}
-	return &Problem{Type: "about:blank", Title: title, Status: status, Code: code, Detail: detail,
+	return &Problem{Type: "about:blank", Title: problemTitle(code), Status: status, Code: code, Detail: detail,
 		Retryable: status == http.StatusServiceUnavailable || status == http.StatusBadGateway ||
 			status == http.StatusGatewayTimeout || status == http.StatusTooManyRequests}
 }
