@@ -18,7 +18,9 @@ type Model interface {
 }
 
 // Warmer is implemented by a [Model] that can prepare a tenant's prompt ahead of its first turn,
-// for example by priming a provider's prompt cache. The engine calls it when a session starts.
+// for example by priming a provider's prompt cache. The engine calls it in the background when a
+// session starts, with a request that holds the tenant's System and Tools exactly as its turns
+// will, and no Context or Messages.
 type Warmer interface {
 	Warm(ctx context.Context, req *ModelRequest) error
 }
@@ -66,9 +68,14 @@ type ModelRequest struct {
 	Tenant *Tenant
 	// Environment is "production" or "staging".
 	Environment string
-	// System is the composed system prompt: the tenant's prompt and the engine's rules for the
-	// mode, locale and client context.
-	System   string
+	// System is the stable part of the system prompt: the tenant's prompt and the engine's
+	// fixed rules. It is the same for every turn of a tenant, byte for byte, so that a model can
+	// send it first and providers can cache it (see [Warmer]).
+	System string
+	// Context is the part of the system prompt that changes from turn to turn: locale, mode,
+	// country, screen and client metadata. Models send it after System, for example as a
+	// second system message, never before it.
+	Context  string
 	Messages []Message
 	// Tools lists the tenant's tools and the engine's UI tools the model may call.
 	Tools    []ToolSpec

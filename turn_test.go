@@ -158,8 +158,11 @@ func TestTurnPassesHistoryLocaleAndContextToTheModel(t *testing.T) {
 	if seen.Locale != "ar-SA" || seen.Country != "SA" || seen.Screen != "home" || seen.Metadata["userId"] != "u-1" {
 		t.Errorf("request %+v", seen)
 	}
-	if !strings.Contains(seen.System, "ar-SA") || !strings.Contains(seen.System, `"userId":"u-1"`) {
-		t.Errorf("system prompt %q", seen.System)
+	if !strings.Contains(seen.Context, "ar-SA") || !strings.Contains(seen.Context, `"userId":"u-1"`) {
+		t.Errorf("turn context %q", seen.Context)
+	}
+	if strings.Contains(seen.System, "ar-SA") || strings.Contains(seen.System, "u-1") {
+		t.Errorf("the stable system prompt carries facts of the turn: %q", seen.System)
 	}
 	if res.spec.Meta.ConversationID == "" {
 		t.Error("no conversation id")
