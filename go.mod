@@ -5,12 +5,18 @@ go 1.26.0
 require (
 	github.com/go-jose/go-jose/v4 v4.1.8
 	github.com/google/uuid v1.6.0
+	github.com/openai/openai-go/v3 v3.96.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.24.0
 	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
+	github.com/coder/websocket v1.8.15 // indirect
 	github.com/kr/text v0.1.0 // indirect
+	github.com/tidwall/gjson v1.20.0 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.2.1 // indirect
+	github.com/tidwall/sjson v1.2.5 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 )
