@@ -153,14 +153,17 @@ func tools(specs []engine.ToolSpec) []openai.ChatCompletionToolUnionParam {
 	return out
 }
 
-// schema reads a tool's JSON Schema; numbers keep their exact text. A missing or non-object
-// schema becomes the schema of an empty object.
+// schema reads a tool's JSON Schema. Its top-level keys are written sorted; below them the
+// schema keeps the bytes the tool was described with, numbers included. A missing or
+// non-object schema becomes the schema of an empty object.
 func schema(raw json.RawMessage) shared.FunctionParameters {
-	var v map[string]any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if len(raw) == 0 || dec.Decode(&v) != nil || v == nil {
+	var top map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &top) != nil || top == nil {
 		return shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
 	}
-	return v
+	p := make(shared.FunctionParameters, len(top))
+	for k, v := range top {
+		p[k] = v
+	}
+	return p
 }

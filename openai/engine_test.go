@@ -1,0 +1,211 @@
+package openai_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/httptools"
+	"github.com/convengine/engine/widgets"
+)
+
+// TestDemoConversations runs the demo bank's conversations through the engine's own turn loop
+// over HTTP, with this package's model against the replay server and the real demo bank behind
+// the tenant's HTTP tools.
+func TestDemoConversations(t *testing.T) {
+	bank := httptest.NewServer(demobank.New(nil))
+	defer bank.Close()
+	tenant, err := demobank.Tenant(bank.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants, err := engine.NewStaticTenants(tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), enginetest.DemoRoute)
+	var logs bytes.Buffer
+	eng, err := engine.New(engine.Config{
+		Tenants: tenants, Model: newModel(t, replay.URL, nil), Toolset: httptools.New(nil),
+		SigningKey: bytes.Repeat([]byte("k"), 32), Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(eng.Handler())
+	defer srv.Close()
+
+	cases := []struct {
+		name, body, speak string
+		widgets           []string // widget types
+		suggestions       int
+		follow            bool
+		execute           string // the arguments of a confirm widget
+		toolResult        string // part of the data tools' results the model read
+	}{
+		{"balance", `{"transcript":"What's my balance?"}`, "Your Everyday Checking balance is $1,234.56.",
+			[]string{widgets.TypeStat}, 2, false, "", `1234.56`},
+		{"transactions", `{"transcript":"show me my recent transactions"}`, "Here are your latest transactions. The most recent is -$4.50 at Blue Bottle Coffee.",
+			[]string{widgets.TypeList}, 2, false, "", `Blue Bottle Coffee`},
+		{"goal", `{"transcript":"how close am I to my savings goal"}`, "You've saved $1,300.00 of $2,000.00 for Trip to Lisbon. That's 65% of your goal.",
+			[]string{widgets.TypeProgress}, 2, false, "", `Trip to Lisbon`},
+		{"transfer", `{"transcript":"send 20 dollars to Alex"}`, "I've prepared a transfer of $20.00 to Alex. Please confirm it on your device.",
+			[]string{widgets.TypeConfirm}, 0, false, `{"amount":20,"to":"Alex"}`, `confirmation_requested`},
+		{"home", `{"mode":"home"}`, "Hi! Your Everyday Checking balance is $1,234.56, and you're 65% of the way to Trip to Lisbon.",
+			[]string{widgets.TypeStat, widgets.TypeProgress}, 3, true, "", `Trip to Lisbon`},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(replay.Requests())
+			evs, spec := postTurn(t, srv.URL, "prod-demo-"+string(rune('a'+i)), tc.body)
+			if spec.Speak != tc.speak || spec.Meta.Error != "" {
+				t.Errorf("speak %q (error %q)\nwant  %q", spec.Speak, spec.Meta.Error, tc.speak)
+			}
+			if evs["speak"] < 3 {
+				t.Errorf("%d speak events: the answer was not streamed", evs["speak"])
+			}
+			var types []string
+			for _, w := range spec.Widgets {
+				types = append(types, w.WidgetType())
+				if err := w.Validate(); err != nil {
+					t.Errorf("%s widget: %v", w.WidgetType(), err)
+				}
+				if c, ok := w.(widgets.Confirm); ok && (c.Execute.Tool != "transfer" || string(c.Execute.Arguments) != tc.execute) {
+					t.Errorf("confirm executes %s %s, want transfer %s", c.Execute.Tool, c.Execute.Arguments, tc.execute)
+				}
+			}
+			if strings.Join(types, ",") != strings.Join(tc.widgets, ",") {
+				t.Errorf("widgets %v, want %v", types, tc.widgets)
+			}
+			if len(spec.Suggestions) != tc.suggestions || (spec.Follow != "") != tc.follow {
+				t.Errorf("suggestions %q, follow %q", spec.Suggestions, spec.Follow)
+			}
+			reqs := replay.Requests()[before:]
+			if len(reqs) != 2 {
+				t.Fatalf("%d completions, want 2 (data, then the answer)", len(reqs))
+			}
+			if !bytes.Contains(reqs[1].Body, []byte(`"role":"tool"`)) || !bytes.Contains(reqs[1].Body, []byte(tc.toolResult)) {
+				t.Errorf("the second completion did not carry the tool results:\n%s", reqs[1].Body)
+			}
+		})
+	}
+	if strings.Contains(logs.String(), testKey) || strings.Contains(logs.String(), "user-token-s3cr3t") {
+		t.Error("a secret reached the logs")
+	}
+}
+
+// TestRefusalIsSpokenPolitely: a refusal or a content-filter stop with nothing said becomes the
+// engine's short line, not an error.
+func TestRefusalIsSpokenPolitely(t *testing.T) {
+	for _, fixture := range []string{"refusal", "content_filter"} {
+		t.Run(fixture, func(t *testing.T) {
+			eng := demoEngine(t, enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), sequence(fixture)))
+			_, spec := postTurn(t, eng, "prod-refusal", `{"transcript":"tell me something awful"}`)
+			if spec.Speak != "Sorry, I can't help with that." || spec.Meta.Error != "" || len(spec.Widgets) != 0 {
+				t.Fatalf("spec %+v", spec)
+			}
+		})
+	}
+}
+
+// TestFailuresBecomeTheTurnsError: a stream that breaks after the first words ends the turn
+// with the error event and an apology; one that fails before them is retried unseen.
+func TestFailuresBecomeTheTurnsError(t *testing.T) {
+	cases := []struct {
+		fixtures []string
+		speak    string
+		errCode  string
+	}{
+		{[]string{"error_midstream", "text"}, "Sorry, something went wrong. Please try again.", engine.CodeModelError},
+		{[]string{"cut_midstream", "text"}, "Sorry, something went wrong. Please try again.", engine.CodeModelError},
+		{[]string{"rate_limited", "server_error", "text"}, "Hello! How can I help you today?", ""},
+		{[]string{"invalid_key"}, "Sorry, something went wrong. Please try again.", engine.CodeModelError},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.fixtures, ","), func(t *testing.T) {
+			eng := demoEngine(t, enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), sequence(tc.fixtures...)))
+			evs, spec := postTurn(t, eng, "prod-fail", `{"transcript":"hello"}`)
+			if spec.Speak != tc.speak || spec.Meta.Error != tc.errCode || (evs["error"] == 1) != (tc.errCode != "") {
+				t.Fatalf("spec %+v, events %v", spec, evs)
+			}
+		})
+	}
+}
+
+// demoEngine serves the demo tenant with this package's model against replay; its tools are
+// never reached.
+func demoEngine(t *testing.T, replay *enginetest.ReplayServer) string {
+	t.Helper()
+	tenant, err := demobank.Tenant("http://127.0.0.1:1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants, _ := engine.NewStaticTenants(tenant)
+	eng, err := engine.New(engine.Config{
+		Tenants: tenants, Model: newModel(t, replay.URL, nil), Toolset: httptools.New(nil),
+		SigningKey: bytes.Repeat([]byte("k"), 32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(eng.Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// postTurn runs a turn and returns how many events of each name came, and the done spec.
+func postTurn(t *testing.T, base, requestID, body string) (map[string]int, widgets.Spec) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+engine.PathTurn, strings.NewReader(body))
+	req.Header.Set("X-Engine-Key", demobank.EngineKey)
+	req.Header.Set("X-Token", "user-token-s3cr3t")
+	req.Header.Set("X-Request-ID", requestID)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, raw)
+	}
+	counts := map[string]int{}
+	var spec widgets.Spec
+	for block := range strings.SplitSeq(string(raw), "\n\n") {
+		var name, data string
+		for line := range strings.SplitSeq(block, "\n") {
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				name = v
+			}
+			if v, ok := strings.CutPrefix(line, "data: "); ok {
+				data = v
+			}
+		}
+		if name == "" {
+			continue
+		}
+		counts[name]++
+		if name == engine.EventDone {
+			if err := json.Unmarshal([]byte(data), &spec); err != nil {
+				t.Fatalf("done: %v", err)
+			}
+		}
+	}
+	if counts[engine.EventDone] != 1 {
+		t.Fatalf("no done event in:\n%s", raw)
+	}
+	return counts, spec
+}
