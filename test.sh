@@ -42,4 +42,5 @@ done <<'TARGETS'
 ./httptools FuzzParse
 ./intent FuzzMatch
 ./intent FuzzTemplate
+./openai FuzzSpeechWAV
 TARGETS

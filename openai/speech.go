@@ -1,0 +1,95 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/convengine/engine"
+)
+
+// pcmRate is the sample rate of the speech endpoint's raw PCM.
+const pcmRate = 24000
+
+// ErrNoText is returned by [Synthesizer.Synthesize] for text with nothing to say.
+var ErrNoText = errors.New("openai: no text to synthesize")
+
+// Synthesizer is an [engine.Synthesizer] over the speech endpoint (audio/speech) of OpenAI or a
+// compatible server. It is safe for concurrent use.
+type Synthesizer struct {
+	s      *settings
+	speech openai.AudioSpeechService
+}
+
+var _ engine.Synthesizer = (*Synthesizer)(nil)
+
+// NewSynthesizer returns a synthesizer configured by opts; nil means the defaults.
+func NewSynthesizer(opts *Options) (*Synthesizer, error) {
+	s, err := newSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Synthesizer{s: s, speech: openai.NewAudioSpeechService(s.requestOptions()...)}, nil
+}
+
+// Synthesize implements [engine.Synthesizer]: it asks for text spoken by voice (Options.Voice
+// when empty) and returns as soon as the server starts answering. The audio's PCM streams from
+// the response as the server produces it; the caller must close it. Failures before the audio
+// starts are retried as [Options] says.
+func (y *Synthesizer) Synthesize(ctx context.Context, text, voice string) (*engine.Audio, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, ErrNoText
+	}
+	if voice == "" {
+		voice = y.s.Voice
+	}
+	p := openai.AudioSpeechNewParams{
+		Input:          text,
+		Model:          y.s.SpeechModel,
+		Voice:          openai.AudioSpeechNewParamsVoiceUnion{OfString: openai.String(voice)},
+		ResponseFormat: openai.AudioSpeechNewParamsResponseFormat(y.s.SpeechFormat),
+	}
+	var audio *engine.Audio
+	err := y.s.retry(ctx, func(ctx context.Context, a *attempt) error {
+		resp, err := y.speech.New(ctx, p)
+		if err != nil {
+			return apiError(err)
+		}
+		a.answered()
+		body := &releaser{ReadCloser: resp.Body, release: a.keep()}
+		rate := pcmRate
+		if y.s.SpeechFormat == FormatWAV {
+			if rate, err = readWAVHeader(body); err != nil {
+				body.Close()
+				return final{err}
+			}
+		}
+		audio = &engine.Audio{SampleRate: rate, PCM: body}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("openai: speech: %w", err)
+	}
+	return audio, nil
+}
+
+// releaser is a response body that releases its request's context once closed.
+type releaser struct {
+	io.ReadCloser
+	release func()
+	once    sync.Once
+}
+
+func (r *releaser) Close() error {
+	err := r.ReadCloser.Close()
+	r.once.Do(r.release)
+	return err
+}
