@@ -12,6 +12,18 @@
 //	-log-level   ENGINE_LOG_LEVEL    debug, info, warn or error (default info)
 //	             ENGINE_SIGNING_KEY  base64 of at least 32 random bytes that sign session and
 //	                                 action tokens; generated at start when absent
+//
+// The model is the offline intent model unless OPENAI_API_KEY or OPENAI_BASE_URL is set; then
+// it is OpenAI's, or that of the compatible server at OPENAI_BASE_URL (Ollama, vLLM, llama.cpp
+// server, Groq, Azure OpenAI; see docs/models.md):
+//
+//	OPENAI_API_KEY      the API key (any value for a local server that needs none)
+//	OPENAI_BASE_URL     the base URL of a compatible server (default https://api.openai.com/v1/)
+//	ENGINE_MODEL        the chat model (default gpt-4o-mini)
+//	OPENAI_ORG_ID       the organization, OPENAI_PROJECT_ID the project, when needed
+//
+// With OpenAI itself (no OPENAI_BASE_URL), its speech and transcription endpoints also serve
+// text-to-speech and audio input.
 package main
 
 import (

@@ -54,7 +54,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Warn("ENGINE_SIGNING_KEY is not set: generated a key for this process; tokens will not survive a restart or work across replicas")
 	}
 
-	model := intent.New(nil)
+	intents := intent.New(nil)
+	chosen, err := chooseModels(getenv, intents, log)
+	if err != nil {
+		return err
+	}
 	tools := httptools.New(nil)
 	var (
 		tenants engine.TenantStore
@@ -65,7 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err != nil {
 			return err
 		}
-		if err := checkTenants(store.All(), model); err != nil {
+		if err := checkTenants(store.All(), intents); err != nil {
 			return fmt.Errorf("%s: %w", opts.tenants, err)
 		}
 		tenants = store
@@ -75,7 +79,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		defer demo.Close()
-		if err := checkTenants([]*engine.Tenant{demo.tenant}, model); err != nil {
+		if err := checkTenants([]*engine.Tenant{demo.tenant}, intents); err != nil {
 			return fmt.Errorf("demo tenant: %w", err)
 		}
 		tenants, err = engine.NewStaticTenants(demo.tenant)
@@ -85,7 +89,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	eng, err := engine.New(engine.Config{
-		Tenants: tenants, Model: model, Toolset: tools, SigningKey: key,
+		Tenants: tenants, Model: chosen.model, Toolset: tools, SigningKey: key,
+		Synthesizer: chosen.synthesizer, Transcriber: chosen.transcriber,
 		PublicURL: opts.publicURL, Logger: log,
 	})
 	if err != nil {
