@@ -1,0 +1,45 @@
+// Package openai connects the engine to OpenAI's API, or to any server that speaks it (Ollama,
+// vLLM, llama.cpp's server, Groq, Azure OpenAI): a [Model] over Chat Completions, a
+// [Synthesizer] over the speech endpoint and a [Transcriber] over the transcriptions endpoint.
+// It is built on the official SDK, github.com/openai/openai-go/v3. The examples are the best
+// way in.
+//
+// # Configuration
+//
+// Everything is passed in [Options]; nothing is read from the environment, although the SDK
+// would read OPENAI_API_KEY and OPENAI_BASE_URL by itself: the services are built without it.
+// The reference server, cmd/engine, reads those variables and passes them in.
+//
+// # What the model sees
+//
+// [Model.Stream] sends the request's System prompt as the first system message and its Context
+// (locale, mode, screen, client metadata) as a second one, then the conversation: user and
+// assistant messages, the assistant's tool calls, and the tool results by tool_call_id (a failed
+// call's result is wrapped as {"is_error":true,"result":…}). Tools are function tools sorted by
+// name. A UI tool's description says that it adds to what the user sees; an action tool's says
+// that calling it only proposes the action, which runs once the user confirms it on their
+// device. parallel_tool_calls is on unless [Options].SequentialToolCalls is set;
+// stream_options.include_usage is always on.
+//
+// # Streaming, errors and retries
+//
+// Text deltas are yielded as they arrive. Tool calls are assembled from their deltas by the
+// SDK's accumulator and yielded when the stream ends, then a finish event with the reason and the
+// usage (cached tokens included). A refusal or a content-filter stop finishes with
+// [engine.FinishRefused], which the engine speaks as a short, polite line.
+//
+// A request that fails before its first token (429, 5xx, 408, a broken connection, a stream cut
+// before any text, no answer within [Options].RequestTimeout) is retried with exponential
+// backoff or after the server's Retry-After, never past the context's deadline. Once text was
+// yielded, a failure is the sequence's last value and the engine turns it into the turn's error
+// event. Cancelling the context, or leaving the range early, closes the HTTP stream at once.
+// Status errors are [*APIError] values; no error includes the API key.
+//
+// # Prompt caching
+//
+// The prefix a provider caches is the tools and the first system message. Both are written the
+// same way, byte for byte, for every request of a tenant: tools sorted by name, schemas with
+// sorted top-level keys, and the per-turn facts kept out of the system prompt. Every request
+// carries the prompt_cache_key of [CacheKey], and [Model.Warm] (an [engine.Warmer]) sends that
+// prefix at session creation asking for a single token, so that the first turn hits the cache.
+package openai
