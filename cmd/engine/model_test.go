@@ -48,6 +48,16 @@ func TestOpenAIModelFromEnvironment(t *testing.T) {
 	}
 }
 
+// TestDemoConversationsWithOpenAI runs the demo's conversations again, answered by the OpenAI
+// model from recorded traffic.
+func TestDemoConversationsWithOpenAI(t *testing.T) {
+	replay := enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), enginetest.DemoRoute)
+	testDemoConversations(t, map[string]string{"OPENAI_API_KEY": "sk-demo", "OPENAI_BASE_URL": replay.URL})
+	if n := len(replay.Requests()); n < 20 {
+		t.Errorf("%d completions: the conversations were not answered by the OpenAI model", n)
+	}
+}
+
 func TestEngineModelNamesTheModel(t *testing.T) {
 	replay := enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), enginetest.DemoRoute)
 	base, _ := startServer(t, nil, map[string]string{"OPENAI_BASE_URL": replay.URL, "ENGINE_MODEL": "llama3.2"})

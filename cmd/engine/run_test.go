@@ -148,8 +148,14 @@ func order(t *testing.T, evs []event, spec widgets.Spec) {
 	}
 }
 
-func TestDemoConversations(t *testing.T) {
-	base, out := startServer(t, nil, nil)
+func TestDemoConversations(t *testing.T) { testDemoConversations(t, nil) }
+
+// testDemoConversations runs the demo's conversations on a server started with env.
+func testDemoConversations(t *testing.T, env map[string]string) {
+	base, out := startServer(t, nil, env)
+	for wait := time.Now().Add(5 * time.Second); !strings.Contains(out.String(), "curl") && time.Now().Before(wait); {
+		time.Sleep(10 * time.Millisecond) // the demo is printed just after the listening line
+	}
 	if !strings.Contains(out.String(), "pk_demo") || !strings.Contains(out.String(), "curl") {
 		t.Errorf("the demo key and a sample curl are not printed:\n%s", out.String())
 	}
