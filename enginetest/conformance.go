@@ -95,6 +95,12 @@ func TestModel(t *testing.T, m engine.Model, tenant *engine.Tenant) {
 		for range m.Stream(ctx, ask("what is my balance")) {
 			break // the range-over-func machinery panics if the model yields again
 		}
+		cctx, ccancel := context.WithCancel(ctx)
+		defer ccancel()
+		for range m.Stream(cctx, ask("what is my balance")) {
+			ccancel() // a client that goes away: cancelled, and no longer listening
+			break
+		}
 	})
 	t.Run("concurrent", func(t *testing.T) {
 		var wg sync.WaitGroup

@@ -49,11 +49,17 @@ func (m *Model) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[
 var errStopped = errors.New("openai: the caller stopped reading")
 
 func (m *Model) stream(ctx context.Context, p openai.ChatCompletionNewParams, yield func(engine.ModelEvent, error) bool) {
+	stopped := false
+	once := func(ev engine.ModelEvent, err error) bool {
+		stopped = stopped || !yield(ev, err)
+		return !stopped
+	}
 	err := m.s.retry(ctx, func(ctx context.Context, a *attempt) error {
-		return m.attempt(ctx, a, p, yield)
+		return m.attempt(ctx, a, p, once)
 	})
 	switch {
-	case errors.Is(err, errStopped), err == nil:
+	case stopped, err == nil:
+		// A caller that stopped ranging must not be yielded to again.
 	case ctx.Err() != nil:
 		yield(engine.ModelEvent{}, ctx.Err())
 	default:

@@ -261,7 +261,7 @@ func proxy(w http.ResponseWriter, r *http.Request, base string) {
 // TestCancelClosesTheStream: cancelling the context, or leaving the range, closes the HTTP
 // stream at once; the server sees its connection go.
 func TestCancelClosesTheStream(t *testing.T) {
-	for _, how := range []string{"cancel", "break"} {
+	for _, how := range []string{"cancel", "break", "cancel and break"} {
 		t.Run(how, func(t *testing.T) {
 			gone := make(chan struct{})
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -285,12 +285,17 @@ func TestCancelClosesTheStream(t *testing.T) {
 					continue
 				}
 				text += ev.Text
-				if how == "break" {
-					break
+				switch how {
+				case "break":
+				case "cancel and break":
+					cancel()
+				default:
+					cancel()
+					continue
 				}
-				cancel()
+				break // the model must not yield again, even with its context cancelled
 			}
-			if text != "Hello" || (how == "cancel" && !errors.Is(err, context.Canceled)) || (how == "break" && err != nil) {
+			if text != "Hello" || (how == "cancel" && !errors.Is(err, context.Canceled)) || (how != "cancel" && err != nil) {
 				t.Fatalf("text %q, error %v", text, err)
 			}
 			select {

@@ -141,12 +141,12 @@ func (s *settings) retry(ctx context.Context, do func(ctx context.Context, a *at
 		if err == nil {
 			return nil
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		var f final
 		if errors.As(err, &f) {
 			return f.err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 		if n >= s.MaxRetries || !retryable(err) {
 			return err
