@@ -361,3 +361,19 @@ func TestNewModelRejectsBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedToolArguments: arguments that are not JSON reach the engine as a JSON string,
+// which its schema check rejects and explains to the model, instead of breaking the turn.
+func TestMalformedToolArguments(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"transfer","arguments":"{\"amount\": 20"}},{"index":1,"id":"call_b","type":"function","function":{"name":"get_balance","arguments":""}}]},"finish_reason":null}]}`+"\n\n"+
+			`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	r := collect(newModel(t, srv.URL+"/v1", nil).Stream(context.Background(), balanceRequest()))
+	if r.err != nil || calls(r.calls) != `transfer "{\"amount\": 20"; get_balance {}` || r.finish.Finish != engine.FinishToolCalls {
+		t.Fatalf("calls %s, error %v", calls(r.calls), r.err)
+	}
+}
