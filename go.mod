@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/go-jose/go-jose/v4 v4.1.8
+	github.com/google/jsonschema-go v0.4.3
 	github.com/google/uuid v1.6.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.24.0

@@ -266,7 +266,7 @@ func TestTurnRejectsInvalidToolArgumentsAndWidgets(t *testing.T) {
 	if len(res.spec.Widgets) != 0 {
 		t.Errorf("an invalid widget was sent: %#v", res.spec.Widgets)
 	}
-	wants := []string{`account: must be one of the allowed values`, `value is not a number from 0 to 1`, `unknown_tool`, `amount is required`}
+	wants := []string{`/properties/account: enum: crypto`, `value is not a number from 0 to 1`, `unknown_tool`, `missing properties: [\"amount\"]`}
 	for i, want := range wants {
 		if !results[i].IsError || !strings.Contains(results[i].Content, want) {
 			t.Errorf("result %d = %+v, want an error containing %q", i, results[i], want)
