@@ -38,6 +38,7 @@ done <<'TARGETS'
 . FuzzTurnBody
 . FuzzHeaders
 . FuzzAppendJSONString
+. FuzzForwardedHeaders
 ./widgets FuzzDecode
 ./httptools FuzzParse
 ./intent FuzzMatch

@@ -17,6 +17,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
+	"github.com/convengine/engine/mcptools"
 	"github.com/convengine/engine/tenantfile"
 )
 
@@ -55,7 +56,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	model := intent.New(nil)
-	tools := httptools.New(nil)
+	tools, closeTools := newToolset()
+	defer closeTools()
 	var (
 		tenants engine.TenantStore
 		demo    *demo
@@ -182,6 +184,11 @@ func checkTenants(tenants []*engine.Tenant, model *intent.Model) error {
 	for _, t := range tenants {
 		if len(t.Tools) > 0 {
 			if _, err := httptools.Parse(t.Tools); err != nil {
+				errs = append(errs, fmt.Errorf("tenant %q: %w", t.Key, err))
+			}
+		}
+		if len(t.MCP) > 0 {
+			if _, err := mcptools.Parse(t.MCP); err != nil {
 				errs = append(errs, fmt.Errorf("tenant %q: %w", t.Key, err))
 			}
 		}
