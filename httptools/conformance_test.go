@@ -27,4 +27,3 @@ func TestConformance(t *testing.T) {
 		},
 	}.Run(t)
 }
-
