@@ -24,8 +24,10 @@ type Config struct {
 	Transcriber Transcriber
 	// Sessions keeps sessions; nil means an in-memory store (a single replica).
 	Sessions SessionStore
-	// Replay remembers single-use proof and action ids; nil means an in-memory store.
+	// Replay remembers single-use proof ids; nil means an in-memory store.
 	Replay ReplayStore
+	// Actions makes confirmed actions run at most once; nil means an in-memory store.
+	Actions ActionStore
 	// SigningKey signs session and action tokens: at least 32 random bytes, the same on every
 	// replica.
 	SigningKey []byte
@@ -54,7 +56,9 @@ type Engine struct {
 	transcriber Transcriber
 	sessions    SessionStore
 	replay      ReplayStore
+	actions     ActionStore
 	signer      *actionSigner
+	signingKey  []byte
 	schemas     schemaCache
 	log         *slog.Logger
 	maxTurnBody int64
@@ -92,6 +96,8 @@ func New(cfg Config) (*Engine, error) {
 		transcriber: cfg.Transcriber,
 		sessions:    cfg.Sessions,
 		replay:      cfg.Replay,
+		actions:     cfg.Actions,
+		signingKey:  append([]byte(nil), cfg.SigningKey...),
 		log:         cfg.Logger,
 		maxTurnBody: cfg.MaxTurnBody,
 		maxBody:     cfg.MaxBody,
@@ -101,13 +107,16 @@ func New(cfg Config) (*Engine, error) {
 	if e.now == nil {
 		e.now = time.Now
 	}
-	if e.sessions == nil || e.replay == nil {
+	if e.sessions == nil || e.replay == nil || e.actions == nil {
 		mem := &MemoryStore{Now: e.now}
 		if e.sessions == nil {
 			e.sessions = mem
 		}
 		if e.replay == nil {
 			e.replay = mem
+		}
+		if e.actions == nil {
+			e.actions = mem
 		}
 	}
 	if e.log == nil {
@@ -166,7 +175,7 @@ func (e *Engine) SessionHandler() http.Handler {
 
 // ExecuteHandler returns the handler of POST /engine/execute.
 func (e *Engine) ExecuteHandler() http.Handler {
-	return e.route(http.MethodPost, e.notImplemented("executing confirmed actions"))
+	return e.route(http.MethodPost, http.HandlerFunc(e.serveExecute))
 }
 
 // TTSHandler returns the handler of POST /engine/tts.

@@ -33,8 +33,10 @@ type request struct {
 	Tenant      *Tenant
 	Environment *Environment
 	UserToken   Secret
-	Metadata    map[string]any
-	Forward     ForwardedHeaders
+	// SessionID is the id of the verified session the request carried, if any.
+	SessionID string
+	Metadata  map[string]any
+	Forward   ForwardedHeaders
 }
 
 // toolEnv returns the environment tool calls of r run in.

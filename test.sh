@@ -39,6 +39,7 @@ done <<'TARGETS'
 . FuzzHeaders
 . FuzzAppendJSONString
 . FuzzForwardedHeaders
+. FuzzCanonicalize
 ./widgets FuzzDecode
 ./httptools FuzzParse
 ./intent FuzzMatch

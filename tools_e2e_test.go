@@ -20,10 +20,27 @@ import (
 	"github.com/convengine/engine/mcptools"
 )
 
-// demoEngine serves the demo tenant against a recorded demo bank: over HTTP tools, or over MCP
-// when mcp is set. Logs go to logs at debug level.
-func demoEngine(t *testing.T, mcp bool, logs io.Writer) (http.Handler, *enginetest.Backend) {
+// demo is the demo tenant served against a recorded demo bank.
+type demo struct {
+	handler http.Handler
+	backend *enginetest.Backend
+	bank    *demobank.Bank
+}
+
+// demoOptions adjust demoEngine: tools over MCP instead of HTTP, where logs go (at debug
+// level), the engine's clock, more tenants on the same bank.
+type demoOptions struct {
+	mcp   bool
+	logs  io.Writer
+	now   func() time.Time
+	extra func(base *engine.Tenant) []*engine.Tenant
+}
+
+func demoEngine(t *testing.T, o demoOptions) *demo {
 	t.Helper()
+	if o.logs == nil {
+		o.logs = io.Discard
+	}
 	bank := demobank.New(nil)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", demobank.MCPHandler(bank))
@@ -37,22 +54,26 @@ func demoEngine(t *testing.T, mcp bool, logs io.Writer) (http.Handler, *enginete
 	}
 	tn.Limits.ToolTimeout = engine.Duration(500 * time.Millisecond)
 	var tools engine.Toolset = httptools.New(nil)
-	if mcp {
+	if o.mcp {
 		tn.Tools, tn.MCP = nil, json.RawMessage(`{"path":"/mcp"}`)
 		m := mcptools.New(nil)
 		t.Cleanup(func() { m.Close() })
 		tools = m
 	}
-	store, err := engine.NewStaticTenants(tn)
+	tenants := []*engine.Tenant{tn}
+	if o.extra != nil {
+		tenants = append(tenants, o.extra(tn)...)
+	}
+	store, err := engine.NewStaticTenants(tenants...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.New(engine.Config{Tenants: store, Model: intent.New(nil), Toolset: tools, SigningKey: testSigningKey,
-		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	e, err := engine.New(engine.Config{Tenants: store, Model: intent.New(nil), Toolset: tools, SigningKey: testSigningKey, Now: o.now,
+		Logger: slog.New(slog.NewJSONHandler(o.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e.Handler(), backend
+	return &demo{handler: e.Handler(), backend: backend, bank: bank}
 }
 
 // TestForwardedHeadersReachTheBackend drives a turn with 40 forwarded headers, colliding
@@ -60,7 +81,8 @@ func demoEngine(t *testing.T, mcp bool, logs io.Writer) (http.Handler, *enginete
 func TestForwardedHeadersReachTheBackend(t *testing.T) {
 	for _, kind := range []string{"http", "mcp"} {
 		t.Run(kind, func(t *testing.T) {
-			h, backend := demoEngine(t, kind == "mcp", io.Discard)
+			d := demoEngine(t, demoOptions{mcp: kind == "mcp"})
+			h, backend := d.handler, d.backend
 			req := httptest.NewRequest(http.MethodPost, "/engine", strings.NewReader(`{"transcript":"what is my balance"}`))
 			req.Header = headers()
 			req.Header.Set("X-Engine-Key", demobank.EngineKey)
@@ -113,7 +135,8 @@ func TestToolPathsLogNoSecrets(t *testing.T) {
 	for _, kind := range []string{"http", "mcp"} {
 		t.Run(kind, func(t *testing.T) {
 			logs := &logBuffer{}
-			h, backend := demoEngine(t, kind == "mcp", logs)
+			d := demoEngine(t, demoOptions{mcp: kind == "mcp", logs: logs})
+			h, backend := d.handler, d.backend
 			turn := func(body string) string {
 				req := httptest.NewRequest(http.MethodPost, "/engine", strings.NewReader(body))
 				req.Header = headers()

@@ -134,7 +134,8 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 
 // newTurn validates the body and builds the turn it asks for.
 func newTurn(req *request, b *turnRequest) (*turn, *Problem) {
-	t := &turn{req: req, env: req.toolEnv(), mode: ModeText, locale: req.Tenant.Locale, turnID: uuid.NewString(), lineStart: true}
+	t := &turn{req: req, env: req.toolEnv(), mode: ModeText, locale: req.Tenant.Locale, turnID: uuid.NewString(),
+		sessionID: req.SessionID, lineStart: true}
 	if b.Mode != nil {
 		switch m := Mode(*b.Mode); m {
 		case ModeText, ModeVoice, ModeHome:

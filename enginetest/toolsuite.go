@@ -3,7 +3,7 @@ package enginetest
 import (
 	"context"
 	"encoding/json"
-		"net/http"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
