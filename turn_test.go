@@ -369,7 +369,7 @@ func TestTurnDisconnectCancelsModelAndTools(t *testing.T) {
 	h := newHarness(t, engine.Config{Model: model, Toolset: tools})
 
 	ctx, cancel := context.WithCancel(t.Context())
-	resp := h.do(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"go"}`)
+	resp := h.doStreaming(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"go"}`)
 	buf := make([]byte, 4096)
 	var got string
 	for !strings.Contains(got, "event: status") {
@@ -398,7 +398,7 @@ func TestTurnDisconnectStopsAStreamingModel(t *testing.T) {
 	model := &enginetest.ScriptedModel{Delay: 5 * time.Millisecond, Steps: [][]engine.ModelEvent{enginetest.Text(words...)}}
 	h := newHarness(t, engine.Config{Model: model})
 	ctx, cancel := context.WithCancel(t.Context())
-	resp := h.do(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"go"}`)
+	resp := h.doStreaming(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"go"}`)
 	io.ReadFull(resp.Body, make([]byte, 200))
 	cancel()
 	resp.Body.Close()
