@@ -99,7 +99,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	srv := &http.Server{
-		Handler:           eng.Handler(),
+		Handler:           routes(eng),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,

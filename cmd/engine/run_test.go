@@ -299,3 +299,18 @@ func TestTenantsFileReplacesTheDemo(t *testing.T) {
 		t.Fatalf("a broken tenants file: %v", err)
 	}
 }
+
+func TestOperatorRoutes(t *testing.T) {
+	base, _ := startServer(t, nil, nil)
+	for path, want := range map[string]string{"/healthz": `{"status":"ok"}`, "/readyz": `{"status":"ok"}`, "/openapi.yaml": "openapi: 3.1.0"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("%s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+}
