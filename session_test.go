@@ -293,7 +293,9 @@ func TestCreateSessionBody(t *testing.T) {
 		{"x padded", jwk(func(m map[string]any) { m["x"] = m["x"].(string) + "=" }), "", 400, engine.CodeInvalidPublicKey, "public_key"},
 		{"x standard base64", jwk(func(m map[string]any) { m["x"] = base64.StdEncoding.EncodeToString(make([]byte, 32)) }), "", 400, engine.CodeInvalidPublicKey, "public_key"},
 		{"point off the curve", jwk(offCurve), "", 400, engine.CodeInvalidPublicKey, "public_key"},
-		{"point at zero", jwk(func(m map[string]any) { m["x"], m["y"] = b64.EncodeToString(make([]byte, 32)), b64.EncodeToString(make([]byte, 32)) }), "", 400, engine.CodeInvalidPublicKey, "public_key"},
+		{"point at zero", jwk(func(m map[string]any) {
+			m["x"], m["y"] = b64.EncodeToString(make([]byte, 32)), b64.EncodeToString(make([]byte, 32))
+		}), "", 400, engine.CodeInvalidPublicKey, "public_key"},
 		{"metadata array", `{"metadata":[1,2]}`, "", 400, engine.CodeInvalidRequest, "metadata"},
 		{"metadata string", `{"metadata":"x"}`, "", 400, engine.CodeInvalidRequest, "metadata"},
 		{"metadata number", `{"metadata":5}`, "", 400, engine.CodeInvalidRequest, "metadata"},

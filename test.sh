@@ -38,6 +38,8 @@ done <<'TARGETS'
 . FuzzTurnBody
 . FuzzHeaders
 . FuzzAppendJSONString
+. FuzzDPoPProof
+./client FuzzSSE
 ./widgets FuzzDecode
 ./httptools FuzzParse
 ./intent FuzzMatch
