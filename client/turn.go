@@ -133,12 +133,25 @@ const (
 	EventDone   = "done"
 )
 
-func (*StartEvent) EventName() string     { return EventStart }
-func (*StatusEvent) EventName() string    { return EventStatus }
-func (*SpeakEvent) EventName() string     { return EventSpeak }
-func (*WidgetEvent) EventName() string    { return EventWidget }
-func (*ErrorEvent) EventName() string     { return EventError }
-func (*DoneEvent) EventName() string      { return EventDone }
+// EventName returns "start".
+func (*StartEvent) EventName() string { return EventStart }
+
+// EventName returns "status".
+func (*StatusEvent) EventName() string { return EventStatus }
+
+// EventName returns "speak".
+func (*SpeakEvent) EventName() string { return EventSpeak }
+
+// EventName returns "widget".
+func (*WidgetEvent) EventName() string { return EventWidget }
+
+// EventName returns "error".
+func (*ErrorEvent) EventName() string { return EventError }
+
+// EventName returns "done".
+func (*DoneEvent) EventName() string { return EventDone }
+
+// EventName returns the name the event arrived with.
 func (e *UnknownEvent) EventName() string { return e.Name }
 
 // ErrIncompleteStream is returned when a turn stream ends before its done event.
