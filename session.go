@@ -22,7 +22,7 @@ import (
 // [Config.SessionKeys] signs new tokens and every key verifies the tokens that name it in their
 // "kid" header until they expire.
 type SessionKey struct {
-	// ID is the key's "kid": 1 to 64 letters, digits or "._-", unique in the ring.
+	// ID is the key's "kid": 1 to 64 letters, digits or "._~-", unique in the ring.
 	ID string
 	// Key is an ed25519.PrivateKey (EdDSA), an *ecdsa.PrivateKey on P-256 (ES256) or a secret
 	// of at least 32 random bytes as a []byte (HS256). A retired key that only verifies may be
@@ -90,7 +90,7 @@ func newSessionKeyring(keys []SessionKey, signingKey []byte) (*sessionKeyring, e
 	ring := &sessionKeyring{keys: make(map[string]verifyKey, len(keys))}
 	for i, k := range keys {
 		if !validKeyID(k.ID) {
-			return nil, fmt.Errorf("SessionKeys[%d]: ID must be 1 to 64 letters, digits or ._-", i)
+			return nil, fmt.Errorf("SessionKeys[%d]: ID must be 1 to 64 letters, digits or ._~-", i)
 		}
 		if _, dup := ring.keys[k.ID]; dup {
 			return nil, fmt.Errorf("SessionKeys[%d]: ID %q is used twice", i, k.ID)
@@ -327,7 +327,7 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusCreated)
 	w.Write(out)
 	e.log.InfoContext(r.Context(), "session created", "requestId", req.ID, "tenant", req.Tenant.Key,
-		"env", req.Environment.Name, "bound", s.KeyThumbprint != "")
+		"env", req.Environment.Name, "sessionId", s.ID, "bound", s.KeyThumbprint != "")
 }
 
 // tokenProblem answers a session token that is missing, malformed, expired, forged or
@@ -412,7 +412,7 @@ func (e *Engine) verifySession(r *http.Request, t *Tenant) (*Session, *Problem) 
 	case errors.Is(err, ErrSessionNotFound):
 		return nil, tokenProblem(scheme, "the session is unknown or has ended; create a new session")
 	case err != nil:
-		e.log.ErrorContext(r.Context(), "looking up a session failed", "tenant", t.Key, "err", err)
+		e.log.ErrorContext(r.Context(), "looking up a session failed", "requestId", validRequestID(r), "tenant", t.Key, "err", err)
 		return nil, newProblem(http.StatusServiceUnavailable, CodeSessionsUnavailable, "the session could not be looked up; try again")
 	case s.TenantKey != claims.TID || s.KeyThumbprint != jkt:
 		return nil, tokenProblem(scheme, "the session token does not match its session; create a new session")
@@ -423,7 +423,7 @@ func (e *Engine) verifySession(r *http.Request, t *Tenant) (*Session, *Problem) 
 		fresh, err := e.replay.Claim(r.Context(), "dpop:"+b64.EncodeToString(sum[:]), pr.iat.Add(e.dpop.MaxAge+time.Second))
 		switch {
 		case err != nil:
-			e.log.ErrorContext(r.Context(), "recording a DPoP proof failed", "tenant", t.Key, "err", err)
+			e.log.ErrorContext(r.Context(), "recording a DPoP proof failed", "requestId", validRequestID(r), "tenant", t.Key, "err", err)
 			return nil, newProblem(http.StatusServiceUnavailable, CodeSessionsUnavailable, "the proof could not be checked; try again")
 		case !fresh:
 			return nil, e.proofProblem(badProof("the proof's jti was already used; sign a new proof for every request"), now)

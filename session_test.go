@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -9,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -808,5 +810,51 @@ func TestSessionOnEveryRoute(t *testing.T) {
 				t.Fatalf("valid proof: %d %s %s", resp.StatusCode, p.Code, p.Detail)
 			}
 		})
+	}
+}
+
+// brokenStore fails every call, as a store that lost its connection would.
+type brokenStore struct{ put bool }
+
+func (b brokenStore) PutSession(context.Context, *engine.Session) error {
+	if b.put {
+		return nil
+	}
+	return errors.New("connection refused")
+}
+
+func (brokenStore) Session(context.Context, string) (*engine.Session, error) {
+	return nil, errors.New("connection refused")
+}
+
+func (brokenStore) Claim(context.Context, string, time.Time) (bool, error) {
+	return false, errors.New("connection refused")
+}
+
+// TestStoreFailures checks that a failing session or replay store is a retryable 503, not an
+// invalid session that would make clients create sessions in vain.
+func TestStoreFailures(t *testing.T) {
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
+	down := newHarness(t, engine.Config{Model: model, Sessions: brokenStore{}})
+	resp := down.do(t.Context(), http.MethodPost, engine.PathCreateSession, headers(), ``)
+	if p := readProblem(t, resp); resp.StatusCode != 503 || p.Code != engine.CodeSessionsUnavailable || !p.Retryable {
+		t.Fatalf("create-session: %d %+v", resp.StatusCode, p)
+	}
+
+	lookups := newHarness(t, engine.Config{Model: model, Sessions: brokenStore{put: true}})
+	s := lookups.createSession(t, headers(), ``)
+	if resp, p := lookups.turnStatus(t, lookups.srv.URL+"/engine", withAuth("Bearer", s.SessionToken)); resp.StatusCode != 503 || p.Code != engine.CodeSessionsUnavailable {
+		t.Fatalf("turn: %d %s", resp.StatusCode, p.Code)
+	}
+
+	replay := newHarness(t, engine.Config{Model: model, Replay: brokenStore{}})
+	d := newDevice(t)
+	b := replay.boundSession(t, d)
+	url := replay.srv.URL + "/engine"
+	if resp, p := replay.turnStatus(t, url, withAuth("DPoP", b.SessionToken, d.proof("POST", url, b.SessionToken, time.Now()))); resp.StatusCode != 503 || p.Code != engine.CodeSessionsUnavailable {
+		t.Fatalf("bound turn: %d %s", resp.StatusCode, p.Code)
+	}
+	if model.Calls() != 0 {
+		t.Error("the model ran")
 	}
 }
