@@ -125,7 +125,7 @@ func (e *Engine) checkExecute(req *request, b *executeRequest) (*actionClaims, *
 	hash, err := argumentsHash(x.Arguments)
 	switch {
 	case err != nil, c.TokenType != actionTokenType, c.ID == "", c.Expiry == nil,
-		c.Tenant != req.Tenant.Key, c.Tool != x.Tool, c.ArgsHash != hash, c.Session != req.SessionID:
+		c.Tenant != req.Tenant.Key, c.Tool != x.Tool, c.ArgsHash != hash, c.Session != req.sessionID():
 		return nil, badToken
 	}
 	now := e.now()

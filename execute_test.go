@@ -216,4 +216,3 @@ func TestExecuteDeclinedAndUnreachable(t *testing.T) {
 		t.Fatalf("%d transfers, want 1", n)
 	}
 }
-

@@ -94,6 +94,7 @@ func newHarness(t *testing.T, cfg engine.Config, tenants ...*engine.Tenant) *har
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(e.Handler())
+	t.Cleanup(func() { e.Close() })
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() {
 		if strings.Contains(logs.String(), testToken) {

@@ -132,4 +132,3 @@ func (v *validatingTransport) checkEvents(route *routers.Route, body []byte) {
 		}
 	}
 }
-

@@ -40,6 +40,8 @@ done <<'TARGETS'
 . FuzzAppendJSONString
 . FuzzForwardedHeaders
 . FuzzCanonicalize
+. FuzzDPoPProof
+./client FuzzSSE
 ./widgets FuzzDecode
 ./httptools FuzzParse
 ./intent FuzzMatch

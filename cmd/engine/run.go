@@ -93,6 +93,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	defer eng.Close() // after the server: stops warm-ups still running
 
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
