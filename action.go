@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -49,31 +48,14 @@ func (s *actionSigner) sign(c actionClaims) (string, error) {
 	return jwt.Signed(s.signer).Claims(c).Serialize()
 }
 
-// argumentsHash returns the base64url SHA-256 of the canonical form of args: object members
-// sorted by name, no insignificant white space, numbers as written.
+// argumentsHash returns the base64url SHA-256 of the RFC 8785 canonical form of args.
 func argumentsHash(args json.RawMessage) (string, error) {
-	canon, err := canonicalJSON(args)
+	canon, err := Canonicalize(args)
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(canon)
 	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
-}
-
-func canonicalJSON(raw json.RawMessage) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // confirmWidget turns a model's call of an action tool into a confirm widget whose token lets
@@ -84,7 +66,7 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 	if !ok {
 		return widgets.Confirm{}, fmt.Errorf("action %s has no confirm copy", call.Name)
 	}
-	canon, err := canonicalJSON(call.Arguments)
+	canon, err := Canonicalize(call.Arguments)
 	if err != nil {
 		return widgets.Confirm{}, fmt.Errorf("action %s arguments: %w", call.Name, err)
 	}
@@ -116,8 +98,8 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 	}, nil
 }
 
-// fillArgs replaces {name} with the argument's value and {name|money} with a number written
-// with two decimals and thousands separators.
+// fillArgs replaces {name} with the value at a dotted path of args and {name|money} with a
+// number written with two decimals and thousands separators.
 func fillArgs(s string, args map[string]any) string {
 	if !strings.Contains(s, "{") {
 		return s
@@ -134,11 +116,24 @@ func fillArgs(s string, args map[string]any) string {
 		}
 		b.WriteString(s[:i])
 		name, format, _ := strings.Cut(s[i+1:i+j], "|")
-		b.WriteString(formatArg(args[strings.TrimSpace(name)], strings.TrimSpace(format)))
+		b.WriteString(formatArg(lookupPath(args, strings.TrimSpace(name)), strings.TrimSpace(format)))
 		s = s[i+j+1:]
 	}
 	b.WriteString(s)
 	return b.String()
+}
+
+// lookupPath finds a dotted path ("result.balance") in nested objects.
+func lookupPath(m map[string]any, path string) any {
+	var cur any = m
+	for part := range strings.SplitSeq(path, ".") {
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = obj[part]
+	}
+	return cur
 }
 
 func formatArg(v any, format string) string {

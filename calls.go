@@ -86,9 +86,9 @@ func (e *Engine) checkArguments(t *turn, c ToolCall) error {
 	}
 	s, err := e.schemas.compile(tool.Parameters)
 	if err != nil {
-		return fmt.Errorf("the tool's schema is invalid: %w", err)
+		return err
 	}
-	return s.validateArguments(c.Arguments)
+	return validateArguments(s, c.Arguments)
 }
 
 // callTool runs one data tool with its own time-out and reports its status while it runs.

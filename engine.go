@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"time"
 )
@@ -24,14 +25,26 @@ type Config struct {
 	Transcriber Transcriber
 	// Sessions keeps sessions; nil means an in-memory store (a single replica).
 	Sessions SessionStore
-	// Replay remembers single-use proof and action ids; nil means an in-memory store.
+	// Replay remembers single-use proof ids; nil means an in-memory store.
 	Replay ReplayStore
+	// Actions makes confirmed actions run at most once; nil means an in-memory store.
+	Actions ActionStore
 	// SigningKey signs session and action tokens: at least 32 random bytes, the same on every
 	// replica.
 	SigningKey []byte
 	// PublicURL is the engine's public base URL, such as "https://api.example.com". DPoP proofs
 	// are checked against it; empty means the URL of each request.
 	PublicURL string
+	// SessionKeys sign and verify session tokens, newest first, for key rotation. Empty means
+	// HS256 with a key derived from SigningKey.
+	SessionKeys []SessionKey
+	// SessionLifetime is how long a session lasts (default 24h).
+	SessionLifetime time.Duration
+	// DPoP tunes the proofs of device-bound sessions; nil means the defaults.
+	DPoP *DPoPOptions
+	// ToolListTTL is how long a tenant environment's tool list and warm-up are reused
+	// (default 5m); negative lists the tools for every turn.
+	ToolListTTL time.Duration
 	// Logger receives the engine's logs; nil means slog.Default(). Secrets never reach it.
 	Logger *slog.Logger
 	// MaxTurnBody bounds the body of a turn (default 1 MiB); MaxBody every other body
@@ -54,7 +67,15 @@ type Engine struct {
 	transcriber Transcriber
 	sessions    SessionStore
 	replay      ReplayStore
+	actions     ActionStore
 	signer      *actionSigner
+	signingKey  []byte
+	keyring     *sessionKeyring
+	sessionTTL  time.Duration
+	dpop        DPoPOptions
+	nonces      *nonceSource
+	publicURL   *url.URL
+	warm        *warmer
 	schemas     schemaCache
 	log         *slog.Logger
 	maxTurnBody int64
@@ -81,9 +102,6 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.MaxTurnBody < 0 || cfg.MaxBody < 0 || cfg.PingInterval < 0 {
 		errs = append(errs, fmt.Errorf("%w: MaxTurnBody, MaxBody and PingInterval cannot be negative", ErrConfig))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
 	e := &Engine{
 		tenants:     cfg.Tenants,
 		model:       cfg.Model,
@@ -92,6 +110,8 @@ func New(cfg Config) (*Engine, error) {
 		transcriber: cfg.Transcriber,
 		sessions:    cfg.Sessions,
 		replay:      cfg.Replay,
+		actions:     cfg.Actions,
+		signingKey:  append([]byte(nil), cfg.SigningKey...),
 		log:         cfg.Logger,
 		maxTurnBody: cfg.MaxTurnBody,
 		maxBody:     cfg.MaxBody,
@@ -101,13 +121,22 @@ func New(cfg Config) (*Engine, error) {
 	if e.now == nil {
 		e.now = time.Now
 	}
-	if e.sessions == nil || e.replay == nil {
+	if err := e.initSessions(&cfg); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if e.sessions == nil || e.replay == nil || e.actions == nil {
 		mem := &MemoryStore{Now: e.now}
 		if e.sessions == nil {
 			e.sessions = mem
 		}
 		if e.replay == nil {
 			e.replay = mem
+		}
+		if e.actions == nil {
+			e.actions = mem
 		}
 	}
 	if e.log == nil {
@@ -161,12 +190,12 @@ func (e *Engine) TurnHandler() http.Handler {
 
 // SessionHandler returns the handler of POST /api/v1/create-session.
 func (e *Engine) SessionHandler() http.Handler {
-	return e.route(http.MethodPost, e.notImplemented("creating sessions"))
+	return e.route(http.MethodPost, http.HandlerFunc(e.serveCreateSession))
 }
 
 // ExecuteHandler returns the handler of POST /engine/execute.
 func (e *Engine) ExecuteHandler() http.Handler {
-	return e.route(http.MethodPost, e.notImplemented("executing confirmed actions"))
+	return e.route(http.MethodPost, http.HandlerFunc(e.serveExecute))
 }
 
 // TTSHandler returns the handler of POST /engine/tts.

@@ -21,19 +21,23 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Te", "Trailer", "Transfer
 // forwardedHeaders returns the X-Engine-Forward-* headers of h with the prefix removed once, as
 // spec 5.1 and 8 set: colliding, hop-by-hop and malformed headers are dropped, and so is what
 // passes 32 headers or 16 KB of names and values. Headers are taken in sorted order of their
-// names, so what is dropped is the same for the same request.
+// names and then in the order of their values, so what is dropped is the same for the same
+// request.
 func forwardedHeaders(h http.Header) ForwardedHeaders {
 	// Headers named by Connection are hop-by-hop for this request: a client must not use them
 	// to strip what the engine sets.
-	connNamed := map[string]bool{}
+	var connNamed map[string]bool
 	for _, v := range h.Values("Connection") {
+		if connNamed == nil {
+			connNamed = map[string]bool{}
+		}
 		for name := range strings.SplitSeq(v, ",") {
 			connNamed[http.CanonicalHeaderKey(strings.TrimSpace(name))] = true
 		}
 	}
 	var names []string
 	for name := range h {
-		if len(name) > len(HeaderForwardPrefix) && strings.EqualFold(name[:len(HeaderForwardPrefix)], HeaderForwardPrefix) && !connNamed[http.CanonicalHeaderKey(name)] {
+		if len(name) > len(HeaderForwardPrefix) && strings.EqualFold(name[:len(HeaderForwardPrefix)], HeaderForwardPrefix) && (connNamed == nil || !connNamed[http.CanonicalHeaderKey(name)]) {
 			names = append(names, name)
 		}
 	}
@@ -41,7 +45,7 @@ func forwardedHeaders(h http.Header) ForwardedHeaders {
 		return nil
 	}
 	slices.Sort(names)
-	out := make(ForwardedHeaders)
+	out := make(ForwardedHeaders, len(names))
 	count, size := 0, 0
 	for _, name := range names {
 		rest := name[len(HeaderForwardPrefix):]
@@ -52,8 +56,11 @@ func forwardedHeaders(h http.Header) ForwardedHeaders {
 			if strings.ContainsAny(v, "\r\n\x00") {
 				continue
 			}
-			if count+1 > maxForwardHeaders || size+len(rest)+len(v) > maxForwardBytes {
+			if count == maxForwardHeaders {
 				return out
+			}
+			if size+len(rest)+len(v) > maxForwardBytes {
+				continue // a smaller header further on may still fit
 			}
 			count++
 			size += len(rest) + len(v)

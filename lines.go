@@ -37,7 +37,29 @@ var (
 	}
 )
 
-func localized(lines map[string]string, locale string) string {
-	s, _ := lookupLocale(lines, locale, "en")
-	return s
+// Card copy when the tenant wrote none for the locale.
+var (
+	doneCopy = map[string]CardCopy{
+		"en": {Title: "Done", Speak: "Done."},
+		"es": {Title: "Hecho", Speak: "Hecho."},
+		"fr": {Title: "Terminé", Speak: "C'est fait."},
+		"de": {Title: "Erledigt", Speak: "Erledigt."},
+		"pt": {Title: "Concluído", Speak: "Concluído."},
+		"ar": {Title: "تم", Speak: "تم."},
+		"he": {Title: "בוצע", Speak: "בוצע."},
+	}
+	declinedCopy = map[string]CardCopy{
+		"en": {Title: "Not completed", Line1: "{result.message}", Speak: "That could not be done. {result.message}"},
+		"es": {Title: "No completado", Line1: "{result.message}", Speak: "No se pudo hacer. {result.message}"},
+		"fr": {Title: "Non effectué", Line1: "{result.message}", Speak: "Cela n'a pas pu être fait. {result.message}"},
+		"de": {Title: "Nicht ausgeführt", Line1: "{result.message}", Speak: "Das ging nicht. {result.message}"},
+		"pt": {Title: "Não concluído", Line1: "{result.message}", Speak: "Não foi possível. {result.message}"},
+		"ar": {Title: "لم يكتمل", Line1: "{result.message}", Speak: "تعذر ذلك. {result.message}"},
+		"he": {Title: "לא בוצע", Line1: "{result.message}", Speak: "לא ניתן היה לבצע. {result.message}"},
+	}
+)
+
+func localized[V any](lines map[string]V, locale string) V {
+	v, _ := lookupLocale(lines, locale, "en")
+	return v
 }

@@ -35,6 +35,16 @@ type request struct {
 	UserToken   Secret
 	Metadata    map[string]any
 	Forward     ForwardedHeaders
+	// Session is the verified session of the request, nil when it carries none.
+	Session *Session
+}
+
+// sessionID returns the id of the request's verified session, or "".
+func (r *request) sessionID() string {
+	if r.Session == nil {
+		return ""
+	}
+	return r.Session.ID
 }
 
 // toolEnv returns the environment tool calls of r run in.
@@ -45,7 +55,11 @@ func (r *request) toolEnv() *ToolEnv {
 
 // readHeaders checks the common headers in the order PROTOCOL 1 sets: request id, engine key,
 // user token, session, then the rest.
-func (e *Engine) readHeaders(r *http.Request) (*request, *Problem) {
+func (e *Engine) readHeaders(r *http.Request) (*request, *Problem) { return e.readHeadersWith(r, true) }
+
+// readHeadersWith is readHeaders, skipping the session when withSession is false: for
+// create-session, which makes one.
+func (e *Engine) readHeadersWith(r *http.Request, withSession bool) (*request, *Problem) {
 	h := r.Header
 	id, p := requestID(h)
 	if p != nil {
@@ -85,8 +99,12 @@ func (e *Engine) readHeaders(r *http.Request) (*request, *Problem) {
 	}
 	req.UserToken = Secret(token)
 
-	if p := e.checkSession(r, t); p != nil {
-		return req, p
+	if withSession {
+		s, p := e.checkSession(r, t)
+		if p != nil {
+			return req, p
+		}
+		req.Session = s
 	}
 
 	if vals := h.Values(HeaderClientMetadata); len(vals) > 0 {
@@ -143,20 +161,9 @@ func clientMetadata(vals []string) (map[string]any, *Problem) {
 	return md, nil
 }
 
-// checkSession applies the session rules of PROTOCOL 3. Session tokens are issued by the
-// create-session endpoint; until it issues one, no presented token can be valid.
-func (e *Engine) checkSession(r *http.Request, t *Tenant) *Problem {
-	if r.Header.Get("Authorization") == "" && r.Header.Get("DPoP") == "" {
-		if t.RequireSession {
-			p := newProblem(http.StatusUnauthorized, CodeInvalidSession, "this assistant requires a session; create one first")
-			p.header = http.Header{"Www-Authenticate": {`Bearer error="invalid_token"`}}
-			return p
-		}
-		return nil
-	}
-	p := newProblem(http.StatusUnauthorized, CodeInvalidSession, "the session token is not valid; create a new session")
-	p.header = http.Header{"Www-Authenticate": {`Bearer error="invalid_token"`}}
-	return p
+// checkSession applies the session rules of PROTOCOL 3 (see verifySession).
+func (e *Engine) checkSession(r *http.Request, t *Tenant) (*Session, *Problem) {
+	return e.verifySession(r, t)
 }
 
 // decodeBody reads a JSON request body of at most limit bytes into v. An empty body is "{}"

@@ -146,8 +146,8 @@ func TestRoutesAndMethods(t *testing.T) {
 	}{
 		{http.MethodGet, "/engine", 405, engine.CodeMethodNotAllowed},
 		{http.MethodPost, "/nowhere", 404, engine.CodeNotFound},
-		{http.MethodPost, "/api/v1/create-session", 501, engine.CodeNotImplemented},
-		{http.MethodPost, "/engine/execute", 501, engine.CodeNotImplemented},
+		{http.MethodGet, "/api/v1/create-session", 405, engine.CodeMethodNotAllowed},
+		{http.MethodPost, "/engine/execute", 400, engine.CodeInvalidRequest},
 		{http.MethodPost, "/engine/tts", 501, engine.CodeNotImplemented},
 		{http.MethodGet, "/engine/stream", 501, engine.CodeNotImplemented},
 	}

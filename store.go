@@ -39,7 +39,7 @@ type ReplayStore interface {
 // ErrSessionNotFound is returned by a [SessionStore] for an unknown or expired session.
 var ErrSessionNotFound = errors.New("engine: session not found")
 
-// MemoryStore is a [SessionStore] and a [ReplayStore] in this process's memory, for a single
+// MemoryStore is a [SessionStore], a [ReplayStore] and an [ActionStore] in this process's memory, for a single
 // replica. Expired entries are removed as new ones arrive. The zero value is ready to use.
 type MemoryStore struct {
 	// Now is the clock; nil means time.Now.
@@ -48,6 +48,7 @@ type MemoryStore struct {
 	mu       sync.Mutex
 	sessions map[string]*Session
 	claims   map[string]time.Time
+	actions  map[string]*actionRecord
 	puts     int
 }
 
@@ -113,6 +114,11 @@ func (m *MemoryStore) sweepLocked() {
 	for k, until := range m.claims {
 		if !now.Before(until) {
 			delete(m.claims, k)
+		}
+	}
+	for k, r := range m.actions {
+		if !now.Before(r.until) {
+			delete(m.actions, k)
 		}
 	}
 }

@@ -39,6 +39,8 @@ type Tenant struct {
 	Environments map[string]*Environment `json:"environments"`
 	// Tools is the tool configuration, read by the [Toolset] (for example package httptools).
 	Tools json.RawMessage `json:"tools,omitempty"`
+	// MCP configures tools served by an MCP server (package mcptools).
+	MCP json.RawMessage `json:"mcp,omitempty"`
 	// Actions is the action allow-list: the tools that only run after the user confirmed them
 	// on the device, keyed by tool name, with the copy of their confirm widgets.
 	Actions map[string]*Action `json:"actions,omitempty"`
@@ -57,11 +59,28 @@ type Environment struct {
 	BackendURL string `json:"backend_url"`
 }
 
-// Action is an allow-listed action tool and the per-locale copy of its confirm widget.
+// Action is an allow-listed action tool and the per-locale copy of its confirm widget and of
+// the terminal card the execute endpoint answers with.
 type Action struct {
 	// Confirm holds the confirm widget's copy keyed by locale ("en", "es-MX", …). Texts may
-	// name arguments in braces: "Send {amount} to {to}?".
+	// name arguments in braces: "Send {amount} to {to}?"; {amount|money} writes a number with
+	// two decimals and thousands separators.
 	Confirm map[string]ConfirmCopy `json:"confirm"`
+	// Done is the card's copy after the action ran, by locale. Texts may also name fields of
+	// the tool's result: "{result.balance_formatted}". A backend may send the card itself as
+	// {"card":{"title","line1","line2"},"speak":"…"} in its result.
+	Done map[string]CardCopy `json:"done,omitempty"`
+	// Declined is the card's copy when the backend declined the action (a 4xx answer);
+	// {result.message} is the backend's reason.
+	Declined map[string]CardCopy `json:"declined,omitempty"`
+}
+
+// CardCopy is the text of a terminal card and of the line spoken with it, in one locale.
+type CardCopy struct {
+	Title string `json:"title"`
+	Line1 string `json:"line1"`
+	Line2 string `json:"line2"`
+	Speak string `json:"speak"`
 }
 
 // ConfirmCopy is the text of a confirm widget in one locale.
@@ -82,6 +101,9 @@ type Limits struct {
 	MaxSteps int `json:"max_steps,omitempty"`
 	// ActionTTL is how long a confirm widget can be executed (default 10m).
 	ActionTTL Duration `json:"action_ttl,omitempty"`
+	// VerificationMaxAge is how long ago the device gate may have passed when an action is
+	// executed (default 120s).
+	VerificationMaxAge Duration `json:"verification_max_age,omitempty"`
 }
 
 // Duration is a [time.Duration] written in configuration files as "10s", "1m30s".
@@ -170,6 +192,16 @@ func (t *Tenant) Validate() error {
 		if a == nil || len(a.Confirm) == 0 {
 			bad(field+".confirm", "needs the confirm copy of at least one locale")
 			continue
+		}
+		for loc, c := range a.Done {
+			if !ValidLocale(loc) || c.Title == "" {
+				bad(field+".done."+loc, "needs a BCP 47 locale and a title")
+			}
+		}
+		for loc, c := range a.Declined {
+			if !ValidLocale(loc) || c.Title == "" {
+				bad(field+".declined."+loc, "needs a BCP 47 locale and a title")
+			}
 		}
 		for loc, c := range a.Confirm {
 			f := field + ".confirm." + loc

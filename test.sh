@@ -38,6 +38,10 @@ done <<'TARGETS'
 . FuzzTurnBody
 . FuzzHeaders
 . FuzzAppendJSONString
+. FuzzForwardedHeaders
+. FuzzCanonicalize
+. FuzzDPoPProof
+./client FuzzSSE
 ./widgets FuzzDecode
 ./httptools FuzzParse
 ./intent FuzzMatch

@@ -88,3 +88,26 @@ func (f ForwardedHeaders) Names() []string { return slices.Sorted(maps.Keys(f)) 
 
 // ErrToolNotFound is returned by a [Toolset] asked to call a tool it does not have.
 var ErrToolNotFound = errors.New("engine: tool not found")
+
+// ToolsetByTenant is a [Toolset] that hands each call to the Toolset the function picks for
+// the call's tenant, so that one engine serves tenants whose tools live behind different kinds
+// of backends (HTTP endpoints, MCP servers). A nil pick means the tenant has no tools.
+type ToolsetByTenant func(t *Tenant) Toolset
+
+// Tools lists the tools of the tenant's Toolset.
+func (f ToolsetByTenant) Tools(ctx context.Context, env *ToolEnv) ([]Tool, error) {
+	ts := f(env.Tenant)
+	if ts == nil {
+		return nil, nil
+	}
+	return ts.Tools(ctx, env)
+}
+
+// Call runs the call on the tenant's Toolset.
+func (f ToolsetByTenant) Call(ctx context.Context, env *ToolEnv, call ToolCall) (ToolResult, error) {
+	ts := f(env.Tenant)
+	if ts == nil {
+		return ToolResult{}, ErrToolNotFound
+	}
+	return ts.Call(ctx, env, call)
+}

@@ -135,6 +135,9 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 // newTurn validates the body and builds the turn it asks for.
 func newTurn(req *request, b *turnRequest) (*turn, *Problem) {
 	t := &turn{req: req, env: req.toolEnv(), mode: ModeText, locale: req.Tenant.Locale, turnID: uuid.NewString(), lineStart: true}
+	if req.Session != nil {
+		t.sessionID = req.Session.ID
+	}
 	if b.Mode != nil {
 		switch m := Mode(*b.Mode); m {
 		case ModeText, ModeVoice, ModeHome:
@@ -224,27 +227,15 @@ func (e *Engine) transcribe(ctx context.Context, t *turn, b64 string) *Problem {
 	return nil
 }
 
-// loadTools lists the tenant's tools and describes them, with the UI tools, to the model.
+// loadTools lists the tenant's tools (reusing a fresh list) and describes them, with the UI
+// tools, to the model.
 func (e *Engine) loadTools(ctx context.Context, t *turn) *Problem {
-	t.tools = map[string]Tool{}
-	if e.toolset != nil {
-		tools, err := e.toolset.Tools(ctx, t.env)
-		if err != nil {
-			e.log.WarnContext(ctx, "listing tools failed", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "err", err)
-			return newProblem(http.StatusBadGateway, CodeToolsUnavailable, "the assistant's tools could not be reached; try again")
-		}
-		for _, tool := range tools {
-			kind := ToolData
-			if tool.Action || t.req.Tenant.IsAction(tool.Name) {
-				kind = ToolAction
-			}
-			t.tools[tool.Name] = tool
-			t.specs = append(t.specs, ToolSpec{Name: tool.Name, Description: tool.Description, Parameters: tool.Parameters, Kind: kind})
-		}
+	tools, err := e.toolList(ctx, t.env)
+	if err != nil {
+		e.log.WarnContext(ctx, "listing tools failed", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "err", err)
+		return newProblem(http.StatusBadGateway, CodeToolsUnavailable, "the assistant's tools could not be reached; try again")
 	}
-	for _, ui := range widgets.UITools() {
-		t.specs = append(t.specs, ToolSpec{Name: ui.Name, Description: ui.Description, Parameters: ui.Parameters, Kind: ToolUI})
-	}
+	t.tools, t.specs = describeTools(t.req.Tenant, tools)
 	return nil
 }
 

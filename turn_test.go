@@ -269,7 +269,7 @@ func TestTurnRejectsInvalidToolArgumentsAndWidgets(t *testing.T) {
 	if len(res.spec.Widgets) != 0 {
 		t.Errorf("an invalid widget was sent: %#v", res.spec.Widgets)
 	}
-	wants := []string{`account: must be one of the allowed values`, `value is not a number from 0 to 1`, `unknown_tool`, `amount is required`}
+	wants := []string{`/properties/account: enum: crypto`, `value is not a number from 0 to 1`, `unknown_tool`, `missing properties: [\"amount\"]`}
 	for i, want := range wants {
 		if !results[i].IsError || !strings.Contains(results[i].Content, want) {
 			t.Errorf("result %d = %+v, want an error containing %q", i, results[i], want)
@@ -372,7 +372,7 @@ func TestTurnDisconnectCancelsModelAndTools(t *testing.T) {
 	h := newHarness(t, engine.Config{Model: model, Toolset: tools})
 
 	ctx, cancel := context.WithCancel(t.Context())
-	resp := h.do(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"go"}`)
+	resp := h.doStreaming(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"go"}`)
 	buf := make([]byte, 4096)
 	var got string
 	for !strings.Contains(got, "event: status") {
@@ -401,7 +401,7 @@ func TestTurnDisconnectStopsAStreamingModel(t *testing.T) {
 	model := &enginetest.ScriptedModel{Delay: 5 * time.Millisecond, Steps: [][]engine.ModelEvent{enginetest.Text(words...)}}
 	h := newHarness(t, engine.Config{Model: model})
 	ctx, cancel := context.WithCancel(t.Context())
-	resp := h.do(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"go"}`)
+	resp := h.doStreaming(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"go"}`)
 	io.ReadFull(resp.Body, make([]byte, 200))
 	cancel()
 	resp.Body.Close()

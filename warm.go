@@ -2,44 +2,254 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/convengine/engine/widgets"
 )
 
-// warmLimit bounds a warm-up, which runs after the session's response was sent.
-const warmLimit = 30 * time.Second
+// Bounds of background work.
+const (
+	defaultToolListTTL = 5 * time.Minute
+	warmTimeout        = 30 * time.Second
+	maxWarmEntries     = 1024 // entries kept before expired ones are swept
+)
 
-// warmRequest is what a [Warmer] gets for req's tenant: the stable system prompt and the tools,
-// built by the same code as a turn's, so that the prefix a provider caches is the one turns send.
-func (e *Engine) warmRequest(ctx context.Context, req *request) (*ModelRequest, *Problem) {
-	t := &turn{req: req, env: req.toolEnv()}
-	if p := e.loadTools(ctx, t); p != nil {
-		return nil, p
-	}
-	return &ModelRequest{
-		Tenant: req.Tenant, Environment: req.Environment.Name, System: stablePrompt(req.Tenant),
-		Tools: t.specs, Locale: req.Tenant.Locale,
-	}, nil
+// errClosed is returned by background work asked for after [Engine.Close].
+var errClosed = errors.New("engine: closed")
+
+// warmer holds the engine's background work: the warm-ups that create-session starts, and the
+// tool lists of tenant environments, which warm-ups and turns share until they expire.
+// Concurrent work for one tenant environment collapses into one call.
+type warmer struct {
+	ttl   time.Duration // negative: nothing is reused
+	group singleflight.Group
+
+	mu     sync.Mutex
+	tools  map[string]toolsEntry
+	warmed map[string]time.Time // until when a tenant environment counts as warm
+	closed bool
+	wg     sync.WaitGroup
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
 }
 
-// warmModel warms the model for req's tenant when it is a [Warmer]: session creation runs it in
-// the background (spec 4.1 rule 1). Failures are logged and otherwise ignored: a cold first turn
-// is slower, not wrong.
-func (e *Engine) warmModel(ctx context.Context, req *request) {
-	w, ok := e.model.(Warmer)
-	if !ok {
+type toolsEntry struct {
+	tools []Tool
+	until time.Time
+}
+
+func newWarmer(ttl time.Duration) *warmer {
+	if ttl == 0 {
+		ttl = defaultToolListTTL
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &warmer{ttl: ttl, tools: map[string]toolsEntry{}, warmed: map[string]time.Time{}, ctx: ctx, cancel: cancel}
+}
+
+// enter registers one piece of background work, or reports false after Close.
+func (w *warmer) enter() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return false
+	}
+	w.wg.Add(1)
+	return true
+}
+
+func (w *warmer) exit() { w.wg.Done() }
+
+// detach returns a context with parent's values that outlives parent's cancellation: it ends
+// after d, or when the engine is closed.
+func (w *warmer) detach(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), d)
+	stop := context.AfterFunc(w.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+func (w *warmer) cachedTools(key string, now time.Time) ([]Tool, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e, ok := w.tools[key]
+	return e.tools, ok && now.Before(e.until)
+}
+
+func (w *warmer) putTools(key string, tools []Tool, now time.Time) {
+	if w.ttl < 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, warmLimit)
-	defer cancel()
-	mreq, p := e.warmRequest(ctx, req)
-	if p != nil {
-		return // loadTools logged why
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.tools) >= maxWarmEntries {
+		for k, e := range w.tools {
+			if !now.Before(e.until) {
+				delete(w.tools, k)
+			}
+		}
 	}
-	start := e.now()
-	if err := w.Warm(ctx, mreq); err != nil {
-		e.log.WarnContext(ctx, "warming the model failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+	w.tools[key] = toolsEntry{tools: tools, until: now.Add(w.ttl)}
+}
+
+func (w *warmer) isWarm(key string, now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	until, ok := w.warmed[key]
+	return ok && now.Before(until)
+}
+
+func (w *warmer) markWarm(key string, now time.Time) {
+	if w.ttl < 0 {
 		return
 	}
-	e.log.DebugContext(ctx, "warmed the model", "requestId", req.ID, "tenant", req.Tenant.Key,
-		"ms", float64(e.now().Sub(start).Microseconds())/1000)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.warmed) >= maxWarmEntries {
+		for k, until := range w.warmed {
+			if !now.Before(until) {
+				delete(w.warmed, k)
+			}
+		}
+	}
+	w.warmed[key] = now.Add(w.ttl)
+}
+
+// Close stops the engine's background work, such as the warm-ups that create-session starts,
+// and waits for it to end. Handlers keep working afterwards, without background work. Call it
+// once the HTTP server in front of the engine has shut down. It is safe to call more than once.
+func (e *Engine) Close() error {
+	w := e.warm
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.cancel()
+	w.wg.Wait()
+	return nil
+}
+
+func warmKey(env *ToolEnv) string { return env.Tenant.Key + "\x00" + env.Environment.Name }
+
+// toolList returns the tools of env's tenant environment: the cached list while it is fresh,
+// else the Toolset's, listed once for all the callers that ask at the same time. The listing
+// runs in the background, bounded by the tenant's tool time-out, so that a caller that gives up
+// does not fail the others; a failed listing is not cached.
+func (e *Engine) toolList(ctx context.Context, env *ToolEnv) ([]Tool, error) {
+	if e.toolset == nil {
+		return nil, nil
+	}
+	key := warmKey(env)
+	if tools, ok := e.warm.cachedTools(key, e.now()); ok {
+		return tools, nil
+	}
+	ch := e.warm.group.DoChan("tools\x00"+key, func() (any, error) {
+		if !e.warm.enter() {
+			return nil, errClosed
+		}
+		defer e.warm.exit()
+		lctx, cancel := e.warm.detach(ctx, env.Tenant.Limits.ToolTimeout.or(defaultToolLimit))
+		defer cancel()
+		tools, err := e.listTools(lctx, env)
+		if err != nil {
+			return nil, err
+		}
+		e.warm.putTools(key, tools, e.now())
+		return tools, nil
+	})
+	select {
+	case res := <-ch:
+		if errors.Is(res.Err, errClosed) {
+			return e.listTools(ctx, env)
+		}
+		tools, _ := res.Val.([]Tool)
+		return tools, res.Err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// listTools calls the Toolset, turning a panic into an error: it may run on a goroutine of its
+// own, where a panic would end the process.
+func (e *Engine) listTools(ctx context.Context, env *ToolEnv) (tools []Tool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("listing tools panicked: %T", v)
+		}
+	}()
+	return e.toolset.Tools(ctx, env)
+}
+
+// describeTools indexes a tenant's tools by name and describes them, then the UI tools, to the
+// model.
+func describeTools(t *Tenant, tools []Tool) (map[string]Tool, []ToolSpec) {
+	byName := make(map[string]Tool, len(tools))
+	specs := make([]ToolSpec, 0, len(tools)+5)
+	for _, tool := range tools {
+		kind := ToolData
+		if tool.Action || t.IsAction(tool.Name) {
+			kind = ToolAction
+		}
+		byName[tool.Name] = tool
+		specs = append(specs, ToolSpec{Name: tool.Name, Description: tool.Description, Parameters: tool.Parameters, Kind: kind})
+	}
+	for _, ui := range widgets.UITools() {
+		specs = append(specs, ToolSpec{Name: ui.Name, Description: ui.Description, Parameters: ui.Parameters, Kind: ToolUI})
+	}
+	return byName, specs
+}
+
+// startWarmUp prepares req's tenant environment in the background, without delaying the
+// caller: it lists the tools and lets a [Warmer] model prepare the prompt a turn will send.
+// Warm-ups of one tenant environment collapse into one, and a finished warm-up is reused until
+// the tool list expires.
+func (e *Engine) startWarmUp(ctx context.Context, req *request) {
+	env := req.toolEnv()
+	key := warmKey(env)
+	if e.warm.isWarm(key, e.now()) || !e.warm.enter() {
+		return
+	}
+	go func() {
+		defer e.warm.exit()
+		wctx, cancel := e.warm.detach(ctx, warmTimeout)
+		defer cancel()
+		_, err, _ := e.warm.group.Do("warm\x00"+key, func() (any, error) { return nil, e.warmUp(wctx, key, env) })
+		if err != nil && !errors.Is(err, errClosed) {
+			e.log.WarnContext(wctx, "warm-up failed", "requestId", env.RequestID, "tenant", env.Tenant.Key,
+				"env", env.Environment.Name, "err", err)
+		}
+	}()
+}
+
+func (e *Engine) warmUp(ctx context.Context, key string, env *ToolEnv) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("warm-up panicked: %T", v)
+		}
+	}()
+	if e.warm.isWarm(key, e.now()) {
+		return nil
+	}
+	tools, err := e.toolList(ctx, env)
+	if err != nil {
+		return fmt.Errorf("listing tools: %w", err)
+	}
+	if w, ok := e.model.(Warmer); ok {
+		_, specs := describeTools(env.Tenant, tools)
+		if err := w.Warm(ctx, e.warmRequest(env, specs)); err != nil {
+			return fmt.Errorf("warming the model: %w", err)
+		}
+	}
+	e.warm.markWarm(key, e.now())
+	return nil
+}
+
+// warmRequest is the prefix every turn's request of the tenant shares: the stable system
+// prompt and the tools, with no Context and no messages.
+func (e *Engine) warmRequest(env *ToolEnv, specs []ToolSpec) *ModelRequest {
+	return &ModelRequest{Tenant: env.Tenant, Environment: env.Environment.Name, System: stablePrompt(env.Tenant),
+		Tools: specs, Mode: ModeText, Locale: env.Tenant.Locale}
 }

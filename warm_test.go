@@ -1,85 +1,245 @@
-package engine
+package engine_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
+	"errors"
 	"iter"
-	"log/slog"
-	"reflect"
+	"net/http"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
 )
 
-type warmRecorder struct{ warmed []*ModelRequest }
-
-func (m *warmRecorder) Stream(context.Context, *ModelRequest) iter.Seq2[ModelEvent, error] {
-	return func(yield func(ModelEvent, error) bool) { yield(FinishEvent(FinishStop), nil) }
+// countingTools is a toolset that counts its listings. While gate is open (nil or closed)
+// listings answer at once; fail makes them fail.
+type countingTools struct {
+	*enginetest.FuncToolset
+	lists atomic.Int64
+	gate  chan struct{}
+	fail  atomic.Bool
 }
 
-func (m *warmRecorder) Warm(_ context.Context, req *ModelRequest) error {
-	m.warmed = append(m.warmed, req)
+func (c *countingTools) Tools(ctx context.Context, env *engine.ToolEnv) ([]engine.Tool, error) {
+	c.lists.Add(1)
+	if c.gate != nil {
+		select {
+		case <-c.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if c.fail.Load() {
+		return nil, errors.New("backend down")
+	}
+	return c.FuncToolset.Tools(ctx, env)
+}
+
+// warmModel is a scripted model that is also a Warmer, recording what it was asked.
+type warmModel struct {
+	enginetest.ScriptedModel
+	mu     sync.Mutex
+	warms  []*engine.ModelRequest
+	turns  []*engine.ModelRequest
+	warmed chan struct{} // receives after each Warm
+}
+
+func newWarmModel() *warmModel {
+	return &warmModel{ScriptedModel: enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}},
+		warmed: make(chan struct{}, 64)}
+}
+
+func (m *warmModel) Warm(_ context.Context, req *engine.ModelRequest) error {
+	m.mu.Lock()
+	m.warms = append(m.warms, req)
+	m.mu.Unlock()
+	m.warmed <- struct{}{}
 	return nil
 }
 
-type listTools []Tool
-
-func (l listTools) Tools(context.Context, *ToolEnv) ([]Tool, error) { return l, nil }
-func (l listTools) Call(context.Context, *ToolEnv, ToolCall) (ToolResult, error) {
-	return ToolResult{}, ErrToolNotFound
+func (m *warmModel) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
+	m.mu.Lock()
+	m.turns = append(m.turns, req)
+	m.mu.Unlock()
+	return m.ScriptedModel.Stream(ctx, req)
 }
 
-// TestWarmRequestIsTheStablePartOfATurn checks that what a Warmer sees at session creation is
-// exactly the stable part of what the model sees in a turn of the same tenant, however much the
-// turns differ.
-func TestWarmRequestIsTheStablePartOfATurn(t *testing.T) {
-	tenant := &Tenant{Key: "pk_w", Name: "W", Prompt: "You are W's assistant.",
-		Environments: map[string]*Environment{EnvProduction: {BackendURL: "http://127.0.0.1:1"}}}
-	if err := tenant.Validate(); err != nil {
-		t.Fatal(err)
+func (m *warmModel) counts() (warms, turns int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.warms), len(m.turns)
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
-	store, _ := NewStaticTenants(tenant)
-	model := &warmRecorder{}
-	tools := listTools{{Name: "get_balance", Parameters: json.RawMessage(`{"type":"object"}`)}, {Name: "transfer", Action: true}}
-	e, err := New(Config{Tenants: store, Model: model, Toolset: tools, SigningKey: bytes.Repeat([]byte{1}, 32),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+}
+
+func toolNames(specs []engine.ToolSpec) []string {
+	var out []string
+	for _, s := range specs {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// TestWarmUpCollapsesAndFeedsTheFirstTurn creates sessions at once while the tenant's backend
+// is slow: every answer comes at once, the tools are listed once, the model warms once with
+// the prompt a turn sends, and the next turn lists nothing.
+func TestWarmUpCollapsesAndFeedsTheFirstTurn(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	tools := &countingTools{FuncToolset: bankTools(), gate: make(chan struct{})}
+	model := newWarmModel()
+	h := newHarness(t, engine.Config{Model: model, Toolset: tools})
+
+	const n = 8
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			resp := h.do(t.Context(), http.MethodPost, engine.PathCreateSession, headers(), ``)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				t.Errorf("create-session: %d", resp.StatusCode)
+			}
+		})
+	}
+	wg.Wait() // every 201 arrived while the listing is still blocked
+	close(tools.gate)
+	<-model.warmed
+
+	res := h.turn(`{"transcript":"hi"}`)
+	if res.spec.Speak != "Hi." {
+		t.Fatalf("spec %+v", res.spec)
+	}
+	if got := tools.lists.Load(); got != 1 {
+		t.Errorf("tools listed %d times for %d sessions and a turn, want 1", got, n)
+	}
+	h.srv.Close()
+	h.engine.Close()
+	warms, turns := model.counts()
+	if warms != 1 || turns != 1 {
+		t.Fatalf("%d warm-ups, %d turn completions; want 1 and 1", warms, turns)
+	}
+	w, tr := model.warms[0], model.turns[0]
+	if w.System != tr.System || w.Mode != engine.ModeText || w.Locale != "en" || len(w.Messages) != 0 ||
+		w.Environment != engine.EnvProduction || w.Tenant.Key != testKey ||
+		!slices.Equal(toolNames(w.Tools), toolNames(tr.Tools)) || !slices.Contains(toolNames(w.Tools), "get_balance") {
+		t.Errorf("warm request %+v does not match the turn's %+v", w, tr)
+	}
+}
+
+// TestFailedWarmUpIsNotCached checks that a warm-up whose tool listing failed is done again by
+// the next session, and that its tool list then serves the turns.
+func TestFailedWarmUpIsNotCached(t *testing.T) {
+	tools := &countingTools{FuncToolset: bankTools()}
+	tools.fail.Store(true)
+	model := newWarmModel()
+	h := newHarness(t, engine.Config{Model: model, Toolset: tools})
+
+	h.createSession(t, headers(), ``)
+	waitFor(t, "the failed warm-up", func() bool { return strings.Contains(h.logs.String(), "warm-up failed") })
+	if w, _ := model.counts(); w != 0 {
+		t.Fatalf("the model warmed without tools")
+	}
+	resp := h.do(t.Context(), http.MethodPost, "/engine", headers(), `{"transcript":"hi"}`)
+	if p := readProblem(t, resp); resp.StatusCode != http.StatusBadGateway || p.Code != engine.CodeToolsUnavailable {
+		t.Fatalf("turn while the backend is down: %d %s", resp.StatusCode, p.Code)
+	}
+
+	tools.fail.Store(false)
+	h.createSession(t, headers(), ``)
+	<-model.warmed
+	if got := tools.lists.Load(); got != 3 {
+		t.Fatalf("tools listed %d times, want 3 (failed warm-up, failed turn, second warm-up)", got)
+	}
+	h.turn(`{"transcript":"hi"}`)
+	h.turn(`{"transcript":"hi"}`)
+	if got := tools.lists.Load(); got != 3 {
+		t.Fatalf("turns listed the tools again: %d listings", got)
+	}
+}
+
+func TestToolListExpires(t *testing.T) {
+	clk := newClock()
+	tools := &countingTools{FuncToolset: bankTools()}
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
+	h := newHarness(t, engine.Config{Model: model, Toolset: tools, Now: clk.Now, ToolListTTL: time.Minute})
+	h.turn(`{"transcript":"hi"}`)
+	h.turn(`{"transcript":"hi"}`)
+	if got := tools.lists.Load(); got != 1 {
+		t.Fatalf("%d listings for two turns within the TTL", got)
+	}
+	clk.Add(61 * time.Second)
+	h.turn(`{"transcript":"hi"}`)
+	if got := tools.lists.Load(); got != 2 {
+		t.Fatalf("%d listings after the TTL", got)
+	}
+
+	uncached := &countingTools{FuncToolset: bankTools()}
+	h2 := newHarness(t, engine.Config{Model: model, Toolset: uncached, ToolListTTL: -1})
+	h2.turn(`{"transcript":"hi"}`)
+	h2.turn(`{"transcript":"hi"}`)
+	if got := uncached.lists.Load(); got != 2 {
+		t.Fatalf("%d listings for two turns without a cache", got)
+	}
+}
+
+// TestCloseStopsWarmUps checks that a warm-up stuck on a backend that never answers ends when
+// the engine closes, leaving no goroutine behind.
+func TestCloseStopsWarmUps(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	tools := &countingTools{FuncToolset: bankTools(), gate: make(chan struct{})}
+	h := newHarness(t, engine.Config{Model: newWarmModel(), Toolset: tools})
+	h.createSession(t, headers(), ``)
+	waitFor(t, "the warm-up to list tools", func() bool { return tools.lists.Load() == 1 })
+	h.srv.Close()
+	h.engine.Close()
+	h.engine.Close()
+}
+
+// TestTurnGivesUpOnASlowListing checks that a client leaving while the tools are listed ends
+// its turn without failing the listing for others.
+func TestTurnGivesUpOnASlowListing(t *testing.T) {
+	tools := &countingTools{FuncToolset: bankTools(), gate: make(chan struct{})}
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
+	h := newHarness(t, engine.Config{Model: model, Toolset: tools})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := h.srv.Client().Do(mustRequest(t, ctx, h.srv.URL+"/engine"))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, "the turn to list tools", func() bool { return tools.lists.Load() == 1 })
+	cancel()
+	<-done
+	close(tools.gate)
+	h.turn(`{"transcript":"hi"}`)
+	if got := tools.lists.Load(); got != 1 {
+		t.Fatalf("%d listings; the abandoned listing should have served the next turn", got)
+	}
+}
+
+func mustRequest(t *testing.T, ctx context.Context, url string) *http.Request {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"transcript":"hi"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &request{ID: "prod-1", Tenant: tenant, Environment: tenant.Environments[EnvProduction], UserToken: "tok"}
-	e.warmModel(context.Background(), req)
-	if len(model.warmed) != 1 {
-		t.Fatalf("warmed %d times", len(model.warmed))
-	}
-	warm := model.warmed[0]
-	if warm.Context != "" || len(warm.Messages) != 0 || warm.Environment != EnvProduction {
-		t.Errorf("warm request %+v", warm)
-	}
-	for _, body := range []string{
-		`{"transcript":"hi"}`,
-		`{"transcript":"hola","mode":"voice","meta":{"locale":"es-MX"},"context":{"country_code":"mx","screen":"home"}}`,
-		`{"mode":"home"}`,
-	} {
-		var b turnRequest
-		if err := json.Unmarshal([]byte(body), &b); err != nil {
-			t.Fatal(err)
-		}
-		req := &request{ID: "prod-2", Tenant: tenant, Environment: tenant.Environments[EnvProduction], UserToken: "other",
-			Metadata: map[string]any{"userId": "u-9"}}
-		tr, p := newTurn(req, &b)
-		if p != nil {
-			t.Fatal(p)
-		}
-		if p := e.loadTools(context.Background(), tr); p != nil {
-			t.Fatal(p)
-		}
-		turn := e.modelRequest(tr)
-		if turn.System != warm.System || !reflect.DeepEqual(turn.Tools, warm.Tools) {
-			t.Errorf("%s: the turn's stable part differs from the warm-up's:\n%q\n%q", body, turn.System, warm.System)
-		}
-		if !strings.Contains(turn.Context, tr.locale) || strings.Contains(turn.System, "u-9") {
-			t.Errorf("%s: context %q", body, turn.Context)
-		}
-	}
+	req.Header = headers()
+	return req
 }

@@ -25,6 +25,10 @@ var ErrUnavailable = errors.New("httptools: tool unavailable")
 // such as a redirect.
 var ErrBadResponse = errors.New("httptools: bad response from tool")
 
+// ErrMissingMetadata is wrapped by the error of a call whose tool binds an argument to client
+// metadata that the request did not carry.
+var ErrMissingMetadata = errors.New("httptools: client metadata missing")
+
 // reservedHeaders are set by the Toolset alone; a forwarded header of the same name is
 // dropped. The client metadata and the engine key never reach a backend at all.
 var reservedHeaders = []string{
@@ -86,6 +90,22 @@ func newRequest(ctx context.Context, env *engine.ToolEnv, def *Definition, args 
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(args, &fields); err != nil || fields == nil {
 		return nil, "the arguments must be a JSON object", nil
+	}
+	if len(def.Bind) > 0 {
+		for arg, path := range def.Bind {
+			v, ok := metadataValue(env.Metadata, path)
+			if !ok {
+				return nil, "", fmt.Errorf("%w: %s: the client metadata has no %s", ErrMissingMetadata, def.Name, path)
+			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, "", fmt.Errorf("%w: %s: %s", ErrMissingMetadata, def.Name, path)
+			}
+			fields[arg] = b
+		}
+		if args, err = json.Marshal(fields); err != nil {
+			return nil, "", fmt.Errorf("httptools: %s: encoding arguments: %w", def.Name, err)
+		}
 	}
 	var body io.Reader
 	if def.Method == http.MethodGet || def.Method == http.MethodDelete {

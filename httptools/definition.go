@@ -32,6 +32,12 @@ type Definition struct {
 	Timeout engine.Duration `json:"timeout,omitempty"`
 	// Action marks a tool that changes something, which runs only once the user confirmed it.
 	Action bool `json:"action,omitempty"`
+	// Bind fills arguments from the request's client metadata (X-Client-Metadata), by
+	// argument name: {"user_id": "userId"} sends the metadata's userId as user_id; a dotted
+	// path reaches into objects ("user.id"). Bound arguments are hidden from the model, and a
+	// value the model sends for one is replaced, so metadata reaches a backend only through the
+	// arguments a tenant declared, and a model cannot choose them.
+	Bind map[string]string `json:"bind,omitempty"`
 }
 
 var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
@@ -130,6 +136,14 @@ func parseDefinition(field string, item json.RawMessage) (Definition, error) {
 			bad("parameters.type", `must be "object"`)
 		}
 	}
+	for arg, path := range d.Bind {
+		if !namePattern.MatchString(arg) {
+			bad("bind", "%q is not an argument name", arg)
+		}
+		if path == "" || strings.HasPrefix(path, ".") || strings.HasSuffix(path, ".") || strings.Contains(path, "..") {
+			bad("bind."+arg, "must be a metadata field such as \"userId\" or \"user.id\"")
+		}
+	}
 	if len(raw.Timeout) > 0 && string(raw.Timeout) != "null" {
 		if err := json.Unmarshal(raw.Timeout, &d.Timeout); err != nil {
 			bad("timeout", "%v", err)
@@ -140,14 +154,59 @@ func parseDefinition(field string, item json.RawMessage) (Definition, error) {
 	return d, errors.Join(errs...)
 }
 
-// tool returns the engine's view of d.
+// tool returns the engine's view of d: the model never sees bound arguments.
 func (d *Definition) tool() engine.Tool {
 	return engine.Tool{
 		Name:        d.Name,
 		Description: d.Description,
-		Parameters:  d.Parameters,
+		Parameters:  hideBound(d.Parameters, d.Bind),
 		Action:      d.Action,
 		Status:      d.Status,
 		Timeout:     time.Duration(d.Timeout),
 	}
+}
+
+// hideBound removes the bound arguments from an object schema's properties and required list.
+func hideBound(schema json.RawMessage, bind map[string]string) json.RawMessage {
+	if len(bind) == 0 {
+		return schema
+	}
+	var s map[string]any
+	if json.Unmarshal(schema, &s) != nil {
+		return schema
+	}
+	if props, ok := s["properties"].(map[string]any); ok {
+		for arg := range bind {
+			delete(props, arg)
+		}
+	}
+	if req, ok := s["required"].([]any); ok {
+		kept := req[:0]
+		for _, r := range req {
+			if name, _ := r.(string); bind[name] == "" {
+				kept = append(kept, r)
+			}
+		}
+		s["required"] = kept
+	}
+	out, err := json.Marshal(s)
+	if err != nil {
+		return schema
+	}
+	return out
+}
+
+// metadataValue finds a dotted path in client metadata.
+func metadataValue(md map[string]any, path string) (any, bool) {
+	var cur any = md
+	for part := range strings.SplitSeq(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
 }

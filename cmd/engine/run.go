@@ -17,6 +17,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
+	"github.com/convengine/engine/mcptools"
 	"github.com/convengine/engine/tenantfile"
 )
 
@@ -59,7 +60,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	tools := httptools.New(nil)
+	tools, closeTools := newToolset()
+	defer closeTools()
 	var (
 		tenants engine.TenantStore
 		demo    *demo
@@ -96,13 +98,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	defer eng.Close() // after the server: stops warm-ups still running
 
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           eng.Handler(),
+		Handler:           routes(eng),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
@@ -187,6 +190,11 @@ func checkTenants(tenants []*engine.Tenant, model *intent.Model) error {
 	for _, t := range tenants {
 		if len(t.Tools) > 0 {
 			if _, err := httptools.Parse(t.Tools); err != nil {
+				errs = append(errs, fmt.Errorf("tenant %q: %w", t.Key, err))
+			}
+		}
+		if len(t.MCP) > 0 {
+			if _, err := mcptools.Parse(t.MCP); err != nil {
 				errs = append(errs, fmt.Errorf("tenant %q: %w", t.Key, err))
 			}
 		}

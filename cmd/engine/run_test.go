@@ -88,8 +88,13 @@ type event struct {
 
 func turn(t *testing.T, base, requestID, body string) ([]event, widgets.Spec) {
 	t.Helper()
+	return turnAs(t, base, "pk_demo", requestID, body)
+}
+
+func turnAs(t *testing.T, base, key, requestID, body string) ([]event, widgets.Spec) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, base+"/engine", strings.NewReader(body))
-	req.Header.Set("X-Engine-Key", "pk_demo")
+	req.Header.Set("X-Engine-Key", key)
 	req.Header.Set("X-Token", "demo-user-token")
 	req.Header.Set("X-Request-ID", requestID)
 	req.Header.Set("Content-Type", "application/json")
@@ -159,40 +164,7 @@ func testDemoConversations(t *testing.T, env map[string]string) {
 	if !strings.Contains(out.String(), "pk_demo") || !strings.Contains(out.String(), "curl") {
 		t.Errorf("the demo key and a sample curl are not printed:\n%s", out.String())
 	}
-	cases := []struct {
-		say  string
-		want string // widget type
-	}{
-		{"what is my balance", widgets.TypeStat},
-		{"how much money do I have", widgets.TypeStat},
-		{"show my recent transactions", widgets.TypeList},
-		{"what did I spend recently", widgets.TypeList},
-		{"how close am I to my savings goal", widgets.TypeProgress},
-		{"send 20 dollars to Alex", widgets.TypeConfirm},
-		{"transfer twenty dollars to jordan", widgets.TypeConfirm},
-	}
-	for _, tc := range cases {
-		t.Run(tc.say, func(t *testing.T) {
-			evs, spec := turn(t, base, "prod-demo-1", `{"transcript":"`+tc.say+`"}`)
-			order(t, evs, spec)
-			if len(spec.Widgets) == 0 || spec.Widgets[0].WidgetType() != tc.want {
-				t.Fatalf("widgets %#v, want a %s", spec.Widgets, tc.want)
-			}
-			if err := spec.Widgets[0].Validate(); err != nil {
-				t.Fatal(err)
-			}
-			switch w := spec.Widgets[0].(type) {
-			case widgets.Stat:
-				if w.Value != "$1,234.56" {
-					t.Errorf("balance %q", w.Value)
-				}
-			case widgets.Confirm:
-				if w.Execute.Tool != "transfer" || !strings.Contains(w.Body, "$20.00") {
-					t.Errorf("confirm %+v", w)
-				}
-			}
-		})
-	}
+	conversations(t, base, "pk_demo")
 	t.Run("home", func(t *testing.T) {
 		evs, spec := turn(t, base, "prod-demo-2", `{"mode":"home"}`)
 		order(t, evs, spec)
@@ -230,6 +202,45 @@ func testDemoConversations(t *testing.T, env map[string]string) {
 	})
 }
 
+// conversations runs the demo phrases against the tenant of key and checks their widgets.
+func conversations(t *testing.T, base, key string) {
+	cases := []struct {
+		say  string
+		want string // widget type
+	}{
+		{"what is my balance", widgets.TypeStat},
+		{"how much money do I have", widgets.TypeStat},
+		{"show my recent transactions", widgets.TypeList},
+		{"what did I spend recently", widgets.TypeList},
+		{"how close am I to my savings goal", widgets.TypeProgress},
+		{"send 20 dollars to Alex", widgets.TypeConfirm},
+		{"transfer twenty dollars to jordan", widgets.TypeConfirm},
+	}
+	for _, tc := range cases {
+		t.Run(tc.say, func(t *testing.T) {
+			evs, spec := turnAs(t, base, key, "prod-demo-1", `{"transcript":"`+tc.say+`"}`)
+			order(t, evs, spec)
+			if len(spec.Widgets) == 0 || spec.Widgets[0].WidgetType() != tc.want {
+				t.Fatalf("widgets %#v, want a %s", spec.Widgets, tc.want)
+			}
+			if err := spec.Widgets[0].Validate(); err != nil {
+				t.Fatal(err)
+			}
+			switch w := spec.Widgets[0].(type) {
+			case widgets.Stat:
+				if w.Value != "$1,234.56" {
+					t.Errorf("balance %q", w.Value)
+				}
+			case widgets.Confirm:
+				if w.Execute.Tool != "transfer" || !strings.Contains(w.Body, "$20.00") {
+					t.Errorf("confirm %+v", w)
+				}
+			}
+		})
+	}
+
+}
+
 func TestConfigurationErrors(t *testing.T) {
 	cases := []struct {
 		args []string
@@ -251,15 +262,24 @@ func TestConfigurationErrors(t *testing.T) {
 }
 
 func TestTenantsFileReplacesTheDemo(t *testing.T) {
-	bank := httptest.NewServer(demobank.New(nil))
-	defer bank.Close()
-	tn, err := demobank.Tenant("http://placeholder.invalid", "")
+	bank := demobank.New(nil)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", demobank.MCPHandler(bank))
+	mux.Handle("/", bank)
+	backend := httptest.NewServer(mux)
+	defer backend.Close()
+
+	// The same demo tenant twice: its tools over HTTP, then over MCP, switched in the file alone.
+	httpTenant, err := demobank.Tenant("http://placeholder.invalid", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tn.Key = "pk_file"
-	tn.Environments[engine.EnvProduction].BackendURL = "${BANK_URL}"
-	data, err := json.Marshal(map[string]any{"tenants": []*engine.Tenant{tn}})
+	httpTenant.Key = "pk_http"
+	httpTenant.Environments[engine.EnvProduction].BackendURL = "${BANK_URL}"
+	mcpTenant, _ := demobank.Tenant("http://placeholder.invalid", "")
+	mcpTenant.Key, mcpTenant.Tools, mcpTenant.MCP = "pk_mcp", nil, json.RawMessage(`{"path":"/mcp"}`)
+	mcpTenant.Environments[engine.EnvProduction].BackendURL = "${BANK_URL}"
+	data, err := json.Marshal(map[string]any{"tenants": []*engine.Tenant{httpTenant, mcpTenant}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,28 +287,36 @@ func TestTenantsFileReplacesTheDemo(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base, out := startServer(t, []string{"-tenants", path}, map[string]string{"BANK_URL": bank.URL})
+	base, out := startServer(t, []string{"-tenants", path}, map[string]string{"BANK_URL": backend.URL})
 	if strings.Contains(out.String(), "pk_demo") {
 		t.Error("the demo was started although a tenants file was given")
 	}
-	req, _ := http.NewRequest(http.MethodPost, base+"/engine", strings.NewReader(`{"transcript":"what is my balance"}`))
-	req.Header.Set("X-Engine-Key", "pk_file")
-	req.Header.Set("X-Token", "demo-user-token")
-	req.Header.Set("X-Request-ID", "prod-file-1")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	for _, key := range []string{"pk_http", "pk_mcp"} {
+		t.Run(key, func(t *testing.T) { conversations(t, base, key) })
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(body), `"type":"stat"`) {
-		t.Fatalf("%d %s", resp.StatusCode, body)
+	if n := bank.Transfers("demo-user-token"); n != 0 {
+		t.Errorf("%d transfers ran during turns", n)
 	}
 
 	broken := filepath.Join(t.TempDir(), "broken.yaml")
-	os.WriteFile(broken, []byte("tenants:\n  - key: pk_b\n    name: B\n    environments: {production: {}}\n    tools: [{name: 'bad name!', method: GET, path: /x}]\n"), 0o600)
+	os.WriteFile(broken, []byte("tenants:\n  - key: pk_b\n    name: B\n    environments: {production: {}}\n    tools: [{name: 'bad name!', method: GET, path: /x}]\n    mcp: {path: nope}\n"), 0o600)
 	err = run(t.Context(), []string{"-tenants", broken}, func(string) string { return "" }, io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "broken.yaml") || !strings.Contains(err.Error(), "tools[0].name") {
+	if err == nil || !strings.Contains(err.Error(), "broken.yaml") || !strings.Contains(err.Error(), "tools[0].name") || !strings.Contains(err.Error(), "mcp.path") {
 		t.Fatalf("a broken tenants file: %v", err)
+	}
+}
+
+func TestOperatorRoutes(t *testing.T) {
+	base, _ := startServer(t, nil, nil)
+	for path, want := range map[string]string{"/healthz": `{"status":"ok"}`, "/readyz": `{"status":"ok"}`, "/openapi.yaml": "openapi: 3.1.0"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("%s: %d %s", path, resp.StatusCode, body)
+		}
 	}
 }

@@ -42,11 +42,23 @@ func Tenant(productionURL, stagingURL string) (*engine.Tenant, error) {
 		Tools:   bytes.Clone(ToolsJSON),
 		Intents: intents,
 		Actions: map[string]*engine.Action{
-			"transfer": {Confirm: map[string]engine.ConfirmCopy{
-				"en": {Title: "Send money", Body: "Send ${amount|money} to {to}?", ConfirmLabel: "Send", CancelLabel: "Cancel"},
-				"es": {Title: "Enviar dinero", Body: "¿Enviar ${amount|money} a {to}?", ConfirmLabel: "Enviar", CancelLabel: "Cancelar"},
-				"ar": {Title: "إرسال أموال", Body: "هل تريد إرسال ${amount|money} إلى {to}؟", ConfirmLabel: "إرسال", CancelLabel: "إلغاء"},
-			}},
+			"transfer": {
+				Confirm: map[string]engine.ConfirmCopy{
+					"en": {Title: "Send money", Body: "Send ${amount|money} to {to}?", ConfirmLabel: "Send", CancelLabel: "Cancel"},
+					"es": {Title: "Enviar dinero", Body: "¿Enviar ${amount|money} a {to}?", ConfirmLabel: "Enviar", CancelLabel: "Cancelar"},
+					"ar": {Title: "إرسال أموال", Body: "هل تريد إرسال ${amount|money} إلى {to}؟", ConfirmLabel: "إرسال", CancelLabel: "إلغاء"},
+				},
+				Done: map[string]engine.CardCopy{
+					"en": {Title: "Money sent", Line1: "${amount|money} to {to}", Line2: "New balance {result.balance_formatted}", Speak: "Done. I sent ${amount|money} to {to}."},
+					"es": {Title: "Dinero enviado", Line1: "${amount|money} a {to}", Line2: "Nuevo saldo {result.balance_formatted}", Speak: "Listo. Envié ${amount|money} a {to}."},
+					"ar": {Title: "تم الإرسال", Line1: "${amount|money} إلى {to}", Line2: "الرصيد الجديد {result.balance_formatted}", Speak: "تم. أرسلت ${amount|money} إلى {to}."},
+				},
+				Declined: map[string]engine.CardCopy{
+					"en": {Title: "Transfer not sent", Line1: "{result.message}", Speak: "I couldn't send that. {result.message}"},
+					"es": {Title: "Transferencia no enviada", Line1: "{result.message}", Speak: "No pude enviarlo. {result.message}"},
+					"ar": {Title: "لم يتم التحويل", Line1: "{result.message}", Speak: "تعذر الإرسال. {result.message}"},
+				},
+			},
 		},
 	}
 	if stagingURL != "" {

@@ -1,0 +1,113 @@
+package client
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func readAll(t *testing.T, r io.Reader, max int) ([]sseEvent, error) {
+	t.Helper()
+	sr := newSSEReader(r, max)
+	var out []sseEvent
+	for {
+		ev, err := sr.next()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ev)
+	}
+}
+
+func TestSSEReader(t *testing.T) {
+	big := strings.Repeat("x", 300<<10)
+	cases := []struct {
+		name   string
+		stream string
+		want   []sseEvent
+	}{
+		{"one event", "id: 1\nevent: speak\ndata: {\"delta\":\"hi\"}\n\n",
+			[]sseEvent{{"1", "speak", []byte(`{"delta":"hi"}`)}}},
+		{"comments and pings", ": ping\n\n: another\nid: 2\n: inside\nevent: done\ndata: {}\n\n",
+			[]sseEvent{{"2", "done", []byte(`{}`)}}},
+		{"multi-line data", "data: a\ndata:b\ndata:  c\n\n", []sseEvent{{"", "message", []byte("a\nb\n c")}}},
+		{"empty data line", "data\ndata\n\n", []sseEvent{{"", "message", []byte("\n")}}},
+		{"CRLF", "id: 7\r\nevent: x\r\ndata: 1\r\n\r\n", []sseEvent{{"7", "x", []byte("1")}}},
+		{"CR", "event: x\rdata: 1\r\revent: y\rdata: 2\r\r", []sseEvent{{"", "x", []byte("1")}, {"", "y", []byte("2")}}},
+		{"id persists", "id: 3\ndata: a\n\ndata: b\n\nid\ndata: c\n\n",
+			[]sseEvent{{"3", "message", []byte("a")}, {"3", "message", []byte("b")}, {"", "message", []byte("c")}}},
+		{"id with NUL ignored", "id: 1\ndata: a\n\nid: 2\x00\ndata: b\n\n",
+			[]sseEvent{{"1", "message", []byte("a")}, {"1", "message", []byte("b")}}},
+		{"event without data is dropped", "event: a\n\nevent: b\ndata: x\n\n", []sseEvent{{"", "b", []byte("x")}}},
+		{"unknown fields and retry", "retry: 10\nfoo: bar\ndata: x\n\n", []sseEvent{{"", "message", []byte("x")}}},
+		{"byte order mark", "\xEF\xBB\xBFdata: x\n\n", []sseEvent{{"", "message", []byte("x")}}},
+		{"cut off event dropped", "data: x\n\ndata: y\n", []sseEvent{{"", "message", []byte("x")}}},
+		{"large event", "event: done\ndata: " + big + "\n\n", []sseEvent{{"", "done", []byte(big)}}},
+	}
+	for _, tc := range cases {
+		for _, chunked := range []bool{false, true} {
+			name := tc.name
+			var r io.Reader = strings.NewReader(tc.stream)
+			if chunked {
+				name += " one byte at a time"
+				r = iotest.OneByteReader(r)
+			}
+			t.Run(name, func(t *testing.T) {
+				got, err := readAll(t, r, 1<<20)
+				if !errors.Is(err, io.EOF) {
+					t.Fatalf("error %v", err)
+				}
+				if len(got) != len(tc.want) {
+					t.Fatalf("got %d events %q, want %d", len(got), got, len(tc.want))
+				}
+				for i := range got {
+					if got[i].id != tc.want[i].id || got[i].name != tc.want[i].name || string(got[i].data) != string(tc.want[i].data) {
+						t.Errorf("event %d = %q, want %q", i, got[i], tc.want[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestSSEReaderBounds(t *testing.T) {
+	for name, stream := range map[string]string{
+		"long line":       "data: " + strings.Repeat("x", 2000) + "\n\n",
+		"many data lines": strings.Repeat("data: "+strings.Repeat("x", 100)+"\n", 30) + "\n",
+		"endless line":    strings.Repeat("y", 5000),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := readAll(t, strings.NewReader(stream), 1024); !errors.Is(err, ErrEventTooLarge) {
+				t.Fatalf("error %v, want ErrEventTooLarge", err)
+			}
+		})
+	}
+}
+
+// FuzzSSE feeds the stream reader arbitrary bytes: it never panics, never returns an event
+// larger than its bound, and reads the same events however the stream is chunked.
+func FuzzSSE(f *testing.F) {
+	f.Add("id: 1\nevent: speak\ndata: {}\n\n: ping\n\n")
+	f.Add("data: a\r\ndata: b\r\rdata\n\n")
+	f.Add("\xEF\xBB\xBFid: \x00\nevent\n\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		whole, err1 := readAll(t, strings.NewReader(s), 256)
+		bytewise, err2 := readAll(t, iotest.OneByteReader(strings.NewReader(s)), 256)
+		if (err1 == nil) != (err2 == nil) || errors.Is(err1, ErrEventTooLarge) != errors.Is(err2, ErrEventTooLarge) {
+			t.Fatalf("errors differ: %v, %v", err1, err2)
+		}
+		if len(whole) != len(bytewise) {
+			t.Fatalf("%d events whole, %d byte by byte", len(whole), len(bytewise))
+		}
+		for i := range whole {
+			if len(whole[i].data) > 256 {
+				t.Fatalf("event of %d bytes", len(whole[i].data))
+			}
+			if whole[i].id != bytewise[i].id || whole[i].name != bytewise[i].name || string(whole[i].data) != string(bytewise[i].data) {
+				t.Fatalf("event %d differs: %q, %q", i, whole[i], bytewise[i])
+			}
+		}
+	})
+}

@@ -1,0 +1,287 @@
+package client
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/convengine/engine/widgets"
+)
+
+// TurnRequest is the body of a turn (the engine's POST /engine).
+type TurnRequest struct {
+	// Transcript is the user's typed text or final speech-to-text result.
+	Transcript string
+	// Audio is a 16 kHz mono 16-bit PCM WAV file for the engine to transcribe instead.
+	Audio []byte
+	// Mode is "text" (the default), "voice" or "home".
+	Mode string
+	// Messages are the prior turns, oldest first.
+	Messages []Message
+	Context  *TurnContext
+	Meta     *TurnMeta
+}
+
+// Message is one prior turn of the conversation.
+type Message struct {
+	// Role is "user" or "assistant".
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// TurnContext is what the app knows about where the user is.
+type TurnContext struct {
+	// SessionID names the conversation; the spec's meta.conversationId repeats it.
+	SessionID   string `json:"sessionId,omitempty"`
+	Screen      any    `json:"screen,omitempty"`
+	CountryCode string `json:"country_code,omitempty"`
+}
+
+// TurnMeta describes the app.
+type TurnMeta struct {
+	SDKVersion string `json:"sdkVersion,omitempty"`
+	Platform   string `json:"platform,omitempty"`
+	// Locale is a BCP 47 tag such as "en-US".
+	Locale string `json:"locale,omitempty"`
+}
+
+// MarshalJSON writes the request as the engine reads it.
+func (r TurnRequest) MarshalJSON() ([]byte, error) {
+	type wire struct {
+		Transcript  string       `json:"transcript,omitempty"`
+		AudioBase64 string       `json:"audio_base64,omitempty"`
+		Mode        string       `json:"mode,omitempty"`
+		Messages    []Message    `json:"messages,omitempty"`
+		Context     *TurnContext `json:"context,omitempty"`
+		Meta        *TurnMeta    `json:"meta,omitempty"`
+	}
+	w := wire{Transcript: r.Transcript, Mode: r.Mode, Messages: r.Messages, Context: r.Context, Meta: r.Meta}
+	if r.Audio != nil {
+		w.AudioBase64 = base64.StdEncoding.EncodeToString(r.Audio)
+	}
+	return json.Marshal(w)
+}
+
+// An Event is one event of a turn stream: a [*StartEvent], [*StatusEvent], [*SpeakEvent],
+// [*WidgetEvent], [*ErrorEvent], [*DoneEvent], or an [*UnknownEvent] of a newer engine.
+type Event interface {
+	// EventName returns the event's name on the wire, such as "speak".
+	EventName() string
+}
+
+// StartEvent opens a turn.
+type StartEvent struct {
+	ID             string `json:"-"`
+	TurnID         string `json:"turnId"`
+	ConversationID string `json:"conversationId"`
+}
+
+// StatusEvent says what the engine is doing while a tool runs; it is not part of the spec.
+type StatusEvent struct {
+	ID   string `json:"-"`
+	Text string `json:"text"`
+	Tool string `json:"tool"`
+}
+
+// SpeakEvent is a delta of the spoken answer, sent as soon as the model wrote it.
+type SpeakEvent struct {
+	ID    string `json:"-"`
+	Delta string `json:"delta"`
+}
+
+// WidgetEvent carries one widget, after the last speak delta.
+type WidgetEvent struct {
+	ID     string
+	Widget widgets.Widget
+}
+
+// ErrorEvent reports a failure after the stream started; a [DoneEvent] with an apology follows.
+type ErrorEvent struct {
+	ID        string `json:"-"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Retryable bool   `json:"retryable"`
+}
+
+// DoneEvent ends the turn with the whole render spec.
+type DoneEvent struct {
+	ID   string
+	Spec widgets.Spec
+}
+
+// UnknownEvent is an event this version of the client does not know.
+type UnknownEvent struct {
+	ID   string
+	Name string
+	Data json.RawMessage
+}
+
+// Event names of the turn stream.
+const (
+	EventStart  = "start"
+	EventStatus = "status"
+	EventSpeak  = "speak"
+	EventWidget = "widget"
+	EventError  = "error"
+	EventDone   = "done"
+)
+
+// EventName returns "start".
+func (*StartEvent) EventName() string { return EventStart }
+
+// EventName returns "status".
+func (*StatusEvent) EventName() string { return EventStatus }
+
+// EventName returns "speak".
+func (*SpeakEvent) EventName() string { return EventSpeak }
+
+// EventName returns "widget".
+func (*WidgetEvent) EventName() string { return EventWidget }
+
+// EventName returns "error".
+func (*ErrorEvent) EventName() string { return EventError }
+
+// EventName returns "done".
+func (*DoneEvent) EventName() string { return EventDone }
+
+// EventName returns the name the event arrived with.
+func (e *UnknownEvent) EventName() string { return e.Name }
+
+// ErrIncompleteStream is returned when a turn stream ends before its done event.
+var ErrIncompleteStream = errors.New("client: the turn stream ended before done")
+
+// TurnStream is a running turn. Read it with [TurnStream.Events] or [TurnStream.Spec], from one
+// goroutine, and close it.
+type TurnStream struct {
+	body   io.ReadCloser
+	events *sseReader
+
+	speak   strings.Builder
+	widgets []widgets.Widget
+	spec    *widgets.Spec
+	err     error
+}
+
+// Turn runs a turn. A problem found before the stream started (headers, body, session) is
+// returned as an [*Error], after the retry rules of the package; later failures come as an
+// [*ErrorEvent] in the stream.
+func (c *Client) Turn(ctx context.Context, req *TurnRequest) (*TurnStream, error) {
+	if req == nil {
+		req = &TurnRequest{}
+	}
+	resp, err := c.postJSON(ctx, PathTurn, req, "text/event-stream")
+	if err != nil {
+		return nil, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		resp.Body.Close()
+		return nil, fmt.Errorf("client: the turn answered %q, not an event stream", mt)
+	}
+	return &TurnStream{body: resp.Body, events: newSSEReader(resp.Body, c.maxEvent)}, nil
+}
+
+// Events returns the turn's events as they arrive. The sequence ends after the done event, or
+// with an error: the connection's, [ErrEventTooLarge], or [ErrIncompleteStream] when the stream
+// ended before done. Stopping early leaves the rest for a later call.
+func (t *TurnStream) Events() iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		for t.spec == nil && t.err == nil {
+			ev, err := t.next()
+			if err != nil {
+				t.err = err
+				yield(nil, err)
+				return
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (t *TurnStream) next() (Event, error) {
+	raw, err := t.events.next()
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, ErrIncompleteStream
+	}
+	if err != nil {
+		return nil, err
+	}
+	bad := func(err error) (Event, error) {
+		return nil, fmt.Errorf("client: %s event %s: %w", raw.name, raw.id, err)
+	}
+	switch raw.name {
+	case EventStart:
+		ev := &StartEvent{ID: raw.id}
+		if err := json.Unmarshal(raw.data, ev); err != nil {
+			return bad(err)
+		}
+		return ev, nil
+	case EventStatus:
+		ev := &StatusEvent{ID: raw.id}
+		if err := json.Unmarshal(raw.data, ev); err != nil {
+			return bad(err)
+		}
+		return ev, nil
+	case EventSpeak:
+		ev := &SpeakEvent{ID: raw.id}
+		if err := json.Unmarshal(raw.data, ev); err != nil {
+			return bad(err)
+		}
+		t.speak.WriteString(ev.Delta)
+		return ev, nil
+	case EventWidget:
+		w, err := widgets.Decode(raw.data)
+		if err != nil {
+			return bad(err)
+		}
+		t.widgets = append(t.widgets, w)
+		return &WidgetEvent{ID: raw.id, Widget: w}, nil
+	case EventError:
+		ev := &ErrorEvent{ID: raw.id}
+		if err := json.Unmarshal(raw.data, ev); err != nil {
+			return bad(err)
+		}
+		return ev, nil
+	case EventDone:
+		ev := &DoneEvent{ID: raw.id}
+		if err := json.Unmarshal(raw.data, &ev.Spec); err != nil {
+			return bad(err)
+		}
+		t.spec = &ev.Spec
+		return ev, nil
+	default:
+		return &UnknownEvent{ID: raw.id, Name: raw.name, Data: json.RawMessage(raw.data)}, nil
+	}
+}
+
+// Spec reads the rest of the stream and returns the render spec of its done event. When the
+// stream failed before done, it returns what arrived, assembled (the speak deltas joined and
+// the widgets in order), with the error.
+func (t *TurnStream) Spec() (*widgets.Spec, error) {
+	for _, err := range t.Events() {
+		if err != nil {
+			break
+		}
+	}
+	if t.spec != nil {
+		return t.spec, nil
+	}
+	return &widgets.Spec{Speak: t.speak.String(), Widgets: t.widgets}, t.err
+}
+
+// Close ends the stream; a turn still running on the engine is cancelled.
+func (t *TurnStream) Close() error { return t.body.Close() }
+
+// closeOnly discards a response body.
+func closeOnly(resp *http.Response) {
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}

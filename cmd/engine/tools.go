@@ -1,0 +1,21 @@
+package main
+
+import (
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/httptools"
+	"github.com/convengine/engine/mcptools"
+)
+
+// newToolset returns the reference server's tools: a tenant with an "mcp" section reaches its
+// MCP server, any other its HTTP tools. close ends the MCP sessions.
+func newToolset() (ts engine.Toolset, close func()) {
+	web := httptools.New(nil)
+	mcp := mcptools.New(nil)
+	pick := func(t *engine.Tenant) engine.Toolset {
+		if len(t.MCP) > 0 {
+			return mcp
+		}
+		return web
+	}
+	return engine.ToolsetByTenant(pick), func() { mcp.Close() }
+}

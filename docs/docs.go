@@ -1,0 +1,10 @@
+// Package docs holds the engine's machine-readable descriptions, so that a server can publish
+// them and tests can hold the engine to them.
+package docs
+
+import _ "embed"
+
+// OpenAPI is the OpenAPI 3.1 document of the engine's HTTP surface (openapi.yaml).
+//
+//go:embed openapi.yaml
+var OpenAPI []byte

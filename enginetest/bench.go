@@ -1,0 +1,117 @@
+package enginetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/widgets"
+)
+
+// BenchModel is an [engine.Model] for measuring the engine itself: it streams a fixed answer at
+// a configured pace, so that the engine's overhead is what a measurement shows beyond the
+// model's own delays. It is safe for concurrent use.
+type BenchModel struct {
+	// FirstTokenDelay is waited before the first delta of the answer.
+	FirstTokenDelay time.Duration
+	// TokenInterval is waited between deltas.
+	TokenInterval time.Duration
+	// Deltas is the number of speak deltas (default 40), each "word ".
+	Deltas int
+	// ToolCalls is the number of calls of the data tool "bench_lookup" made, in parallel,
+	// before the answer; their results are not read.
+	ToolCalls int
+	// Widgets is the number of stat widgets after the answer.
+	Widgets int
+}
+
+// Stream implements [engine.Model].
+func (m *BenchModel) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
+	return func(yield func(engine.ModelEvent, error) bool) {
+		if m.ToolCalls > 0 && StepOf(req.Messages) == 0 {
+			for i := range m.ToolCalls {
+				c := engine.ToolCall{ID: "lookup_" + strconv.Itoa(i), Name: "bench_lookup", Arguments: json.RawMessage(`{"n":` + strconv.Itoa(i) + `}`)}
+				if !yield(engine.ToolCallEvent(c), nil) {
+					return
+				}
+			}
+			yield(engine.FinishEvent(engine.FinishToolCalls), nil)
+			return
+		}
+		deltas := m.Deltas
+		if deltas == 0 {
+			deltas = 40
+		}
+		for i := range deltas {
+			d := m.TokenInterval
+			if i == 0 {
+				d = m.FirstTokenDelay
+			}
+			if err := sleep(ctx, d); err != nil {
+				yield(engine.ModelEvent{}, err)
+				return
+			}
+			if !yield(engine.TextEvent("word "), nil) {
+				return
+			}
+		}
+		for i := range m.Widgets {
+			args := fmt.Sprintf(`{"label":"Figure %d","value":"%d.00"}`, i+1, 100*(i+1))
+			if !yield(engine.ToolCallEvent(engine.ToolCall{ID: "w" + strconv.Itoa(i), Name: widgets.ToolShowStat, Arguments: json.RawMessage(args)}), nil) {
+				return
+			}
+		}
+		yield(engine.FinishEvent(engine.FinishStop), nil)
+	}
+}
+
+// BenchTools is the tool configuration (package httptools) of a tenant whose one data tool,
+// bench_lookup, calls GET /lookup on a [BenchBackend].
+const BenchTools = `[{"name":"bench_lookup","description":"Look a number up.","method":"GET","path":"/lookup",
+ "parameters":{"type":"object","properties":{"n":{"type":"integer"}}}}]`
+
+// BenchBackend is a tenant backend that answers every request with {"ok":true} after Latency.
+type BenchBackend struct {
+	Latency time.Duration
+}
+
+// ServeHTTP waits Latency (or for the client to go away) and answers.
+func (b BenchBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := sleep(r.Context(), b.Latency); err != nil {
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"ok":true}`))
+}
+
+// BareSSEHandler writes the bytes of a turn that streams deltas speak events and widgets stat
+// widgets, with none of the engine's work: it is the limit a turn's throughput is measured
+// against.
+func BareSSEHandler(deltas, widgetCount int) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusOK)
+		rc := http.NewResponseController(w)
+		id := 0
+		event := func(name, data string) {
+			id++
+			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, name, data)
+			rc.Flush()
+		}
+		event("start", `{"turnId":"00000000-0000-4000-8000-000000000000","conversationId":"00000000-0000-4000-8000-000000000001"}`)
+		for range deltas {
+			event("speak", `{"delta":"word "}`)
+		}
+		for i := range widgetCount {
+			event("widget", fmt.Sprintf(`{"type":"stat","label":"Figure %d","value":"%d.00"}`, i+1, 100*(i+1)))
+		}
+		event("done", `{"speak":"…","widgets":[],"meta":{"conversationId":"00000000-0000-4000-8000-000000000001","direction":"ltr"}}`)
+	})
+}

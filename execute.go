@@ -1,0 +1,264 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// Problem codes of the execute endpoint.
+const (
+	CodeActionNotAllowed   = "action_not_allowed"
+	CodeInvalidActionToken = "invalid_action_token"
+	CodeActionExpired      = "action_expired"
+	CodeVerificationStale  = "verification_stale"
+	CodeActionInProgress   = "action_in_progress"
+	CodeToolUnavailable    = "tool_unavailable"
+	CodeStoreUnavailable   = "store_unavailable"
+)
+
+// Device gates that may have approved an action.
+var authMethods = map[string]bool{"faceid": true, "touchid": true, "passcode": true}
+
+const (
+	defaultVerificationAge = 120 * time.Second
+	verificationSkew       = 30 * time.Second
+	actionLease            = 2 * time.Minute // how long a claim lasts if its replica dies
+)
+
+// executeRequest is the body of POST /engine/execute (spec 4.3).
+type executeRequest struct {
+	Execute *struct {
+		Tool      string          `json:"tool"`
+		Arguments json.RawMessage `json:"arguments"`
+		Token     string          `json:"token"`
+	} `json:"execute"`
+	Auth *struct {
+		Method     string          `json:"method"`
+		VerifiedAt json.RawMessage `json:"verifiedAt"`
+	} `json:"auth"`
+	Context *struct {
+		SessionID string `json:"sessionId"`
+		Locale    string `json:"locale"`
+	} `json:"context"`
+}
+
+// Card is the terminal card the execute endpoint answers with (spec 2.4).
+type Card struct {
+	Type  string `json:"type"` // "success", or "error" when the backend declined
+	Title string `json:"title"`
+	Line1 string `json:"line1"`
+	Line2 string `json:"line2"`
+}
+
+// executeReply is the 200 body of the execute endpoint.
+type executeReply struct {
+	Done  Card   `json:"done"`
+	Speak string `json:"speak"`
+}
+
+func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
+	req, p := e.readHeaders(r)
+	if p != nil {
+		writeProblem(w, p, req.idOrEmpty())
+		return
+	}
+	var body executeRequest
+	if p := decodeBody(w, r, e.maxBody, false, &body); p != nil {
+		writeProblem(w, p, req.ID)
+		return
+	}
+	claims, p := e.checkExecute(req, &body)
+	if p != nil {
+		writeProblem(w, p, req.ID)
+		return
+	}
+	locale := req.Tenant.Locale
+	if body.Context != nil && body.Context.Locale != "" {
+		if !ValidLocale(body.Context.Locale) {
+			writeProblem(w, invalidField("context.locale", "must be a BCP 47 language tag"), req.ID)
+			return
+		}
+		locale = body.Context.Locale
+	}
+	reply, p := e.runAction(r.Context(), req, claims, body.Execute.Tool, body.Execute.Arguments, locale)
+	if p != nil {
+		writeProblem(w, p, req.ID)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(reply)))
+	w.Write(reply)
+}
+
+// checkExecute applies the checks of PROTOCOL 5, in its order, and returns the token's claims.
+func (e *Engine) checkExecute(req *request, b *executeRequest) (*actionClaims, *Problem) {
+	if b.Execute == nil {
+		return nil, invalidField("execute", "is required: the execute object of the confirm widget")
+	}
+	x := b.Execute
+	if !req.Tenant.IsAction(x.Tool) {
+		return nil, newProblem(http.StatusForbidden, CodeActionNotAllowed, "this assistant cannot run that action")
+	}
+	badToken := newProblem(http.StatusForbidden, CodeInvalidActionToken, "the action token does not match this action; ask the assistant again")
+	if x.Token == "" || len(x.Token) > 4096 {
+		return nil, badToken
+	}
+	tok, err := jwt.ParseSigned(x.Token, []jose.SignatureAlgorithm{jose.HS256})
+	if err != nil {
+		return nil, badToken
+	}
+	var c actionClaims
+	if err := tok.Claims(e.signingKey, &c); err != nil {
+		return nil, badToken
+	}
+	hash, err := argumentsHash(x.Arguments)
+	switch {
+	case err != nil, c.TokenType != actionTokenType, c.ID == "", c.Expiry == nil,
+		c.Tenant != req.Tenant.Key, c.Tool != x.Tool, c.ArgsHash != hash, c.Session != req.sessionID():
+		return nil, badToken
+	}
+	now := e.now()
+	if !now.Before(c.Expiry.Time()) {
+		return nil, newProblem(http.StatusGone, CodeActionExpired, "the confirmation expired; ask the assistant again")
+	}
+	if b.Auth == nil || !authMethods[b.Auth.Method] {
+		return nil, invalidField("auth.method", `must be "faceid", "touchid" or "passcode"`)
+	}
+	verified, err := parseVerifiedAt(b.Auth.VerifiedAt)
+	if err != nil {
+		return nil, invalidField("auth.verifiedAt", err.Error())
+	}
+	maxAge := req.Tenant.Limits.VerificationMaxAge.or(defaultVerificationAge)
+	if now.Sub(verified) > maxAge || verified.Sub(now) > verificationSkew {
+		return nil, newProblem(http.StatusForbidden, CodeVerificationStale, "the device check is too old or in the future; verify again")
+	}
+	return &c, nil
+}
+
+// parseVerifiedAt reads an RFC 3339 time or a number of milliseconds since the epoch.
+func parseVerifiedAt(raw json.RawMessage) (time.Time, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return time.Time{}, errors.New("is required")
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return time.Time{}, errors.New("must be an RFC 3339 time or epoch milliseconds")
+		}
+		return t, nil
+	}
+	ms, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || ms <= 0 || ms > 1<<53 {
+		return time.Time{}, errors.New("must be an RFC 3339 time or epoch milliseconds")
+	}
+	return time.UnixMilli(ms), nil
+}
+
+// runAction runs the action at most once: a token that already ran gets its first reply, one
+// that is running gets 409, and one whose backend could not be reached stays usable.
+func (e *Engine) runAction(ctx context.Context, req *request, c *actionClaims, tool string, args json.RawMessage, locale string) ([]byte, *Problem) {
+	id := req.Tenant.Key + ":" + c.ID
+	prev, err := e.actions.BeginAction(ctx, id, e.now().Add(actionLease))
+	switch {
+	case errors.Is(err, ErrActionInProgress):
+		p := newProblem(http.StatusConflict, CodeActionInProgress, "this action is already running; try again in a moment")
+		p.Retryable = true
+		return nil, p
+	case err != nil:
+		e.log.ErrorContext(ctx, "action store failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the engine cannot record actions right now; try again")
+	case prev != nil:
+		return prev, nil
+	}
+	// From here the claim must end: recorded, or released for another try.
+	canon, _ := Canonicalize(args)
+	env := req.toolEnv()
+	env.IdempotencyKey = c.ID
+	res, callErr := e.callAction(ctx, env, ToolCall{ID: c.ID, Name: tool, Arguments: canon})
+	if callErr != nil {
+		if err := e.actions.AbandonAction(context.WithoutCancel(ctx), id); err != nil {
+			e.log.ErrorContext(ctx, "releasing an action failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		}
+		e.log.WarnContext(ctx, "action failed", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "err", callErr)
+		return nil, newProblem(http.StatusBadGateway, CodeToolUnavailable, "the service could not be reached; nothing was done, try again")
+	}
+	reply, err := json.Marshal(e.actionReply(req.Tenant, tool, canon, res, locale))
+	if err != nil {
+		reply = []byte(`{"done":{"type":"success","title":"Done","line1":"","line2":""},"speak":"Done."}`)
+	}
+	if err := e.actions.FinishAction(context.WithoutCancel(ctx), id, reply, c.Expiry.Time()); err != nil {
+		// The action ran: answer it, and say loudly that a replay could run it again.
+		e.log.ErrorContext(ctx, "recording an action failed", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "err", err)
+	}
+	e.log.InfoContext(ctx, "action", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "declined", res.IsError)
+	return reply, nil
+}
+
+// callAction calls the tool with its time-out; a panic is a failure, never a crash.
+func (e *Engine) callAction(ctx context.Context, env *ToolEnv, call ToolCall) (res ToolResult, err error) {
+	if e.toolset == nil {
+		return ToolResult{}, ErrToolNotFound
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("the tool panicked: %T", v)
+		}
+	}()
+	cctx, cancel := context.WithTimeout(ctx, env.Tenant.Limits.ToolTimeout.or(defaultToolLimit))
+	defer cancel()
+	res, err = e.toolset.Call(cctx, env, call)
+	if err == nil && !json.Valid(res.Content) {
+		err = errors.New("the tool answered with invalid JSON")
+	}
+	return res, err
+}
+
+// actionReply builds the terminal card and its spoken line: the backend's own card when its
+// result carries one, else the tenant's copy for the locale, filled from the arguments and the
+// result.
+func (e *Engine) actionReply(t *Tenant, tool string, args json.RawMessage, res ToolResult, locale string) executeReply {
+	var result map[string]any
+	_ = json.Unmarshal(res.Content, &result)
+	var own struct {
+		Card  *Card  `json:"card"`
+		Speak string `json:"speak"`
+	}
+	if json.Unmarshal(res.Content, &own) == nil && own.Card != nil && own.Card.Title != "" {
+		card := *own.Card
+		card.Type = "success"
+		if res.IsError {
+			card.Type = "error"
+		}
+		return executeReply{Done: card, Speak: own.Speak}
+	}
+	data := map[string]any{}
+	_ = json.Unmarshal(args, &data)
+	data["result"] = result
+	action := t.Actions[tool]
+	copies, typ, fallback := action.Done, "success", doneCopy
+	if res.IsError {
+		copies, typ, fallback = action.Declined, "error", declinedCopy
+	}
+	cp, ok := lookupLocale(copies, locale, t.Locale)
+	if !ok {
+		cp = localized(fallback, locale)
+	}
+	fill := func(s string) string { return strings.TrimSpace(fillArgs(s, data)) }
+	return executeReply{
+		Done:  Card{Type: typ, Title: fill(cp.Title), Line1: fill(cp.Line1), Line2: fill(cp.Line2)},
+		Speak: fill(cp.Speak),
+	}
+}

@@ -1,0 +1,218 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/widgets"
+)
+
+// confirmFor runs a turn that asks for a transfer and returns its confirm widget.
+func (d *demo) confirmFor(t *testing.T, key, say string) widgets.Confirm {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/engine", strings.NewReader(`{"transcript":"`+say+`"}`))
+	req.Header = headers()
+	req.Header.Set("X-Engine-Key", key)
+	rec := httptest.NewRecorder()
+	d.handler.ServeHTTP(rec, req)
+	body := rec.Body.String()
+	i := strings.LastIndex(body, "event: done\ndata: ")
+	if rec.Code != 200 || i < 0 {
+		t.Fatalf("turn: %d %s", rec.Code, body)
+	}
+	var spec widgets.Spec
+	if err := json.Unmarshal([]byte(strings.TrimSpace(body[i+len("event: done\ndata: "):])), &spec); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range spec.Widgets {
+		if c, ok := w.(widgets.Confirm); ok {
+			return c
+		}
+	}
+	t.Fatalf("no confirm widget in %s", body)
+	return widgets.Confirm{}
+}
+
+// execute posts an execute body and returns the status and the body.
+func (d *demo) execute(t *testing.T, key, body string) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/engine/execute", strings.NewReader(body))
+	req.Header = headers()
+	req.Header.Set("X-Engine-Key", key)
+	rec := httptest.NewRecorder()
+	d.handler.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.String()
+}
+
+func executeBody(execute widgets.Execute, auth string) string {
+	x, _ := json.Marshal(execute)
+	return fmt.Sprintf(`{"execute":%s,"auth":%s,"context":{"locale":"en"}}`, x, auth)
+}
+
+func freshAuth() string {
+	return `{"method":"faceid","verifiedAt":"` + time.Now().UTC().Format(time.RFC3339) + `"}`
+}
+
+func TestExecuteRunsAConfirmedActionOnce(t *testing.T) {
+	d := demoEngine(t, demoOptions{})
+	c := d.confirmFor(t, demobank.EngineKey, "send 20 dollars to Alex")
+	status, body := d.execute(t, demobank.EngineKey, executeBody(c.Execute, freshAuth()))
+	if status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	want := `{"done":{"type":"success","title":"Money sent","line1":"$20.00 to Alex","line2":"New balance $1,214.56"},"speak":"Done. I sent $20.00 to Alex."}`
+	if body != want {
+		t.Errorf("reply %s\nwant  %s", body, want)
+	}
+	got := d.backend.Received()
+	if key := got[len(got)-1].Get("Idempotency-Key"); key != c.ID {
+		t.Errorf("Idempotency-Key %q, want the token id %q", key, c.ID)
+	}
+	// The same token again: the first reply, and no second transfer.
+	status, again := d.execute(t, demobank.EngineKey, executeBody(c.Execute, `{"method":"passcode","verifiedAt":`+fmt.Sprint(time.Now().UnixMilli())+`}`))
+	if status != 200 || again != body {
+		t.Errorf("replay: %d %s", status, again)
+	}
+	if n := d.bank.Transfers(testToken); n != 1 {
+		t.Errorf("%d transfers", n)
+	}
+}
+
+func TestExecuteConcurrentDuplicatesCallTheBackendOnce(t *testing.T) {
+	d := demoEngine(t, demoOptions{})
+	c := d.confirmFor(t, demobank.EngineKey, "send 20 dollars to Alex")
+	d.backend.SetDelay(50 * time.Millisecond) // keep the first call running while the others arrive
+	body := executeBody(c.Execute, freshAuth())
+	var ok, busy atomic.Int64
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Go(func() {
+			switch status, reply := d.execute(t, demobank.EngineKey, body); {
+			case status == 200 && strings.Contains(reply, "Money sent"):
+				ok.Add(1)
+			case status == 409 && strings.Contains(reply, engine.CodeActionInProgress) && strings.Contains(reply, `"retryable":true`):
+				busy.Add(1)
+			default:
+				t.Errorf("%d %s", status, reply)
+			}
+		})
+	}
+	wg.Wait()
+	transfers := 0
+	for _, h := range d.backend.Received() {
+		if h.Get("Idempotency-Key") != "" {
+			transfers++
+		}
+	}
+	if transfers != 1 || d.bank.Transfers(testToken) != 1 || ok.Load() == 0 {
+		t.Fatalf("backend calls %d, transfers %d, 200s %d, 409s %d", transfers, d.bank.Transfers(testToken), ok.Load(), busy.Load())
+	}
+	t.Logf("100 concurrent executes: %d answered 200, %d answered 409, 1 backend call", ok.Load(), busy.Load())
+}
+
+func TestExecuteRefusals(t *testing.T) {
+	now := time.Now()
+	var clock atomic.Pointer[time.Time]
+	clock.Store(&now)
+	d := demoEngine(t, demoOptions{
+		now: func() time.Time { return *clock.Load() },
+		extra: func(base *engine.Tenant) []*engine.Tenant {
+			other := *base
+			other.Key = "pk_other"
+			return []*engine.Tenant{&other}
+		},
+	})
+	c := d.confirmFor(t, demobank.EngineKey, "send 20 dollars to Alex")
+	foreign := d.confirmFor(t, "pk_other", "send 20 dollars to Alex")
+	with := func(edit func(x *widgets.Execute)) widgets.Execute {
+		x := c.Execute
+		x.Arguments = append(json.RawMessage(nil), x.Arguments...)
+		edit(&x)
+		return x
+	}
+	fresh := freshAuth()
+	cases := []struct {
+		name   string
+		body   string
+		status int
+		code   string
+	}{
+		{"no execute", `{"auth":` + fresh + `}`, 400, engine.CodeInvalidRequest},
+		{"data tool", executeBody(with(func(x *widgets.Execute) { x.Tool = "get_balance" }), fresh), 403, engine.CodeActionNotAllowed},
+		{"unknown tool", executeBody(with(func(x *widgets.Execute) { x.Tool = "wire_everything" }), fresh), 403, engine.CodeActionNotAllowed},
+		{"no token", executeBody(with(func(x *widgets.Execute) { x.Token = "" }), fresh), 403, engine.CodeInvalidActionToken},
+		{"forged token", executeBody(with(func(x *widgets.Execute) { x.Token = x.Token[:len(x.Token)-3] + "AAA" }), fresh), 403, engine.CodeInvalidActionToken},
+		{"garbage token", executeBody(with(func(x *widgets.Execute) { x.Token = "not.a.jws" }), fresh), 403, engine.CodeInvalidActionToken},
+		{"another tenant's token", executeBody(with(func(x *widgets.Execute) { x.Token = foreign.Execute.Token }), fresh), 403, engine.CodeInvalidActionToken},
+		{"payee changed by one character", executeBody(with(func(x *widgets.Execute) { x.Arguments = json.RawMessage(`{"amount":20,"to":"Alexa"}`) }), fresh), 403, engine.CodeInvalidActionToken},
+		{"amount changed", executeBody(with(func(x *widgets.Execute) { x.Arguments = json.RawMessage(`{"amount":2000,"to":"Alex"}`) }), fresh), 403, engine.CodeInvalidActionToken},
+		{"argument added", executeBody(with(func(x *widgets.Execute) { x.Arguments = json.RawMessage(`{"amount":20,"to":"Alex","currency":"USD"}`) }), fresh), 403, engine.CodeInvalidActionToken},
+		{"arguments not an object", executeBody(with(func(x *widgets.Execute) { x.Arguments = json.RawMessage(`[20]`) }), fresh), 403, engine.CodeInvalidActionToken},
+		{"no auth", executeBody(c.Execute, `null`), 400, engine.CodeInvalidRequest},
+		{"unknown method", executeBody(c.Execute, `{"method":"pin","verifiedAt":"`+now.UTC().Format(time.RFC3339)+`"}`), 400, engine.CodeInvalidRequest},
+		{"no verifiedAt", executeBody(c.Execute, `{"method":"faceid"}`), 400, engine.CodeInvalidRequest},
+		{"malformed verifiedAt", executeBody(c.Execute, `{"method":"faceid","verifiedAt":"yesterday"}`), 400, engine.CodeInvalidRequest},
+		{"stale verifiedAt", executeBody(c.Execute, `{"method":"faceid","verifiedAt":"`+now.Add(-3*time.Minute).UTC().Format(time.RFC3339)+`"}`), 403, engine.CodeVerificationStale},
+		{"future verifiedAt", executeBody(c.Execute, `{"method":"touchid","verifiedAt":`+fmt.Sprint(now.Add(time.Minute).UnixMilli())+`}`), 403, engine.CodeVerificationStale},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := d.execute(t, demobank.EngineKey, tc.body)
+			var p engine.Problem
+			json.Unmarshal([]byte(body), &p)
+			if status != tc.status || p.Code != tc.code {
+				t.Fatalf("%d %s, want %d %s", status, body, tc.status, tc.code)
+			}
+		})
+	}
+	t.Run("expired token", func(t *testing.T) {
+		later := now.Add(11 * time.Minute)
+		clock.Store(&later)
+		defer clock.Store(&now)
+		status, body := d.execute(t, demobank.EngineKey, executeBody(c.Execute, `{"method":"faceid","verifiedAt":"`+later.UTC().Format(time.RFC3339)+`"}`))
+		if status != 410 || !strings.Contains(body, engine.CodeActionExpired) {
+			t.Fatalf("%d %s", status, body)
+		}
+	})
+	if n := d.bank.Transfers(testToken); n != 0 {
+		t.Fatalf("a refused execute moved money: %d transfers", n)
+	}
+	// Arguments in another order and spacing are the same arguments.
+	reordered := with(func(x *widgets.Execute) { x.Arguments = json.RawMessage(`{ "to" : "Alex", "amount" : 20.0 }`) })
+	if status, body := d.execute(t, demobank.EngineKey, executeBody(reordered, fresh)); status != 200 {
+		t.Fatalf("reordered arguments: %d %s", status, body)
+	}
+}
+
+func TestExecuteDeclinedAndUnreachable(t *testing.T) {
+	d := demoEngine(t, demoOptions{})
+	declined := d.confirmFor(t, demobank.EngineKey, "send 5000 dollars to Alex")
+	status, body := d.execute(t, demobank.EngineKey, executeBody(declined.Execute, freshAuth()))
+	if status != 200 || !strings.Contains(body, `"type":"error","title":"Transfer not sent","line1":"checking holds`) {
+		t.Fatalf("declined: %d %s", status, body)
+	}
+
+	c := d.confirmFor(t, demobank.EngineKey, "send 15 dollars to Sam")
+	d.backend.SetDelay(2 * time.Second) // past the demo's tool time-out
+	status, body = d.execute(t, demobank.EngineKey, executeBody(c.Execute, freshAuth()))
+	if status != 502 || !strings.Contains(body, engine.CodeToolUnavailable) || !strings.Contains(body, `"retryable":true`) {
+		t.Fatalf("backend down: %d %s", status, body)
+	}
+	d.backend.SetDelay(0)
+	status, body = d.execute(t, demobank.EngineKey, executeBody(c.Execute, freshAuth()))
+	if status != 200 || !strings.Contains(body, "$15.00 to Sam") {
+		t.Fatalf("backend back: %d %s", status, body)
+	}
+	if n := d.bank.Transfers(testToken); n != 1 {
+		t.Fatalf("%d transfers, want 1", n)
+	}
+}

@@ -1,0 +1,60 @@
+package mcptools
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/convengine/engine"
+)
+
+type envKey struct{}
+
+// withEnv attaches the call's environment to ctx, where the transport finds it.
+func withEnv(ctx context.Context, env *engine.ToolEnv) context.Context {
+	return context.WithValue(ctx, envKey{}, env)
+}
+
+// transport adds to every request of a session the headers of the call that made it: the
+// session is shared, the user is not.
+type transport struct {
+	base http.RoundTripper
+}
+
+// engineHeaders are set by the engine only; forwarded headers never replace them.
+var engineHeaders = []string{engine.HeaderUserToken, engine.HeaderRequestID, "Idempotency-Key",
+	engine.HeaderClientMetadata, engine.HeaderEngineKey, "Mcp-Session-Id", "Mcp-Protocol-Version",
+	"Content-Type", "Accept", "Last-Event-Id"}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	env, _ := req.Context().Value(envKey{}).(*engine.ToolEnv)
+	req = req.Clone(req.Context())
+	if env != nil {
+		for name, vals := range env.Forward {
+			if !protected(name) {
+				req.Header[name] = append([]string(nil), vals...)
+			}
+		}
+		if tok := env.UserToken.Reveal(); tok != "" {
+			req.Header.Set(engine.HeaderUserToken, tok)
+		}
+		if env.RequestID != "" {
+			req.Header.Set(engine.HeaderRequestID, env.RequestID)
+		}
+		if env.IdempotencyKey != "" {
+			req.Header.Set("Idempotency-Key", env.IdempotencyKey)
+		}
+	}
+	req.Header.Del(engine.HeaderClientMetadata)
+	req.Header.Del(engine.HeaderEngineKey)
+	return t.base.RoundTrip(req)
+}
+
+func protected(name string) bool {
+	for _, p := range engineHeaders {
+		if strings.EqualFold(name, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,312 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"weak"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/convengine/engine"
+)
+
+// Options adjust a [Toolset]. A nil *Options means the defaults.
+type Options struct {
+	// HTTPClient sends the requests; its Transport is wrapped to add each call's headers. The
+	// default does not follow redirects, so that a user token never reaches another host.
+	HTTPClient *http.Client
+	// ToolsTTL is how long a listed tool set is reused before it is listed again (default 5m).
+	ToolsTTL time.Duration
+	// ConnectTimeout bounds the MCP handshake (default 10s).
+	ConnectTimeout time.Duration
+	// ClientName and ClientVersion identify the engine to MCP servers.
+	ClientName, ClientVersion string
+}
+
+// Errors of the Toolset.
+var (
+	// ErrUnavailable wraps failures to reach an MCP server; the engine reports them as the
+	// tool being unavailable.
+	ErrUnavailable = errors.New("mcptools: MCP server unavailable")
+)
+
+// Toolset is an [engine.Toolset] over MCP servers. It is safe for concurrent use; Close ends
+// its sessions.
+type Toolset struct {
+	client   *mcp.Client
+	http     *http.Client
+	ttl      time.Duration
+	connect  time.Duration
+	group    singleflight.Group
+	mu       sync.Mutex
+	sessions map[string]*serverSession
+	configs  sync.Map // weak.Pointer[engine.Tenant] → *Config
+	closed   bool
+}
+
+// serverSession is the shared MCP session of one tenant environment.
+type serverSession struct {
+	cs     *mcp.ClientSession
+	tools  []engine.Tool
+	listed time.Time
+}
+
+// New returns a Toolset.
+func New(opts *Options) *Toolset {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.ToolsTTL <= 0 {
+		o.ToolsTTL = 5 * time.Minute
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = 10 * time.Second
+	}
+	if o.ClientName == "" {
+		o.ClientName, o.ClientVersion = "convengine", "1"
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	wrapped := *hc
+	wrapped.Transport = &transport{base: base}
+	return &Toolset{
+		client:   mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, nil),
+		http:     &wrapped,
+		ttl:      o.ToolsTTL,
+		connect:  o.ConnectTimeout,
+		sessions: map[string]*serverSession{},
+	}
+}
+
+// config returns the parsed "mcp" section of t, parsing it once per tenant.
+func (ts *Toolset) config(t *engine.Tenant) (*Config, error) {
+	key := weak.Make(t)
+	if c, ok := ts.configs.Load(key); ok {
+		return c.(*Config), nil
+	}
+	c, err := Parse(t.MCP)
+	if err != nil {
+		return nil, err
+	}
+	ts.configs.Store(key, c)
+	return c, nil
+}
+
+// Tools lists the tools of env's MCP server, from the session's cache while it is fresh.
+func (ts *Toolset) Tools(ctx context.Context, env *engine.ToolEnv) ([]engine.Tool, error) {
+	cfg, err := ts.config(env.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	endpoint, err := cfg.endpoint(env.Environment)
+	if err != nil {
+		return nil, err
+	}
+	key := sessionKey(env, endpoint)
+	ts.mu.Lock()
+	s := ts.sessions[key]
+	ts.mu.Unlock()
+	if s != nil && s.tools != nil && time.Since(s.listed) < ts.ttl {
+		return s.tools, nil
+	}
+	v, err, _ := ts.group.Do("list\x00"+key, func() (any, error) {
+		return ts.list(ctx, env, cfg, endpoint, key)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]engine.Tool), nil
+}
+
+func (ts *Toolset) list(ctx context.Context, env *engine.ToolEnv, cfg *Config, endpoint, key string) ([]engine.Tool, error) {
+	var tools []engine.Tool
+	err := ts.withSession(ctx, env, endpoint, key, func(cs *mcp.ClientSession) error {
+		tools = tools[:0]
+		for tool, err := range cs.Tools(withEnv(ctx, env), nil) {
+			if err != nil {
+				return err
+			}
+			tools = append(tools, convertTool(tool, env.Tenant, cfg))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	if tools == nil {
+		tools = []engine.Tool{}
+	}
+	ts.mu.Lock()
+	if s := ts.sessions[key]; s != nil {
+		s.tools, s.listed = tools, time.Now()
+	}
+	ts.mu.Unlock()
+	return tools, nil
+}
+
+func convertTool(t *mcp.Tool, tenant *engine.Tenant, cfg *Config) engine.Tool {
+	schema, err := json.Marshal(t.InputSchema)
+	if err != nil || string(schema) == "null" {
+		schema = json.RawMessage(`{"type":"object"}`)
+	}
+	destructive := t.Annotations != nil && !t.Annotations.ReadOnlyHint &&
+		t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint
+	return engine.Tool{
+		Name: t.Name, Description: t.Description, Parameters: schema,
+		Action: tenant.IsAction(t.Name) || destructive,
+		Status: cfg.Status[t.Name], Timeout: time.Duration(cfg.Timeout),
+	}
+}
+
+// Call runs one tool on env's MCP server.
+func (ts *Toolset) Call(ctx context.Context, env *engine.ToolEnv, call engine.ToolCall) (engine.ToolResult, error) {
+	cfg, err := ts.config(env.Tenant)
+	if err != nil {
+		return engine.ToolResult{}, err
+	}
+	endpoint, err := cfg.endpoint(env.Environment)
+	if err != nil {
+		return engine.ToolResult{}, err
+	}
+	args := call.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	var res *mcp.CallToolResult
+	err = ts.withSession(ctx, env, endpoint, sessionKey(env, endpoint), func(cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.CallTool(withEnv(ctx, env), &mcp.CallToolParams{Name: call.Name, Arguments: args})
+		return err
+	})
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return errorResult("tool_error", rpcErr.Message), nil
+	}
+	if err != nil {
+		return engine.ToolResult{}, err
+	}
+	return convertResult(res), nil
+}
+
+// withSession runs f with the environment's session, opening it when there is none, and once
+// more with a new session when the server no longer knows the old one.
+func (ts *Toolset) withSession(ctx context.Context, env *engine.ToolEnv, endpoint, key string, f func(*mcp.ClientSession) error) error {
+	for attempt := 0; ; attempt++ {
+		s, err := ts.session(ctx, env, endpoint, key)
+		if err != nil {
+			return err
+		}
+		err = f(s.cs)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var rpcErr *jsonrpc.Error
+		switch {
+		case errors.As(err, &rpcErr):
+			return rpcErr // the server answered: the session is fine
+		case attempt == 0 && sessionGone(err):
+			ts.drop(key, s)
+			continue
+		}
+		ts.drop(key, s)
+		return fmt.Errorf("%w: %v", ErrUnavailable, short(err))
+	}
+}
+
+// session returns the environment's session, opening one (once, for all concurrent callers).
+func (ts *Toolset) session(ctx context.Context, env *engine.ToolEnv, endpoint, key string) (*serverSession, error) {
+	ts.mu.Lock()
+	s, closed := ts.sessions[key], ts.closed
+	ts.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("%w: the toolset is closed", ErrUnavailable)
+	}
+	if s != nil {
+		return s, nil
+	}
+	v, err, _ := ts.group.Do("connect\x00"+key, func() (any, error) {
+		// The handshake outlives the caller that started it: others are waiting on it too.
+		cctx, cancel := context.WithTimeout(withEnv(context.WithoutCancel(ctx), env), ts.connect)
+		defer cancel()
+		t := &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: ts.http, MaxRetries: -1, DisableStandaloneSSE: true}
+		cs, err := ts.client.Connect(cctx, t, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%w: connecting: %v", ErrUnavailable, short(err))
+		}
+		s := &serverSession{cs: cs}
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		if ts.closed {
+			cs.Close()
+			return nil, fmt.Errorf("%w: the toolset is closed", ErrUnavailable)
+		}
+		ts.sessions[key] = s
+		return s, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*serverSession), nil
+}
+
+func (ts *Toolset) drop(key string, s *serverSession) {
+	ts.mu.Lock()
+	if ts.sessions[key] == s {
+		delete(ts.sessions, key)
+	}
+	ts.mu.Unlock()
+	s.cs.Close()
+}
+
+// Close ends every session. Calls after Close fail with [ErrUnavailable].
+func (ts *Toolset) Close() error {
+	ts.mu.Lock()
+	ts.closed = true
+	sessions := ts.sessions
+	ts.sessions = map[string]*serverSession{}
+	ts.mu.Unlock()
+	var errs []error
+	for _, s := range sessions {
+		errs = append(errs, s.cs.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func sessionKey(env *engine.ToolEnv, endpoint string) string {
+	return env.Tenant.Key + "\x00" + env.Environment.Name + "\x00" + endpoint
+}
+
+// sessionGone reports whether the session can no longer be used: the server forgot it, or
+// its connection closed.
+func sessionGone(err error) bool {
+	return errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed)
+}
+
+// short keeps an error message to its first line and 200 bytes: what reaches logs and models.
+func short(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
