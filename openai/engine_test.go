@@ -209,3 +209,61 @@ func postTurn(t *testing.T, base, requestID, body string) (map[string]int, widge
 	}
 	return counts, spec
 }
+
+// TestCreateSessionWarmsTheCache: create-session makes the engine warm this model in the
+// background; the first turn then sends the same tools and system message, with the same
+// prompt_cache_key.
+func TestCreateSessionWarmsTheCache(t *testing.T) {
+	bank := httptest.NewServer(demobank.New(nil))
+	defer bank.Close()
+	tenant, err := demobank.Tenant(bank.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants, _ := engine.NewStaticTenants(tenant)
+	replay := enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), enginetest.DemoRoute)
+	eng, err := engine.New(engine.Config{
+		Tenants: tenants, Model: newModel(t, replay.URL, nil), Toolset: httptools.New(nil),
+		SigningKey: bytes.Repeat([]byte("k"), 32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(eng.Handler())
+	defer func() { srv.Close(); eng.Close() }()
+
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+engine.PathCreateSession, strings.NewReader(`{}`))
+	req.Header.Set("X-Engine-Key", demobank.EngineKey)
+	req.Header.Set("X-Token", "user-token-s3cr3t")
+	req.Header.Set("X-Request-ID", "prod-session-1")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create-session: %d", resp.StatusCode)
+	}
+	for wait := time.Now().Add(10 * time.Second); len(replay.Requests()) == 0 && time.Now().Before(wait); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	_, spec := postTurn(t, srv.URL, "prod-after-session", `{"transcript":"what is my balance","meta":{"locale":"es-MX"}}`)
+	if len(spec.Widgets) != 1 {
+		t.Fatalf("spec %+v", spec)
+	}
+	reqs := replay.Requests()
+	if len(reqs) != 3 || reqs[0].MaxCompletionTokens != 1 {
+		t.Fatalf("%d requests, the first with max_completion_tokens %d: want a warm-up and two turn steps", len(reqs), reqs[0].MaxCompletionTokens)
+	}
+	w, u := parseBody(t, reqs[0].Body), parseBody(t, reqs[1].Body)
+	if !bytes.Equal(w.fields["tools"], u.fields["tools"]) || !bytes.Equal(w.messages[0], u.messages[0]) ||
+		!bytes.Equal(w.fields["prompt_cache_key"], u.fields["prompt_cache_key"]) || len(w.fields["prompt_cache_key"]) < 10 {
+		t.Errorf("the warm-up and the turn do not share their prefix:\nwarm %s\nturn %s", w.raw, u.raw)
+	}
+	if !strings.Contains(string(u.messages[1]), "es-MX") || strings.Contains(string(w.raw), "es-MX") {
+		t.Errorf("the turn's facts are not after the prefix:\n%s", u.raw)
+	}
+	t.Logf("warm-up: %s", w.raw)
+	t.Logf("turn:    %s", u.raw)
+}

@@ -154,7 +154,7 @@ func tools(specs []engine.ToolSpec) []openai.ChatCompletionToolUnionParam {
 }
 
 // schema reads a tool's JSON Schema. Its top-level keys are written sorted; below them the
-// schema keeps the bytes the tool was described with, numbers included. A missing or
+// schema keeps the order and the numbers the tool was described with, without white space. A missing or
 // non-object schema becomes the schema of an empty object.
 func schema(raw json.RawMessage) shared.FunctionParameters {
 	var top map[string]json.RawMessage
@@ -163,7 +163,9 @@ func schema(raw json.RawMessage) shared.FunctionParameters {
 	}
 	p := make(shared.FunctionParameters, len(top))
 	for k, v := range top {
-		p[k] = v
+		var b bytes.Buffer
+		json.Compact(&b, v) // v is valid: it was just decoded
+		p[k] = json.RawMessage(b.Bytes())
 	}
 	return p
 }
