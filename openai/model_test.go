@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 const testKey = "sk-test-secret-key-1234"
 
 // newModel returns a model of the replay server with fast retries.
-func newModel(t *testing.T, baseURL string, opts *openai.Options) *openai.Model {
+func newModel(t testing.TB, baseURL string, opts *openai.Options) *openai.Model {
 	t.Helper()
 	o := openai.Options{}
 	if opts != nil {
