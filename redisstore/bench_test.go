@@ -1,6 +1,7 @@
 package redisstore_test
 
 import (
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -33,17 +34,24 @@ func benchStores(b *testing.B) []struct {
 	}
 }
 
-// bench runs op on fresh ids, one caller then 64 at once (ops/s is the store's throughput).
+// bench runs op on fresh ids: one caller (with the median and 99th percentile of its latency),
+// then 64 at once (ops/s is the store's throughput).
 func bench(b *testing.B, op func(st enginetest.Store, id string) error) {
 	for _, s := range benchStores(b) {
 		var n atomic.Int64
 		next := func() string { return "pk_bench:" + strconv.FormatInt(n.Add(1), 10) }
 		b.Run(s.name, func(b *testing.B) {
+			var took []time.Duration
 			for b.Loop() {
+				start := time.Now()
 				if err := op(s.store, next()); err != nil {
 					b.Fatal(err)
 				}
+				took = append(took, time.Since(start))
 			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2])/1e3, "p50-µs")
+			b.ReportMetric(float64(took[len(took)*99/100])/1e3, "p99-µs")
 		})
 		b.Run(s.name+"/parallel", func(b *testing.B) {
 			b.SetParallelism(32)
