@@ -44,4 +44,5 @@ done <<'TARGETS'
 ./httptools FuzzParse
 ./intent FuzzMatch
 ./intent FuzzTemplate
+./redisstore FuzzRecords
 TARGETS

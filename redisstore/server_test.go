@@ -28,7 +28,7 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if testing.Short() {
+	if testing.Short() || isFuzzWorker() {
 		os.Exit(m.Run())
 	}
 	if _, err := exec.LookPath("redis-server"); err != nil {
@@ -58,6 +58,12 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// isFuzzWorker reports whether this process only runs fuzz inputs, which need no server.
+func isFuzzWorker() bool {
+	f := flag.Lookup("test.fuzzworker")
+	return f != nil && f.Value.String() == "true"
 }
 
 // needRedis skips a test under -short.
