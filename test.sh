@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # Debian packages the tests drive for real. Installed when missing (needs root or sudo).
-packages=()
+packages=(redis-server)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -46,4 +46,5 @@ done <<'TARGETS'
 ./httptools FuzzParse
 ./intent FuzzMatch
 ./intent FuzzTemplate
+./redisstore FuzzRecords
 TARGETS
