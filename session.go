@@ -34,8 +34,6 @@ type SessionKey struct {
 const (
 	// CodeInvalidPublicKey answers a create-session public_key that is not a public EC P-256 JWK.
 	CodeInvalidPublicKey = "invalid_public_key"
-	// CodeSessionsUnavailable answers a request whose session could not be stored or looked up.
-	CodeSessionsUnavailable = "sessions_unavailable"
 )
 
 // Bounds and defaults of sessions.
@@ -303,7 +301,7 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := e.sessions.PutSession(r.Context(), s); err != nil {
 		e.log.ErrorContext(r.Context(), "storing a session failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
-		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeSessionsUnavailable, "the session could not be stored; try again"), req.ID)
+		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the session could not be stored; try again"), req.ID)
 		return
 	}
 	e.startWarmUp(r.Context(), req)
@@ -413,7 +411,7 @@ func (e *Engine) verifySession(r *http.Request, t *Tenant) (*Session, *Problem) 
 		return nil, tokenProblem(scheme, "the session is unknown or has ended; create a new session")
 	case err != nil:
 		e.log.ErrorContext(r.Context(), "looking up a session failed", "requestId", validRequestID(r), "tenant", t.Key, "err", err)
-		return nil, newProblem(http.StatusServiceUnavailable, CodeSessionsUnavailable, "the session could not be looked up; try again")
+		return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the session could not be looked up; try again")
 	case s.TenantKey != claims.TID || s.KeyThumbprint != jkt:
 		return nil, tokenProblem(scheme, "the session token does not match its session; create a new session")
 	}
@@ -424,7 +422,7 @@ func (e *Engine) verifySession(r *http.Request, t *Tenant) (*Session, *Problem) 
 		switch {
 		case err != nil:
 			e.log.ErrorContext(r.Context(), "recording a DPoP proof failed", "requestId", validRequestID(r), "tenant", t.Key, "err", err)
-			return nil, newProblem(http.StatusServiceUnavailable, CodeSessionsUnavailable, "the proof could not be checked; try again")
+			return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the proof could not be checked; try again")
 		case !fresh:
 			return nil, e.proofProblem(badProof("the proof's jti was already used; sign a new proof for every request"), now)
 		}

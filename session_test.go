@@ -839,13 +839,13 @@ func TestStoreFailures(t *testing.T) {
 	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
 	down := newHarness(t, engine.Config{Model: model, Sessions: brokenStore{}})
 	resp := down.do(t.Context(), http.MethodPost, engine.PathCreateSession, headers(), ``)
-	if p := readProblem(t, resp); resp.StatusCode != 503 || p.Code != engine.CodeSessionsUnavailable || !p.Retryable {
+	if p := readProblem(t, resp); resp.StatusCode != 503 || p.Code != engine.CodeStoreUnavailable || !p.Retryable {
 		t.Fatalf("create-session: %d %+v", resp.StatusCode, p)
 	}
 
 	lookups := newHarness(t, engine.Config{Model: model, Sessions: brokenStore{put: true}})
 	s := lookups.createSession(t, headers(), ``)
-	if resp, p := lookups.turnStatus(t, lookups.srv.URL+"/engine", withAuth("Bearer", s.SessionToken)); resp.StatusCode != 503 || p.Code != engine.CodeSessionsUnavailable {
+	if resp, p := lookups.turnStatus(t, lookups.srv.URL+"/engine", withAuth("Bearer", s.SessionToken)); resp.StatusCode != 503 || p.Code != engine.CodeStoreUnavailable {
 		t.Fatalf("turn: %d %s", resp.StatusCode, p.Code)
 	}
 
@@ -853,7 +853,7 @@ func TestStoreFailures(t *testing.T) {
 	d := newDevice(t)
 	b := replay.boundSession(t, d)
 	url := replay.srv.URL + "/engine"
-	if resp, p := replay.turnStatus(t, url, withAuth("DPoP", b.SessionToken, d.proof("POST", url, b.SessionToken, time.Now()))); resp.StatusCode != 503 || p.Code != engine.CodeSessionsUnavailable {
+	if resp, p := replay.turnStatus(t, url, withAuth("DPoP", b.SessionToken, d.proof("POST", url, b.SessionToken, time.Now()))); resp.StatusCode != 503 || p.Code != engine.CodeStoreUnavailable {
 		t.Fatalf("bound turn: %d %s", resp.StatusCode, p.Code)
 	}
 	if model.Calls() != 0 {

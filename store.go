@@ -39,6 +39,11 @@ type ReplayStore interface {
 // ErrSessionNotFound is returned by a [SessionStore] for an unknown or expired session.
 var ErrSessionNotFound = errors.New("engine: session not found")
 
+// ErrStoreUnavailable is wrapped by the errors a store returns when its backend cannot be
+// reached or does not answer in time. What needs the store then answers 503 store_unavailable,
+// which the client may retry; a store never reports "not found" or "claimed" instead.
+var ErrStoreUnavailable = errors.New("engine: store unavailable")
+
 // MemoryStore is a [SessionStore], a [ReplayStore] and an [ActionStore] in this process's memory, for a single
 // replica. Expired entries are removed as new ones arrive. The zero value is ready to use.
 type MemoryStore struct {

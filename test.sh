@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # Debian packages the tests drive for real. Installed when missing (needs root or sudo).
-packages=()
+packages=(redis-server)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -47,4 +47,5 @@ done <<'TARGETS'
 ./intent FuzzMatch
 ./intent FuzzTemplate
 ./openai FuzzSpeechWAV
+./redisstore FuzzRecords
 TARGETS

@@ -31,7 +31,7 @@ const (
 )
 
 type options struct {
-	addr, tenants, publicURL, logLevel string
+	addr, tenants, publicURL, logLevel, redisURL string
 }
 
 // run starts the server and serves until ctx is cancelled, then shuts down gracefully: running
@@ -51,9 +51,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	if generated && opts.redisURL != "" {
+		return errors.New("ENGINE_SIGNING_KEY is required with Redis: replicas sharing a store must sign and verify tokens with the same key, and a generated key is known to this process alone")
+	}
 	if generated {
 		log.Warn("ENGINE_SIGNING_KEY is not set: generated a key for this process; tokens will not survive a restart or work across replicas")
 	}
+	stores, closeStores, err := openStores(ctx, opts.redisURL)
+	if err != nil {
+		return err
+	}
+	defer closeStores()
 
 	intents := intent.New(nil)
 	chosen, err := chooseModels(getenv, intents, log)
@@ -90,11 +98,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
-	eng, err := engine.New(engine.Config{
+	cfg := engine.Config{
 		Tenants: tenants, Model: chosen.model, Toolset: tools, SigningKey: key,
 		Synthesizer: chosen.synthesizer, Transcriber: chosen.transcriber,
 		PublicURL: opts.publicURL, Logger: log,
-	})
+	}
+	stores.apply(&cfg)
+	eng, err := engine.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -114,10 +124,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(stdout, "engine listening on %s\n", base)
+	var banner strings.Builder
 	if demo != nil {
-		printDemo(stdout, base)
+		printDemo(&banner, base)
 	}
+	// One write, so that whoever waits for the address sees the whole banner.
+	fmt.Fprintf(stdout, "%s\nengine listening on %s\n", banner.String(), base)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -152,6 +164,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.addr, "addr", env("ENGINE_ADDR", "127.0.0.1:8080"), "listen address (ENGINE_ADDR)")
 	fs.StringVar(&o.tenants, "tenants", env("ENGINE_TENANTS", ""), "tenants file, YAML or JSON; replaces the demo tenant (ENGINE_TENANTS)")
 	fs.StringVar(&o.publicURL, "public-url", env("ENGINE_PUBLIC_URL", ""), "public base URL of the engine (ENGINE_PUBLIC_URL)")
+	fs.StringVar(&o.redisURL, "redis", env("ENGINE_REDIS_URL", ""), "Redis URL (redis://, rediss://, redis+cluster://) shared by every replica; empty keeps state in memory (ENGINE_REDIS_URL)")
 	fs.StringVar(&o.logLevel, "log-level", env("ENGINE_LOG_LEVEL", "info"), "debug, info, warn or error (ENGINE_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/redisstore"
+)
+
+// stores are the engine's shared state: Redis when a URL is given, memory otherwise.
+type stores struct{ redis *redisstore.Store }
+
+func (s stores) apply(cfg *engine.Config) {
+	if s.redis != nil {
+		cfg.Sessions, cfg.Replay, cfg.Actions = s.redis, s.redis, s.redis
+	}
+}
+
+// openStores connects to Redis when url is set and refuses to start if it does not answer.
+func openStores(ctx context.Context, url string) (stores, func(), error) {
+	if url == "" {
+		return stores{}, func() {}, nil
+	}
+	store, err := redisstore.NewFromURL(url, nil)
+	if err != nil {
+		return stores{}, nil, fmt.Errorf("-redis: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := store.Ping(pctx); err != nil {
+		store.Close()
+		return stores{}, nil, fmt.Errorf("-redis: the server does not answer: %w", err)
+	}
+	return stores{redis: store}, func() { store.Close() }, nil
+}

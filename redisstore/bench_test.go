@@ -1,0 +1,100 @@
+package redisstore_test
+
+import (
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/redisstore"
+)
+
+// benchWindow is how long the benchmarks' records last, short so that the in-memory store,
+// which sweeps what expired as it writes, holds about as much as a busy replica would.
+const benchWindow = 10 * time.Millisecond
+
+// benchStores are the in-memory store, for comparison, and Redis on loopback, standalone and
+// as a one-node cluster.
+func benchStores(b *testing.B) []struct {
+	name  string
+	store enginetest.Store
+} {
+	needRedis(b)
+	p := prefix(b) + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
+	return []struct {
+		name  string
+		store enginetest.Store
+	}{
+		{"memory", &engine.MemoryStore{}},
+		{"redis", redisstore.New(client(b, standalone), &redisstore.Options{Prefix: p})},
+		{"cluster", redisstore.New(clusterClient(b, clusterNode), &redisstore.Options{Prefix: p})},
+	}
+}
+
+// bench runs op on fresh ids: one caller (with the median and 99th percentile of its latency),
+// then 64 at once (ops/s is the store's throughput).
+func bench(b *testing.B, op func(st enginetest.Store, id string) error) {
+	for _, s := range benchStores(b) {
+		var n atomic.Int64
+		next := func() string { return "pk_bench:" + strconv.FormatInt(n.Add(1), 10) }
+		b.Run(s.name, func(b *testing.B) {
+			var took []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if err := op(s.store, next()); err != nil {
+					b.Fatal(err)
+				}
+				took = append(took, time.Since(start))
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2])/1e3, "p50-µs")
+			b.ReportMetric(float64(took[len(took)*99/100])/1e3, "p99-µs")
+		})
+		b.Run(s.name+"/parallel", func(b *testing.B) {
+			b.SetParallelism(32)
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := op(s.store, next()); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+		})
+	}
+}
+
+// BenchmarkClaim measures Claim, the replay window's check of one proof.
+func BenchmarkClaim(b *testing.B) {
+	bench(b, func(st enginetest.Store, id string) error {
+		ok, err := st.Claim(b.Context(), id, time.Now().Add(benchWindow))
+		if err == nil && !ok {
+			b.Fatal("a fresh id was refused")
+		}
+		return err
+	})
+}
+
+// BenchmarkBeginAction measures BeginAction claiming a fresh action.
+func BenchmarkBeginAction(b *testing.B) {
+	bench(b, func(st enginetest.Store, id string) error {
+		_, err := st.BeginAction(b.Context(), id, time.Now().Add(benchWindow))
+		return err
+	})
+}
+
+// BenchmarkExecute measures the store's part of one execute: BeginAction, then FinishAction.
+func BenchmarkExecute(b *testing.B) {
+	reply := []byte(`{"done":{"type":"success","title":"Money sent","line1":"$20.00 to Alex","line2":"New balance $1,214.56"},"speak":"Done. I sent $20.00 to Alex."}`)
+	bench(b, func(st enginetest.Store, id string) error {
+		if _, err := st.BeginAction(b.Context(), id, time.Now().Add(benchWindow)); err != nil {
+			return err
+		}
+		return st.FinishAction(b.Context(), id, reply, time.Now().Add(benchWindow))
+	})
+}

@@ -1,0 +1,42 @@
+// Package redisstore keeps the engine's shared state in Redis, or in any server that speaks its
+// protocol (Valkey, Redis Cluster, managed Redis), so that many engine replicas behind a load
+// balancer agree without sticky sessions.
+//
+// A [Store] is an [engine.SessionStore], an [engine.ReplayStore] and an [engine.ActionStore]:
+//
+//	store, err := redisstore.NewFromURL("redis://redis.internal:6379/0", nil)
+//	if err != nil { … }
+//	defer store.Close()
+//	e, err := engine.New(engine.Config{…, Sessions: store, Replay: store, Actions: store})
+//
+// A host that already has a client passes it to [New].
+//
+// # Keys
+//
+// Every key starts with [Options.Prefix] ("engine:" by default), then the kind of record, the
+// tenant when the id carries one ("tenantKey:id"), and the id in braces:
+//
+//	engine:session:{0f6c…}          a session
+//	engine:replay:pk_demo:{7d2a…}   a single-use value (a proof or token id)
+//	engine:action:pk_demo:{7d2a…}   a confirmed action: claimed, then its reply
+//
+// The braces are a Redis Cluster hash tag: every key about one id lands in one slot, and ids
+// spread over all slots. Each record is a single key that expires with it, so nothing needs
+// sweeping. The prefix should hold no braces, unless every key is meant to share one slot.
+//
+// # Values
+//
+// Values are JSON objects with a version, {"v":1,…}, so that replicas of the next release read
+// what this one wrote during a rolling upgrade. A record of a version newer than this package
+// knows is an error wrapping [ErrUnreadable], never misread.
+//
+// # Failures
+//
+// Each call is bounded by [Options.Timeout], whether or not its context has a deadline. When
+// Redis cannot be reached or does not answer in time, the error wraps [ErrUnavailable] and
+// [engine.ErrStoreUnavailable], and the results fail closed: Claim reports false, BeginAction
+// gives no claim, Session returns no session. A replayed proof is never accepted and an action
+// never runs twice because Redis was down. A call that Redis carried out but answered too late
+// errs on the same side: its claim stands, and holds the action as in progress until its lease
+// ends.
+package redisstore

@@ -1,0 +1,42 @@
+package redisstore
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/convengine/engine"
+)
+
+// FuzzRecords reads arbitrary values as records: never a panic, never a session without an
+// error or an id, and never an action record read as "no record", which would hand out a
+// claim.
+func FuzzRecords(f *testing.F) {
+	for _, s := range []string{
+		`{"v":1,"session":{"ID":"a","ExpiresAt":"2099-01-01T00:00:00Z","Metadata":null}}`,
+		`{"v":1,"state":"running"}`,
+		`{"v":1,"state":"done","result":"e30="}`,
+		`{"v":1,"state":"done"}`,
+		`{"v":2}`, `{"v":0}`, `{"v":1.5}`, `{"v":null}`, `[]`, `null`, `"x"`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if s, err := decodeSession(data); (s == nil) == (err == nil) {
+			t.Fatalf("decodeSession(%q) = %v, %v", data, s, err)
+		} else if err != nil && !errors.Is(err, ErrUnreadable) {
+			t.Fatalf("decodeSession(%q): %v does not wrap ErrUnreadable", data, err)
+		}
+		r, err := decodeAction(data)
+		if r == nil && err == nil {
+			t.Fatalf("decodeAction(%q) = nil, nil", data)
+		}
+		if err != nil && !errors.Is(err, ErrUnreadable) && !errors.Is(err, engine.ErrActionInProgress) {
+			t.Fatalf("decodeAction(%q): %v", data, err)
+		}
+		if err == nil {
+			if got, err := decodeAction([]byte(encodeResult(r))); err != nil || string(got) != string(r) {
+				t.Fatalf("a result does not round-trip: %q, %q %v", r, got, err)
+			}
+		}
+	})
+}

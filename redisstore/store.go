@@ -1,0 +1,231 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/redis/go-redis/v9"
+)
+
+// Defaults of [Options].
+const (
+	DefaultPrefix  = "engine:"
+	DefaultTimeout = 500 * time.Millisecond
+)
+
+// Options configure a [Store]. The zero value and nil mean the defaults.
+type Options struct {
+	// Prefix starts every key, so that several engines, or other applications, share one
+	// server; "" means DefaultPrefix.
+	Prefix string
+	// Timeout bounds each call, the client's retries included, whether or not the caller's
+	// context has a deadline; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Now is the clock that expiry times are measured against; nil means time.Now. Give it the
+	// engine's Config.Now. Redis keeps time itself: a record expires the given duration after
+	// it was written, by the server's clock.
+	Now func() time.Time
+}
+
+// Store is an [engine.SessionStore], an [engine.ReplayStore] and an [engine.ActionStore] in
+// Redis. Its methods are safe for concurrent use, and any number of Stores, in any number of
+// processes, can share one server and prefix.
+type Store struct {
+	client  redis.UniversalClient
+	inline  bool // the client ends a call at its context's deadline
+	owned   bool // made by NewFromURL: Close closes it
+	prefix  string
+	timeout time.Duration
+	now     func() time.Time
+	begin   *redis.Script
+	abandon *redis.Script
+}
+
+var (
+	_ engine.SessionStore = (*Store)(nil)
+	_ engine.ReplayStore  = (*Store)(nil)
+	_ engine.ActionStore  = (*Store)(nil)
+)
+
+// New returns a Store over client: a single server, a cluster, a ring or a failover client.
+// The client stays the caller's: [Store.Close] leaves it open. Calls end at the store's
+// time-out with any client; one made with ContextTimeoutEnabled also gives up its connection
+// then, and saves a goroutine per call.
+func New(client redis.UniversalClient, opts *Options) *Store {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Store{
+		client:  client,
+		inline:  boundsByContext(client),
+		prefix:  o.Prefix,
+		timeout: o.Timeout,
+		now:     o.Now,
+		begin:   redis.NewScript(beginScript),
+		abandon: redis.NewScript(abandonScript),
+	}
+}
+
+// NewFromURL returns a Store with a client of its own, which [Store.Close] closes. The URL is
+// one go-redis parses: redis://[user:password@]host[:port][/db] (rediss:// for TLS,
+// unix:///path for a socket), with options as query parameters (dial_timeout=1s,
+// pool_size=50, …). The schemes redis+cluster:// and rediss+cluster:// make a Redis Cluster
+// client; more seed nodes go in addr= parameters. NewFromURL does not connect: the first call,
+// or [Store.Ping], does.
+func NewFromURL(rawURL string, opts *Options) (*Store, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		// url.Error repeats the URL, password included: keep only the reason.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("redisstore: parsing the Redis URL: %w", err)
+	}
+	var client redis.UniversalClient
+	switch u.Scheme {
+	case "redis+cluster", "rediss+cluster":
+		u.Scheme = strings.TrimSuffix(u.Scheme, "+cluster")
+		o, err := redis.ParseClusterURL(u.String())
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: parsing the Redis URL: %w", err)
+		}
+		o.ContextTimeoutEnabled = true
+		client = redis.NewClusterClient(o)
+	default:
+		o, err := redis.ParseURL(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: parsing the Redis URL: %w", err)
+		}
+		o.ContextTimeoutEnabled = true
+		client = redis.NewClient(o)
+	}
+	s := New(client, opts)
+	s.owned = true
+	return s, nil
+}
+
+// Close closes the client if [NewFromURL] made it; a client given to [New] stays open.
+func (s *Store) Close() error {
+	if !s.owned {
+		return nil
+	}
+	return s.client.Close()
+}
+
+// Ping checks that the server answers, within the store's time-out. A server start can call it
+// to refuse to serve without its store.
+func (s *Store) Ping(ctx context.Context) error {
+	_, err := do(ctx, s, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, s.client.Ping(ctx).Err()
+	})
+	if err != nil {
+		return unavailable("pinging the server", err)
+	}
+	return nil
+}
+
+// storeError is a sentinel error that also matches [engine.ErrStoreUnavailable].
+type storeError struct{ msg string }
+
+func (e *storeError) Error() string { return e.msg }
+func (e *storeError) Unwrap() error { return engine.ErrStoreUnavailable }
+
+// ErrUnavailable is wrapped by every error of a call that Redis did not answer: unreachable
+// server, time-out, refused command. It matches [engine.ErrStoreUnavailable] too.
+var ErrUnavailable error = &storeError{"redisstore: redis unavailable"}
+
+// ErrUnreadable is wrapped by the error of a call that found a record it cannot read: written
+// by a newer version of this package (during a rolling upgrade), or not a record at all. It
+// matches [engine.ErrStoreUnavailable] too.
+var ErrUnreadable error = &storeError{"redisstore: unreadable record"}
+
+// unavailable wraps err, the failure of doing op, with ErrUnavailable.
+func unavailable(op string, err error) error {
+	return fmt.Errorf("redisstore: %s: %w: %w", op, ErrUnavailable, err)
+}
+
+// result is what a call's goroutine hands back.
+type result[T any] struct {
+	v   T
+	err error
+}
+
+// boundsByContext reports whether client ends its calls at their context's deadline. Without
+// ContextTimeoutEnabled, a go-redis client waits for a reply until its read time-out (3 s by
+// default), then retries.
+func boundsByContext(client redis.UniversalClient) bool {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
+}
+
+// do runs f with a context bounded by the store's time-out. With a client that may outlive the
+// deadline, f runs on a goroutine of its own, which ends when the client gives up.
+func do[T any](ctx context.Context, s *Store, f func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if s.inline {
+		return f(ctx)
+	}
+	ch := make(chan result[T], 1)
+	go func() {
+		v, err := f(ctx)
+		ch <- result[T]{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// Kinds of record, the second part of a key.
+const (
+	kindSession = "session"
+	kindReplay  = "replay"
+	kindAction  = "action"
+)
+
+// key returns the key of the record of id: the prefix, the kind, the namespace of the id (what
+// precedes its last colon, such as the tenant key of "tenantKey:jti"), and the rest of the id
+// as the hash tag. Distinct ids get distinct keys: the last ":{" of a key ends its namespace.
+func (s *Store) key(kind, id string) string {
+	if i := strings.LastIndexByte(id, ':'); i >= 0 {
+		return s.prefix + kind + ":" + id[:i] + ":{" + id[i+1:] + "}"
+	}
+	return s.prefix + kind + ":{" + id + "}"
+}
+
+// ttl returns how long a record lasts from now until t, in whole milliseconds rounded up, or 0
+// when t has passed.
+func (s *Store) ttl(t time.Time) time.Duration {
+	d := t.Sub(s.now())
+	if d <= 0 {
+		return 0
+	}
+	return (d + time.Millisecond - 1).Truncate(time.Millisecond)
+}
