@@ -52,7 +52,7 @@ func newDeployment(t *testing.T, srv *redistest.Server) *deployment {
 	d := &deployment{bank: bank, backend: backend}
 	key := bytes.Repeat([]byte{7}, 32)
 	for i := range d.replicas {
-		store := redisstore.New(client(t, srv), &redisstore.Options{Prefix: prefix(t)})
+		store := redisstore.New(client(t, srv), &redisstore.Options{Prefix: prefix(t), Timeout: generous})
 		e, err := engine.New(engine.Config{Tenants: tenants, Model: intent.New(nil), Toolset: httptools.New(nil),
 			SigningKey: key, Sessions: store, Replay: store, Actions: store,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

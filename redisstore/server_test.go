@@ -83,3 +83,8 @@ func clusterClient(t testing.TB, s *redistest.Server) *redis.ClusterClient {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// generous bounds store calls in tests that check semantics, not time-outs: the race detector
+// on a busy two-core machine can hold a hundred concurrent callers back for longer than the
+// default.
+const generous = 5 * time.Second

@@ -38,7 +38,7 @@ func TestSuite(t *testing.T) {
 	for name, client := range backends(t) {
 		t.Run(name, func(t *testing.T) {
 			enginetest.StoreSuite{New: func(t *testing.T) enginetest.Store {
-				return redisstore.New(client(t), &redisstore.Options{Prefix: prefix(t)})
+				return redisstore.New(client(t), &redisstore.Options{Prefix: prefix(t), Timeout: generous})
 			}}.Run(t)
 		})
 	}
@@ -52,7 +52,7 @@ func TestRecords(t *testing.T) {
 			ctx := t.Context()
 			raw := newClient(t)
 			p := prefix(t)
-			s := redisstore.New(raw, &redisstore.Options{Prefix: p})
+			s := redisstore.New(raw, &redisstore.Options{Prefix: p, Timeout: generous})
 			set := func(key, value string) {
 				t.Helper()
 				if err := raw.Set(ctx, p+key, value, time.Hour).Err(); err != nil {
