@@ -13,6 +13,10 @@ import (
 // Children returns the ids of this process's children whose command is name, zombies
 // included. It reads /proc and returns nil where there is none.
 func Children(name string) []int {
+	const commLen = 15 // the kernel keeps the first 15 bytes of a command's name
+	if len(name) > commLen {
+		name = name[:commLen]
+	}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	self := os.Getpid()
 	var out []int
