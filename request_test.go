@@ -148,8 +148,8 @@ func TestRoutesAndMethods(t *testing.T) {
 		{http.MethodPost, "/nowhere", 404, engine.CodeNotFound},
 		{http.MethodPost, "/api/v1/create-session", 501, engine.CodeNotImplemented},
 		{http.MethodPost, "/engine/execute", 501, engine.CodeNotImplemented},
-		{http.MethodPost, "/engine/tts", 501, engine.CodeNotImplemented},
-		{http.MethodGet, "/engine/stream", 501, engine.CodeNotImplemented},
+		{http.MethodPost, "/engine/tts", 400, engine.CodeInvalidRequest},
+		{http.MethodGet, "/engine/stream", 426, engine.CodeUpgradeRequired},
 	}
 	for _, tc := range cases {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
