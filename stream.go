@@ -327,13 +327,16 @@ type voiceConn struct {
 
 // runningTurn is a turn's goroutine.
 type runningTurn struct {
-	id     string
-	cancel context.CancelFunc
-	done   chan struct{}
+	id       string
+	cancel   context.CancelFunc
+	done     chan struct{} // closed when the goroutine ended
+	answered atomic.Bool   // its last message (done or error) is queued
 }
 
+// running reports whether the turn is still answering: a new utterance or a cancel would cut
+// it short.
 func (t *runningTurn) running() bool {
-	if t == nil {
+	if t == nil || t.answered.Load() {
 		return false
 	}
 	select {
@@ -377,6 +380,9 @@ func (c *voiceConn) readLoop() string {
 		}
 		var m clientMessage
 		if p := unmarshalStrictly(data, &m); p != nil {
+			if m.Type == "audio" { // a broken frame spoils its utterance
+				c.pcm, c.refused = nil, true
+			}
 			if !c.trySend(errorMessage("", p.Code, p.Detail, false)) {
 				return "send queue full"
 			}
@@ -434,11 +440,10 @@ func (c *voiceConn) handle(m *clientMessage) bool {
 func (c *voiceConn) setContext(raw json.RawMessage) *Problem {
 	var sc streamContext
 	if p := unmarshalStrictly(raw, &sc); p != nil {
-		if p.Field != "" {
-			p.Field = "context." + p.Field
-			p.Detail = "context." + p.Detail
+		if p.Field == "" {
+			return invalidField("context", "must be an object")
 		}
-		return p
+		return invalidField("context."+p.Field, strings.TrimPrefix(p.Detail, p.Field+": "))
 	}
 	if sc.Locale != "" && !ValidLocale(sc.Locale) {
 		return invalidField("context.locale", "must be a BCP 47 language tag such as \"en-US\"")
@@ -535,6 +540,9 @@ func (c *voiceConn) stopTurn() string {
 	}
 	c.turn.cancel()
 	<-c.turn.done
+	if c.turn.answered.Load() {
+		return "" // it finished while it was being stopped
+	}
 	return c.turn.id
 }
 
@@ -554,7 +562,7 @@ func (c *voiceConn) startTurn(pcm []int16, text string) {
 		defer close(rt.done)
 		defer cancel()
 		defer c.turnEnded()
-		if user, answer, ok := c.runTurn(ctx, in); ok {
+		if user, answer, ok := c.runTurn(ctx, in, &rt.answered); ok {
 			c.remember(user, answer)
 		}
 	}()
@@ -599,7 +607,8 @@ func (c *voiceConn) turnEnded() {
 
 // runTurn transcribes the audio if there is some, then runs the turn loop into a voice sink.
 // It reports the user's words and the answer when the turn finished without being cancelled.
-func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn) (string, string, bool) {
+// answered is set before the turn's last message is queued.
+func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.Bool) (string, string, bool) {
 	e := c.e
 	start := e.now()
 	locale := c.req.Tenant.Locale
@@ -613,6 +622,7 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn) (string, string, 
 			return "", "", false
 		}
 		if p != nil {
+			answered.Store(true)
 			c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable))
 			return "", "", false
 		}
@@ -624,21 +634,23 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn) (string, string, 
 	t, p := newTurn(c.req, &turnRequest{Transcript: &text, Mode: &mode, Messages: in.history, Context: &tc,
 		Meta: &turnMeta{Locale: locale}})
 	if p != nil {
+		answered.Store(true)
 		c.send(ctx, errorMessage(in.id, p.Code, p.Detail, false))
 		return "", "", false
 	}
 	t.turnID = in.id
 	t.heard = in.pcm != nil
-	if !c.send(ctx, transcriptMessage(t.transcript)) {
+	if !c.send(ctx, transcriptMessage(t.turnID, t.transcript)) {
 		return "", "", false
 	}
 	if p := e.loadTools(ctx, t); p != nil {
 		if ctx.Err() == nil {
+			answered.Store(true)
 			c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable))
 		}
 		return "", "", false
 	}
-	sink := newVoiceSink(ctx, c, t)
+	sink := newVoiceSink(ctx, c, t, answered)
 	t.out = sink
 	runCtx, cancel := context.WithTimeout(ctx, c.req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
 	e.runTurnSafely(runCtx, t)
@@ -791,8 +803,9 @@ func (c *voiceConn) drain() {
 
 // Messages of the server (PROTOCOL 7).
 
-func transcriptMessage(text string) []byte {
+func transcriptMessage(turnID, text string) []byte {
 	b := appendJSONString([]byte(`{"type":"transcript","text":`), text)
+	b = appendJSONString(append(b, `,"turnId":`...), turnID)
 	return append(b, '}')
 }
 

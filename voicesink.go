@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -17,10 +18,11 @@ import (
 // sentence goes to a worker goroutine that streams its audio as audio messages. The spec and
 // done follow the last audio.
 type voiceSink struct {
-	ctx   context.Context // the turn's
-	c     *voiceConn
-	t     *turn
-	voice string
+	ctx      context.Context // the turn's
+	c        *voiceConn
+	t        *turn
+	voice    string
+	answered *atomic.Bool // set before done is queued
 
 	failed bool // the turn reported an error
 
@@ -36,8 +38,8 @@ type voiceSink struct {
 	muted bool // synthesis failed in this turn: the rest is not spoken
 }
 
-func newVoiceSink(ctx context.Context, c *voiceConn, t *turn) *voiceSink {
-	s := &voiceSink{ctx: ctx, c: c, t: t}
+func newVoiceSink(ctx context.Context, c *voiceConn, t *turn, answered *atomic.Bool) *voiceSink {
+	s := &voiceSink{ctx: ctx, c: c, t: t, answered: answered}
 	if c.e.synthesizer != nil {
 		s.voice = c.e.voiceFor(t.req.Tenant, "", t.locale)
 		s.startWorker()
@@ -92,7 +94,11 @@ func (s *voiceSink) done(spec widgets.Spec) error {
 	if err != nil {
 		return err
 	}
-	if !s.c.send(s.ctx, b) || !s.c.send(s.ctx, doneMessage(s.t.turnID)) {
+	if !s.c.send(s.ctx, b) {
+		return errClientGone
+	}
+	s.answered.Store(true)
+	if !s.c.send(s.ctx, doneMessage(s.t.turnID)) {
 		return errClientGone
 	}
 	return nil
