@@ -637,4 +637,3 @@ func TestStreamModelFailureIsSpokenAndReported(t *testing.T) {
 		t.Errorf("messages %s: want the error, then the apology's audio, spec and done", got)
 	}
 }
-

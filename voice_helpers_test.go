@@ -139,7 +139,9 @@ type voiceClient struct {
 	ws *websocket.Conn
 }
 
-func (h *harness) wsURL() string { return "ws" + strings.TrimPrefix(h.srv.URL, "http") + engine.PathStream }
+func (h *harness) wsURL() string {
+	return "ws" + strings.TrimPrefix(h.srv.URL, "http") + engine.PathStream
+}
 
 // dial opens the voice socket with hdr; it fails the test when the upgrade fails.
 func (h *harness) dial(t testing.TB, hdr http.Header) *voiceClient {
