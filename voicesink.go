@@ -239,8 +239,8 @@ func (s *voiceSink) say(ctx context.Context, sentence string) {
 const maxSentence = 240
 
 // cutSentences returns the complete sentences at the start of text and what follows them. A
-// sentence ends with . ! ? … or their full-width forms, and closing quotes or brackets,
-// followed by white space.
+// sentence ends with . ! ? … ؟ and closing quotes or brackets, followed by white space, or with
+// a full-width 。！？ followed by anything.
 func cutSentences(text string) ([]string, string) {
 	var out []string
 	start := 0
@@ -259,7 +259,8 @@ func cutSentences(text string) ([]string, string) {
 		if j >= len(text) {
 			break // the text may go on: "3." of "3.5"
 		}
-		if c, _ := utf8.DecodeRuneInString(text[j:]); !unicode.IsSpace(c) {
+		// Full-width marks end a sentence by themselves; the others before white space.
+		if c, _ := utf8.DecodeRuneInString(text[j:]); !unicode.IsSpace(c) && !isFullWidthEnd(r) {
 			continue
 		}
 		if sentence := strings.TrimSpace(text[start:j]); sentence != "" && j > start {
@@ -276,6 +277,8 @@ func cutSentences(text string) ([]string, string) {
 	}
 	return out, rest
 }
+
+func isFullWidthEnd(r rune) bool { return r == '。' || r == '！' || r == '？' }
 
 func isSentenceEnd(r rune) bool {
 	switch r {

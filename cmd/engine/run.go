@@ -30,7 +30,7 @@ const (
 )
 
 type options struct {
-	addr, tenants, publicURL, logLevel string
+	addr, tenants, publicURL, logLevel, speech string
 }
 
 // run starts the server and serves until ctx is cancelled, then shuts down gracefully: running
@@ -84,9 +84,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
+	synth, trans, err := speechParts(opts.speech, log)
+	if err != nil {
+		return err
+	}
 	eng, err := engine.New(engine.Config{
 		Tenants: tenants, Model: model, Toolset: tools, SigningKey: key,
-		PublicURL: opts.publicURL, Logger: log,
+		PublicURL: opts.publicURL, Logger: log, Synthesizer: synth, Transcriber: trans,
 	})
 	if err != nil {
 		return err
@@ -121,7 +125,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	log.Info("shutting down: waiting for running turns", "grace", shutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	// The server does not track voice sockets: the engine closes them (1001) itself, each
+	// once its running turn is answered.
+	sockets := make(chan error, 1)
+	go func() { sockets <- eng.Shutdown(sctx) }()
+	err = srv.Shutdown(sctx)
+	if serr := <-sockets; serr != nil {
+		log.Warn("voice sockets still answering at the deadline were cut off", "err", serr)
+	}
+	if err != nil {
 		srv.Close()
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -145,6 +157,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.tenants, "tenants", env("ENGINE_TENANTS", ""), "tenants file, YAML or JSON; replaces the demo tenant (ENGINE_TENANTS)")
 	fs.StringVar(&o.publicURL, "public-url", env("ENGINE_PUBLIC_URL", ""), "public base URL of the engine (ENGINE_PUBLIC_URL)")
 	fs.StringVar(&o.logLevel, "log-level", env("ENGINE_LOG_LEVEL", "info"), "debug, info, warn or error (ENGINE_LOG_LEVEL)")
+	fs.StringVar(&o.speech, "speech", env("ENGINE_SPEECH", "auto"), "auto: espeak-ng and pocketsphinx when installed; off: no speech (ENGINE_SPEECH)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
