@@ -640,14 +640,14 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 	}
 	t.turnID = in.id
 	t.heard = in.pcm != nil
-	if !c.send(ctx, transcriptMessage(t.turnID, t.transcript)) {
-		return "", "", false
-	}
 	if p := e.loadTools(ctx, t); p != nil {
 		if ctx.Err() == nil {
 			answered.Store(true)
 			c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable))
 		}
+		return "", "", false
+	}
+	if !c.send(ctx, transcriptMessage(t.turnID, t.transcript)) {
 		return "", "", false
 	}
 	sink := newVoiceSink(ctx, c, t, answered)
