@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -562,6 +563,17 @@ func (c *voiceConn) startTurn(pcm []int16, text string) {
 		defer close(rt.done)
 		defer cancel()
 		defer c.turnEnded()
+		defer func() {
+			// A panic outside the model (which runTurnSafely catches) must not take the
+			// process down from this goroutine: the turn fails instead.
+			if v := recover(); v != nil {
+				c.e.log.Error("voice turn panicked", "requestId", c.req.ID, "tenant", c.req.Tenant.Key,
+					"panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
+				if !rt.answered.Swap(true) {
+					c.send(ctx, errorMessage(rt.id, CodeInternal, "The engine failed.", false))
+				}
+			}
+		}()
 		if user, answer, ok := c.runTurn(ctx, in, &rt.answered); ok {
 			c.remember(user, answer)
 		}

@@ -637,3 +637,32 @@ func TestStreamModelFailureIsSpokenAndReported(t *testing.T) {
 		t.Errorf("messages %s: want the error, then the apology's audio, spec and done", got)
 	}
 }
+
+// panickySynthesizer panics, as a broken provider might.
+type panickySynthesizer struct{}
+
+func (panickySynthesizer) Synthesize(context.Context, string, string) (*engine.Audio, error) {
+	panic("synthesizer exploded")
+}
+
+func TestStreamSurvivesPanickingSpeechParts(t *testing.T) {
+	checkLeaks(t)
+	transcriber := transcriberFunc(func(context.Context, []int16, int, string) (string, error) {
+		panic("transcriber exploded")
+	})
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{threeSentences()}}
+	h := newHarness(t, engine.Config{Model: model, Synthesizer: panickySynthesizer{}, Transcriber: transcriber})
+	h.shutdownAtEnd(t)
+	c := h.dial(t, headers())
+	c.send(map[string]any{"type": "text", "transcript": "hi"})
+	if r := c.turn(); len(r.audio) != 0 || r.spec.Speak == "" {
+		t.Errorf("%d samples, speak %q", len(r.audio), r.spec.Speak)
+	}
+	c.sendAudio(make([]int16, 1600), nil)
+	c.send(map[string]any{"type": "end_of_speech"})
+	if m := c.expect("error"); m.Error.Code != engine.CodeInternal {
+		t.Errorf("got %s", m.raw)
+	}
+	c.send(map[string]any{"type": "text", "transcript": "still there?"})
+	c.turn()
+}

@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -192,12 +194,20 @@ func (s *voiceSink) next(ctx context.Context) (string, bool) {
 	}
 }
 
-// say synthesizes one sentence and sends its audio as it comes.
+// say synthesizes one sentence and sends its audio as it comes. A synthesizer that panics
+// mutes the rest of the answer instead of taking the process down.
 func (s *voiceSink) say(ctx context.Context, sentence string) {
 	if s.muted {
 		return
 	}
 	e := s.c.e
+	defer func() {
+		if v := recover(); v != nil {
+			s.muted = true
+			e.log.ErrorContext(ctx, "speech synthesis panicked", "requestId", s.t.req.ID, "tenant", s.t.req.Tenant.Key,
+				"turnId", s.t.turnID, "panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
+		}
+	}()
 	audio, err := e.synthesizer.Synthesize(ctx, sentence, s.voice)
 	if err != nil {
 		if ctx.Err() == nil {
