@@ -1,12 +1,14 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"testing"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -66,5 +68,14 @@ func TestAudioTurnFailures(t *testing.T) {
 	resp := big.do(t.Context(), http.MethodPost, engine.PathTurn, demoHeaders(), audioBody(make([]int16, 61*16000), 16000, nil))
 	if p := readProblem(t, resp); p.Code != engine.CodeInvalidAudio {
 		t.Errorf("61 seconds: %s (%s)", p.Code, p.Detail)
+	}
+}
+
+func TestAudioProblemDetail(t *testing.T) {
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{},
+		Transcriber: transcriberFunc(func(context.Context, []int16, int, string) (string, error) { return "hi", nil })})
+	resp := h.do(t.Context(), http.MethodPost, engine.PathTurn, headers(), audioBody(make([]int16, 100), 44100, nil))
+	if p := readProblem(t, resp); p.Detail != "the sample rate is 44100 Hz; it must be 16000 Hz" {
+		t.Errorf("detail %q", p.Detail)
 	}
 }

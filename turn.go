@@ -214,7 +214,7 @@ func (e *Engine) transcribe(ctx context.Context, t *turn, b64 string) *Problem {
 	}
 	pcm, err := DecodeWAV(raw)
 	if err != nil {
-		return newProblem(http.StatusUnprocessableEntity, CodeInvalidAudio, err.Error())
+		return newProblem(http.StatusUnprocessableEntity, CodeInvalidAudio, strings.TrimPrefix(err.Error(), ErrInvalidAudio.Error()+": "))
 	}
 	text, p := e.hear(ctx, t.req, pcm, t.locale)
 	if p != nil {
