@@ -460,11 +460,18 @@ func (c *voiceConn) setContext(raw json.RawMessage) *Problem {
 	return nil
 }
 
+// bargeIn cancels the answer the user talks or types over, and says so. It returns false when
+// the client is to be dropped.
+func (c *voiceConn) bargeIn() bool {
+	if id := c.stopTurn(); id != "" {
+		return c.trySend(cancelledMessage(id))
+	}
+	return true
+}
+
 func (c *voiceConn) onAudio(m *clientMessage) bool {
-	if c.turn.running() { // barge-in: the user speaks over the answer
-		if !c.trySend(cancelledMessage(c.stopTurn())) {
-			return false
-		}
+	if !c.bargeIn() {
+		return false
 	}
 	if c.refused {
 		return true
@@ -500,10 +507,8 @@ func (c *voiceConn) onEndOfSpeech() bool {
 	if len(c.pcm) == 0 {
 		return c.trySend(errorMessage("", CodeNoSpeech, "end_of_speech came without audio", false))
 	}
-	if c.turn.running() {
-		if !c.trySend(cancelledMessage(c.stopTurn())) {
-			return false
-		}
+	if !c.bargeIn() {
+		return false
 	}
 	pcm := c.pcm
 	c.pcm = nil
@@ -522,10 +527,8 @@ func (c *voiceConn) onText(m *clientMessage) bool {
 	case !utf8.ValidString(text) || utf8.RuneCountInString(text) > maxMessageLen:
 		return c.trySend(errorMessage("", CodeInvalidRequest, fmt.Sprintf("transcript: must be valid UTF-8 of at most %d characters", maxMessageLen), false))
 	}
-	if c.turn.running() {
-		if !c.trySend(cancelledMessage(c.stopTurn())) {
-			return false
-		}
+	if !c.bargeIn() {
+		return false
 	}
 	c.pcm, c.refused = nil, false
 	c.startTurn(nil, text)
