@@ -121,6 +121,7 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request) {
 	ws.SetReadLimit(maxStreamFrame)
 	c := &voiceConn{e: e, req: req, opts: e.streamOpts, ws: ws, started: e.now()}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.turnsCtx, c.stopTurns = context.WithCancel(c.ctx)
 	defer c.cancel()
 	if !e.streams.add(c) {
 		ws.Close(websocket.StatusGoingAway, "the server is shutting down")
@@ -308,6 +309,8 @@ type voiceConn struct {
 
 	ctx       context.Context // ends with the socket
 	cancel    context.CancelFunc
+	turnsCtx  context.Context // parent of the turns' contexts; ends with ctx or an abort
+	stopTurns context.CancelFunc
 	out       chan frame
 	goingAway <-chan struct{} // closed when the engine shuts down
 	workers   sync.WaitGroup  // the writer and pings
@@ -555,7 +558,7 @@ func (c *voiceConn) startTurn(pcm []int16, text string) {
 	if c.turn != nil {
 		<-c.turn.done // it ended; what it wrote (the history) is visible from here on
 	}
-	ctx, cancel := context.WithCancel(c.ctx)
+	ctx, cancel := context.WithCancel(c.turnsCtx)
 	rt := &runningTurn{id: uuid.NewString(), cancel: cancel, done: make(chan struct{})}
 	c.turn = rt
 	c.turns++
@@ -721,9 +724,10 @@ func (c *voiceConn) goAway() {
 	})
 }
 
-// abort stops the running turn and closes the socket at once.
+// abort stops the running turn and closes the socket at once. The socket's own context stays
+// until the close handshake is done, or the reader would cut the connection without it.
 func (c *voiceConn) abort(code websocket.StatusCode, reason string) {
-	c.cancel()
+	c.stopTurns()
 	c.ws.Close(code, reason)
 }
 

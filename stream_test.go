@@ -555,11 +555,13 @@ func TestStreamShutdownDeadline(t *testing.T) {
 	c.expect("transcript")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if err := h.engine.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Shutdown: %v", err)
-	}
+	done := make(chan error, 1)
+	go func() { done <- h.engine.Shutdown(ctx) }()
 	if code := c.closeCode(); code != websocket.StatusGoingAway {
 		t.Errorf("close %d, want 1001", code)
+	}
+	if err := <-done; !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Shutdown: %v", err)
 	}
 	if model.Cancelled() != 1 {
 		t.Error("the running turn was not cancelled")
