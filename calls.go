@@ -101,7 +101,7 @@ func (e *Engine) callTool(ctx context.Context, t *turn, tool Tool, c ToolCall) M
 	if status == "" {
 		status = localized(workingLines, t.locale)
 	}
-	_ = t.sse.event(EventStatus, map[string]string{"text": status, "tool": tool.Name})
+	t.out.status(status, tool.Name)
 
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -53,6 +53,8 @@ type Config struct {
 	MaxBody     int64
 	// PingInterval is the silence after which a turn stream sends ": ping" (default 15s).
 	PingInterval time.Duration
+	// Stream configures the voice socket; nil means its defaults.
+	Stream *StreamOptions
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -82,6 +84,8 @@ type Engine struct {
 	maxBody     int64
 	ping        time.Duration
 	now         func() time.Time
+	streamOpts  StreamOptions
+	streams     streamRegistry
 }
 
 // ErrConfig is wrapped by the errors [New] returns for an incomplete configuration.
@@ -151,6 +155,11 @@ func New(cfg Config) (*Engine, error) {
 	if e.ping == 0 {
 		e.ping = 15 * time.Second
 	}
+	streamOpts, err := cfg.Stream.withDefaults(e.ping)
+	if err != nil {
+		return nil, err
+	}
+	e.streamOpts = streamOpts
 	signer, err := newActionSigner(cfg.SigningKey)
 	if err != nil {
 		return nil, fmt.Errorf("%w: SigningKey: %v", ErrConfig, err)
@@ -196,16 +205,6 @@ func (e *Engine) SessionHandler() http.Handler {
 // ExecuteHandler returns the handler of POST /engine/execute.
 func (e *Engine) ExecuteHandler() http.Handler {
 	return e.route(http.MethodPost, http.HandlerFunc(e.serveExecute))
-}
-
-// TTSHandler returns the handler of POST /engine/tts.
-func (e *Engine) TTSHandler() http.Handler {
-	return e.route(http.MethodPost, e.notImplemented("speech synthesis"))
-}
-
-// StreamHandler returns the handler of the voice socket, GET /engine/stream.
-func (e *Engine) StreamHandler() http.Handler {
-	return e.route(http.MethodGet, e.notImplemented("the live voice socket"))
 }
 
 // notImplemented answers 501 once the common headers passed, so that clients see the same

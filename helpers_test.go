@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/widgets"
@@ -249,4 +250,15 @@ func readProblem(t *testing.T, resp *http.Response) engine.Problem {
 		t.Errorf("problem %+v does not match status %d", p, resp.StatusCode)
 	}
 	return p
+}
+
+// waitFor polls cond for a few seconds and fails the test if it never holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -148,8 +148,8 @@ func TestRoutesAndMethods(t *testing.T) {
 		{http.MethodPost, "/nowhere", 404, engine.CodeNotFound},
 		{http.MethodGet, "/api/v1/create-session", 405, engine.CodeMethodNotAllowed},
 		{http.MethodPost, "/engine/execute", 400, engine.CodeInvalidRequest},
-		{http.MethodPost, "/engine/tts", 501, engine.CodeNotImplemented},
-		{http.MethodGet, "/engine/stream", 501, engine.CodeNotImplemented},
+		{http.MethodPost, "/engine/tts", 400, engine.CodeInvalidRequest},
+		{http.MethodGet, "/engine/stream", 426, engine.CodeUpgradeRequired},
 	}
 	for _, tc := range cases {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {

@@ -806,9 +806,9 @@ func TestSessionOnEveryRoute(t *testing.T) {
 			}
 			proof := d.proof(route.method, h.srv.URL+route.path, s.SessionToken, time.Now())
 			resp = h.do(t.Context(), route.method, route.path, withAuth("DPoP", s.SessionToken, proof), `{}`)
-			// Past the session, each route reaches its own checks: an empty execute body is
-			// its 400, an unfinished route its 501.
-			if p := readProblem(t, resp); resp.StatusCode != 501 && !(route.path == engine.PathExecute && p.Code == engine.CodeInvalidRequest) {
+			// Past the session, each route reaches its own checks: an empty execute or tts
+			// body is 400, a plain request to the socket 426.
+			if p := readProblem(t, resp); resp.StatusCode == http.StatusUnauthorized || p.Code == engine.CodeInvalidSession || p.Code == engine.CodeInvalidDPoPProof {
 				t.Fatalf("valid proof: %d %s %s", resp.StatusCode, p.Code, p.Detail)
 			}
 		})

@@ -12,7 +12,8 @@ type Synthesizer interface {
 }
 
 // Audio is synthesized speech: 16-bit little-endian mono PCM at SampleRate. PCM streams as it is
-// produced; the caller reads it to the end or closes it.
+// produced; the caller closes it when done, also after reading it to the end, so that what
+// produces it (a process, a connection) is released.
 type Audio struct {
 	SampleRate int
 	PCM        io.ReadCloser

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # Debian packages the tests drive for real. Installed when missing (needs root or sudo).
-packages=(redis-server)
+packages=(redis-server espeak-ng pocketsphinx pocketsphinx-en-us)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -42,6 +42,8 @@ done <<'TARGETS'
 . FuzzCanonicalize
 . FuzzDPoPProof
 ./client FuzzSSE
+. FuzzDecodeWAV
+. FuzzCutSentences
 ./widgets FuzzDecode
 ./httptools FuzzParse
 ./intent FuzzMatch

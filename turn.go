@@ -75,7 +75,7 @@ type turn struct {
 	tools map[string]Tool
 	specs []ToolSpec
 
-	sse         *sseWriter
+	out         turnSink
 	speak       strings.Builder
 	lineStart   bool // the voice filter is at the start of a line
 	widgets     []widgets.Widget
@@ -116,11 +116,12 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithTimeout(r.Context(), req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
 	defer cancel()
-	t.sse = newSSEWriter(w, e.now)
-	stopPings := t.sse.keepAlive(e.ping)
+	sse := newSSEWriter(w, e.now)
+	t.out = sse
+	stopPings := sse.keepAlive(e.ping)
 	defer stopPings()
 
-	if t.sse.event(EventStart, map[string]string{"turnId": t.turnID, "conversationId": t.conversationID}) == nil {
+	if sse.event(EventStart, map[string]string{"turnId": t.turnID, "conversationId": t.conversationID}) == nil {
 		e.runTurnSafely(ctx, t)
 		if r.Context().Err() == nil {
 			e.finishTurn(t)
@@ -216,14 +217,13 @@ func (e *Engine) transcribe(ctx context.Context, t *turn, b64 string) *Problem {
 	}
 	pcm, err := DecodeWAV(raw)
 	if err != nil {
-		return newProblem(http.StatusUnprocessableEntity, CodeInvalidAudio, err.Error())
+		return newProblem(http.StatusUnprocessableEntity, CodeInvalidAudio, strings.TrimPrefix(err.Error(), ErrInvalidAudio.Error()+": "))
 	}
-	text, err := e.transcriber.Transcribe(ctx, pcm, 16000, t.locale)
-	if err != nil {
-		e.log.WarnContext(ctx, "transcription failed", "requestId", t.req.ID, "err", err)
-		return newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "the audio could not be transcribed; try again")
+	text, p := e.hear(ctx, t.req, pcm, t.locale)
+	if p != nil {
+		return p
 	}
-	t.transcript, t.heard = strings.TrimSpace(text), true
+	t.transcript, t.heard = text, true
 	return nil
 }
 
@@ -359,7 +359,7 @@ func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
 		}
 	}
 	t.speak.WriteString(delta)
-	if err := t.sse.speak(delta); err != nil {
+	if err := t.out.speak(delta); err != nil {
 		return errClientGone
 	}
 	return nil
@@ -398,7 +398,7 @@ func (t *turn) fail(code, message string, retryable bool) {
 		return
 	}
 	t.errCode = code
-	_ = t.sse.event(EventError, map[string]any{"code": code, "message": message, "retryable": retryable})
+	t.out.fail(code, message, retryable)
 }
 
 // finishTurn sends the widgets and then done with the assembled spec.
@@ -420,9 +420,9 @@ func (e *Engine) finishTurn(t *turn) {
 		spec.Meta.Error = t.errCode
 	}
 	for _, w := range spec.Widgets {
-		if t.sse.event(EventWidget, w) != nil {
+		if t.out.widget(w) != nil {
 			return
 		}
 	}
-	_ = t.sse.event(EventDone, spec)
+	_ = t.out.done(spec)
 }

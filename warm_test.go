@@ -77,17 +77,6 @@ func (m *warmModel) counts() (warms, turns int) {
 	return len(m.warms), len(m.turns)
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 func toolNames(specs []engine.ToolSpec) []string {
 	var out []string
 	for _, s := range specs {

@@ -245,7 +245,7 @@ func TestBoundSession(t *testing.T) {
 	if err != nil || *again != *res {
 		t.Fatalf("execute again: %+v, %v", again, err)
 	}
-	if _, err := c.TTS(ctx, "Hello", ""); !client.IsCode(err, client.CodeNotImplemented) {
+	if _, err := c.TTS(ctx, "Hello", ""); !client.IsCode(err, "synthesizer_unavailable") {
 		t.Fatalf("tts: %v", err)
 	}
 	if d.scheme(client.PathExecute) != "DPoP" || d.scheme(client.PathTTS) != "DPoP" {

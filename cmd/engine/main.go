@@ -10,6 +10,8 @@
 //	-tenants     ENGINE_TENANTS      tenants file, YAML or JSON
 //	-public-url  ENGINE_PUBLIC_URL   the engine's public base URL
 //	-log-level   ENGINE_LOG_LEVEL    debug, info, warn or error (default info)
+//	-speech      ENGINE_SPEECH       auto (default): speak with espeak-ng and listen with
+//	                                 pocketsphinx when they are installed; off: no speech
 //	             ENGINE_SIGNING_KEY  base64 of at least 32 random bytes that sign session and
 //	                                 action tokens; generated at start when absent
 //

@@ -31,7 +31,7 @@ const (
 )
 
 type options struct {
-	addr, tenants, publicURL, logLevel, redisURL string
+	addr, tenants, publicURL, logLevel, redisURL, speech string
 }
 
 // run starts the server and serves until ctx is cancelled, then shuts down gracefully: running
@@ -98,6 +98,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
+	// Speech: OpenAI's when the OpenAI model brought it, else the offline programs.
+	if chosen.synthesizer == nil || chosen.transcriber == nil {
+		synth, trans, err := speechParts(opts.speech, log)
+		if err != nil {
+			return err
+		}
+		if chosen.synthesizer == nil {
+			chosen.synthesizer = synth
+		}
+		if chosen.transcriber == nil {
+			chosen.transcriber = trans
+		}
+	}
 	cfg := engine.Config{
 		Tenants: tenants, Model: chosen.model, Toolset: tools, SigningKey: key,
 		Synthesizer: chosen.synthesizer, Transcriber: chosen.transcriber,
@@ -141,7 +154,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	log.Info("shutting down: waiting for running turns", "grace", shutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	// The server does not track voice sockets: the engine closes them (1001) itself, each
+	// once its running turn is answered.
+	sockets := make(chan error, 1)
+	go func() { sockets <- eng.Shutdown(sctx) }()
+	err = srv.Shutdown(sctx)
+	if serr := <-sockets; serr != nil {
+		log.Warn("voice sockets still answering at the deadline were cut off", "err", serr)
+	}
+	if err != nil {
 		srv.Close()
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -166,6 +187,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.publicURL, "public-url", env("ENGINE_PUBLIC_URL", ""), "public base URL of the engine (ENGINE_PUBLIC_URL)")
 	fs.StringVar(&o.redisURL, "redis", env("ENGINE_REDIS_URL", ""), "Redis URL (redis://, rediss://, redis+cluster://) shared by every replica; empty keeps state in memory (ENGINE_REDIS_URL)")
 	fs.StringVar(&o.logLevel, "log-level", env("ENGINE_LOG_LEVEL", "info"), "debug, info, warn or error (ENGINE_LOG_LEVEL)")
+	fs.StringVar(&o.speech, "speech", env("ENGINE_SPEECH", "auto"), "auto: espeak-ng and pocketsphinx when installed; off: no speech (ENGINE_SPEECH)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -1,0 +1,81 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/widgets"
+)
+
+// audioBody is a turn body carrying pcm as a 16 kHz WAV file.
+func audioBody(pcm []int16, rate int, extra map[string]any) string {
+	m := map[string]any{"audio_base64": base64.StdEncoding.EncodeToString(engine.EncodeWAV(pcm, rate)), "mode": "voice"}
+	for k, v := range extra {
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func TestAudioTurn(t *testing.T) {
+	h := newDemoHarness(t, engine.Config{})
+	for _, tc := range []struct{ say, heard, widget string }{
+		{"What's my balance?", "what's my balance", widgets.TypeStat},
+		{"Send 20 dollars to Alex", "send twenty dollars to alex", widgets.TypeConfirm},
+	} {
+		t.Run(tc.heard, func(t *testing.T) {
+			r := h.turnWith(demoHeaders(), audioBody(say(t, tc.say), 16000, nil))
+			if r.spec.Meta.Transcript != tc.heard {
+				t.Errorf("transcript %q, want %q", r.spec.Meta.Transcript, tc.heard)
+			}
+			if len(r.spec.Widgets) != 1 || r.spec.Widgets[0].WidgetType() != tc.widget {
+				t.Errorf("widgets %+v", r.spec.Widgets)
+			}
+		})
+	}
+}
+
+func TestAudioTurnFailures(t *testing.T) {
+	h := newDemoHarness(t, engine.Config{})
+	speech := say(t, "What's my balance?")
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		code       string
+	}{
+		{"22050 Hz", audioBody(engine.Resample(speech, 16000, 22050), 22050, nil), 422, engine.CodeInvalidAudio},
+		{"silence", audioBody(make([]int16, 16000), 16000, nil), 422, engine.CodeNoSpeech},
+		{"a language without a model", audioBody(speech, 16000, map[string]any{"meta": map[string]string{"locale": "fr-FR"}}), 422, engine.CodeUnsupportedLocale},
+		{"not base64", `{"audio_base64":"%%%"}`, 422, engine.CodeInvalidAudio},
+		{"not WAV", `{"audio_base64":"` + base64.StdEncoding.EncodeToString([]byte("ID3 an mp3")) + `"}`, 422, engine.CodeInvalidAudio},
+		{"61 seconds", audioBody(make([]int16, 61*16000), 16000, nil), 413, engine.CodePayloadTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := h.do(t.Context(), http.MethodPost, engine.PathTurn, demoHeaders(), tc.body)
+			p := readProblem(t, resp)
+			if resp.StatusCode != tc.status || p.Code != tc.code {
+				t.Errorf("got %d %s (%s)", resp.StatusCode, p.Code, p.Detail)
+			}
+		})
+	}
+	// Under the body limit, 61 seconds are refused by the WAV check.
+	big := newDemoHarness(t, engine.Config{MaxTurnBody: 4 << 20})
+	resp := big.do(t.Context(), http.MethodPost, engine.PathTurn, demoHeaders(), audioBody(make([]int16, 61*16000), 16000, nil))
+	if p := readProblem(t, resp); p.Code != engine.CodeInvalidAudio {
+		t.Errorf("61 seconds: %s (%s)", p.Code, p.Detail)
+	}
+}
+
+func TestAudioProblemDetail(t *testing.T) {
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{},
+		Transcriber: transcriberFunc(func(context.Context, []int16, int, string) (string, error) { return "hi", nil })})
+	resp := h.do(t.Context(), http.MethodPost, engine.PathTurn, headers(), audioBody(make([]int16, 100), 44100, nil))
+	if p := readProblem(t, resp); p.Detail != "the sample rate is 44100 Hz; it must be 16000 Hz" {
+		t.Errorf("detail %q", p.Detail)
+	}
+}

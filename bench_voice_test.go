@@ -1,0 +1,211 @@
+package engine_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+)
+
+// voiceBenchServer serves an engine whose model streams a three-sentence answer over one
+// second, speaking with espeak-ng. The transcriber is pocketsphinx when realEars is set, and
+// otherwise one that hears "what is my balance" at once, so that the figures show the answer
+// and its synthesis alone.
+func voiceBenchServer(b *testing.B, realEars bool) (*httptest.Server, http.Header) {
+	answer := threeSentences()
+	cfg := engine.Config{
+		Model:       &enginetest.ScriptedModel{Delay: time.Second / time.Duration(len(answer)), Steps: [][]engine.ModelEvent{answer}},
+		Synthesizer: newEspeak(b),
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if !realEars {
+		cfg.Transcriber = transcriberFunc(func(context.Context, []int16, int, string) (string, error) {
+			return "what is my balance", nil
+		})
+	}
+	cfg, tenant := demoConfig(b, cfg)
+	store, err := engine.NewStaticTenants(tenant)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Tenants, cfg.SigningKey = store, testSigningKey
+	e, err := engine.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(e.Handler())
+	b.Cleanup(func() {
+		e.Shutdown(context.Background())
+		srv.Close()
+	})
+	return srv, demoHeaders()
+}
+
+// benchmarkVoiceLatency measures, per turn, the time from end_of_speech to the first audio
+// message, to the last, and to done.
+func benchmarkVoiceLatency(b *testing.B, realEars bool) {
+	srv, hdr := voiceBenchServer(b, realEars)
+	ws, _, err := websocket.Dial(b.Context(), "ws"+strings.TrimPrefix(srv.URL, "http")+engine.PathStream, &websocket.DialOptions{HTTPHeader: hdr})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ws.CloseNow()
+	ws.SetReadLimit(1 << 20)
+	speech := say(b, "What is my balance?")
+	var frames [][]byte
+	for i := 0; i < len(speech); i += 320 {
+		m, _ := json.Marshal(map[string]string{"type": "audio", "chunk": base64.StdEncoding.EncodeToString(engine.AppendPCM(nil, speech[i:min(i+320, len(speech))]))})
+		frames = append(frames, m)
+	}
+	var first, last, done time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		for _, f := range frames {
+			if err := ws.Write(b.Context(), websocket.MessageText, f); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := ws.Write(b.Context(), websocket.MessageText, []byte(`{"type":"end_of_speech"}`)); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		var firstAudio, lastAudio time.Duration
+	turn:
+		for {
+			_, data, err := ws.Read(b.Context())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var m struct{ Type string }
+			json.Unmarshal(data, &m)
+			switch m.Type {
+			case "audio":
+				lastAudio = time.Since(start)
+				if firstAudio == 0 {
+					firstAudio = lastAudio
+				}
+			case "error":
+				b.Fatalf("%s", data)
+			case "done":
+				done += time.Since(start)
+				break turn
+			}
+		}
+		first += firstAudio
+		last += lastAudio
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(first.Microseconds())/n/1000, "ms-to-first-audio")
+	b.ReportMetric(float64(last.Microseconds())/n/1000, "ms-to-last-audio")
+	b.ReportMetric(float64(done.Microseconds())/n/1000, "ms-to-done")
+}
+
+// BenchmarkVoiceTurnLatency: a three-sentence answer streamed over one second, spoken by
+// espeak-ng; the transcriber answers at once.
+func BenchmarkVoiceTurnLatency(b *testing.B) { benchmarkVoiceLatency(b, false) }
+
+// BenchmarkVoiceTurnLatencyPocketsphinx is the same with pocketsphinx listening.
+func BenchmarkVoiceTurnLatencyPocketsphinx(b *testing.B) { benchmarkVoiceLatency(b, true) }
+
+var idleSockets = flag.Int("voice.sockets", 2000, "idle voice sockets BenchmarkIdleSocketMemory opens")
+
+// BenchmarkIdleSocketMemory opens -voice.sockets idle voice sockets from a child process and
+// reports the engine's memory and goroutines per socket. The clients live in another process
+// so that their memory is not counted.
+func BenchmarkIdleSocketMemory(b *testing.B) {
+	if testing.Short() {
+		b.Skip("opens thousands of sockets")
+	}
+	n := *idleSockets
+	h := headers()
+	store, err := engine.NewStaticTenants(testTenant())
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := engine.New(engine.Config{Tenants: store, Model: &enginetest.ScriptedModel{}, SigningKey: testSigningKey,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(e.Handler())
+	defer srv.Close()
+	defer e.Shutdown(context.Background())
+
+	for b.Loop() {
+		before := heapAndStacks()
+		goroutines := runtime.NumGoroutine()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestIdleSocketClients$")
+		cmd.Env = append(os.Environ(), "VOICE_BENCH_URL="+"ws"+strings.TrimPrefix(srv.URL, "http")+engine.PathStream,
+			"VOICE_BENCH_SOCKETS="+strconv.Itoa(n), "VOICE_BENCH_KEY="+h.Get("X-Engine-Key"), "VOICE_BENCH_TOKEN="+h.Get("X-Token"))
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "ready") {
+			b.Fatalf("the clients did not connect: %q %v", line, err)
+		}
+		time.Sleep(500 * time.Millisecond) // let the last handlers settle into their reads
+		after := heapAndStacks()
+		perSocket := float64(after-before) / float64(n)
+		b.ReportMetric(perSocket, "bytes/socket")
+		b.ReportMetric(float64(runtime.NumGoroutine()-goroutines)/float64(n), "goroutines/socket")
+		b.ReportMetric(float64(n), "sockets")
+		stdin.Close()
+		cmd.Wait()
+	}
+}
+
+// heapAndStacks returns the bytes of heap and goroutine stacks in use after a collection.
+func heapAndStacks() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse + m.StackInuse
+}
+
+// TestIdleSocketClients is the client process of BenchmarkIdleSocketMemory: it opens the
+// sockets, says "ready", and holds them until its standard input closes.
+func TestIdleSocketClients(t *testing.T) {
+	url := os.Getenv("VOICE_BENCH_URL")
+	if url == "" {
+		t.Skip("the client process of BenchmarkIdleSocketMemory")
+	}
+	n, _ := strconv.Atoi(os.Getenv("VOICE_BENCH_SOCKETS"))
+	hdr := http.Header{"X-Engine-Key": {os.Getenv("VOICE_BENCH_KEY")}, "X-Token": {os.Getenv("VOICE_BENCH_TOKEN")}, "X-Request-Id": {"prod-bench"}}
+	conns := make([]*websocket.Conn, 0, n)
+	for i := range n {
+		ws, _, err := websocket.Dial(context.Background(), url, &websocket.DialOptions{HTTPHeader: hdr})
+		if err != nil {
+			t.Fatalf("socket %d: %v", i, err)
+		}
+		ws.CloseRead(context.Background()) // answer pings
+		conns = append(conns, ws)
+	}
+	fmt.Println("ready")
+	io.Copy(io.Discard, os.Stdin)
+	for _, ws := range conns {
+		ws.CloseNow()
+	}
+}

@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+)
+
+// Problem codes of speech input.
+const (
+	// CodeNoSpeech: the audio held no speech the recogniser could hear (422).
+	CodeNoSpeech = "no_speech"
+	// CodeUnsupportedLocale: the recogniser has no model for the language (422).
+	CodeUnsupportedLocale = "unsupported_locale"
+)
+
+// hear transcribes 16 kHz samples of req's user in locale, with the tenant's own vocabulary
+// when the Transcriber can use it. Failures are problems; a cancelled ctx is returned as is
+// for the caller to notice.
+func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale string) (string, *Problem) {
+	if e.transcriber == nil {
+		return "", newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "this engine has no speech recognition; send a transcript")
+	}
+	var (
+		text string
+		err  error
+	)
+	if tt, ok := e.transcriber.(TenantTranscriber); ok {
+		text, err = tt.TranscribeFor(ctx, req.Tenant, pcm, inputSampleRate, locale)
+	} else {
+		text, err = e.transcriber.Transcribe(ctx, pcm, inputSampleRate, locale)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return "", newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "the request ended before the audio was transcribed")
+	case errors.Is(err, ErrUnsupportedLocale):
+		return "", newProblem(http.StatusUnprocessableEntity, CodeUnsupportedLocale, "speech in locale "+locale+" cannot be recognised; send a transcript")
+	case err != nil:
+		e.log.WarnContext(ctx, "transcription failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		return "", newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "the audio could not be transcribed; try again")
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return "", newProblem(http.StatusUnprocessableEntity, CodeNoSpeech, "no speech was heard in the audio")
+	}
+	return text, nil
+}

@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestCutSentences(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []string
+		rest string
+	}{
+		{"Hello there. How", []string{"Hello there."}, " How"},
+		{"Hello there.", nil, "Hello there."},
+		{"It costs $1,234.56. Done? Yes! And", []string{"It costs $1,234.56.", "Done?", "Yes!"}, " And"},
+		{"Pi is 3.14 and more", nil, "Pi is 3.14 and more"},
+		{`He said "stop." Then`, []string{`He said "stop."`}, " Then"},
+		{"Wait… what? ", []string{"Wait…", "what?"}, " "},
+		{"你好。我们", []string{"你好。"}, "我们"},
+		{"مرحبا؟ نعم", []string{"مرحبا؟"}, " نعم"},
+		{strings.Repeat("word ", 50) + ", and " + strings.Repeat("more ", 5), []string{strings.Repeat("word ", 49) + "word ,"}, " and " + strings.Repeat("more ", 5)},
+	} {
+		got, rest := cutSentences(tc.text)
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") || rest != tc.rest {
+			t.Errorf("cutSentences(%q) = %q, %q; want %q, %q", tc.text, got, rest, tc.want, tc.rest)
+		}
+	}
+}
+
+func FuzzCutSentences(f *testing.F) {
+	f.Add("Hello there. How are you? Fine.")
+	f.Add("$1.50. Next")
+	f.Add(strings.Repeat("a, ", 100))
+	f.Fuzz(func(t *testing.T, text string) {
+		got, rest := cutSentences(text)
+		// Nothing is lost or made up: the sentences and the rest are the text, white space aside.
+		joined := strings.Join(append(got, rest), "")
+		squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
+		if squeeze(joined) != squeeze(text) {
+			t.Fatalf("cutSentences(%q) = %q, %q", text, got, rest)
+		}
+		for _, s := range got {
+			if strings.TrimSpace(s) == "" || (utf8.ValidString(text) && !utf8.ValidString(s)) {
+				t.Fatalf("sentence %q of %q", s, text)
+			}
+		}
+	})
+}

@@ -1,0 +1,150 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/internal/proctest"
+)
+
+func ttsBody(text string, voice ...string) string {
+	m := map[string]string{"text": text}
+	if len(voice) > 0 {
+		m["voice"] = voice[0]
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func TestTTSStreamsWAV(t *testing.T) {
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Synthesizer: newEspeak(t)})
+	for _, voice := range []string{"", "en-us", "es+Annie"} {
+		t.Run(voice, func(t *testing.T) {
+			body := ttsBody("Hello there. Your balance is $1,234.56.")
+			if voice != "" {
+				body = ttsBody("Hello there. Your balance is $1,234.56.", voice)
+			}
+			resp := h.do(t.Context(), http.MethodPost, engine.PathTTS, headers(), body)
+			defer resp.Body.Close()
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "audio/wav" || resp.Header.Get("X-Request-Id") != "prod-test-1" {
+				t.Fatalf("%d %s", resp.StatusCode, resp.Header)
+			}
+			wav, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := bytes.NewReader(wav)
+			hdr, err := engine.ReadWAVHeader(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hdr.SampleRate != 22050 || hdr.Channels != 1 || hdr.BitsPerSample != 16 || hdr.DataSize != -1 {
+				t.Errorf("header %+v", hdr)
+			}
+			rest, _ := io.ReadAll(r)
+			pcm := engine.PCMFromBytes(rest)
+			if secs := float64(len(pcm)) / 22050; secs < 1.5 || secs > 8 || loudest(pcm) < 1000 {
+				t.Errorf("%.2f s of audio, loudest sample %d", secs, loudest(pcm))
+			}
+			// A player reads the streaming sizes as "to the end".
+			if _, err := engine.DecodeWAV(engine.EncodeWAV(engine.Resample(pcm, 22050, 16000), 16000)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// choosingSynthesizer is a fakeSynthesizer with a voice per locale.
+type choosingSynthesizer struct{ *fakeSynthesizer }
+
+func (choosingSynthesizer) VoiceFor(locale string) string { return "voice-of-" + locale }
+
+func TestTTSVoice(t *testing.T) {
+	tenant := testTenant()
+	tenant.Locale = "es-MX"
+	synth := &fakeSynthesizer{rate: 16000, seconds: 0.1}
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Synthesizer: choosingSynthesizer{synth}}, tenant)
+	say := func(body string) string {
+		resp := h.do(t.Context(), http.MethodPost, engine.PathTTS, headers(), body)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || len(b) != 44+3200 {
+			t.Fatalf("%d, %d bytes", resp.StatusCode, len(b))
+		}
+		return synth.lastVoice()
+	}
+	if v := say(ttsBody("hola")); v != "voice-of-es-MX" {
+		t.Errorf("no voice anywhere: %q, want the synthesizer's for the tenant's locale", v)
+	}
+	if v := say(ttsBody("hola", " en-us ")); v != "en-us" {
+		t.Errorf("the request's voice: %q", v)
+	}
+	tenant.Voice = "tenant-voice"
+	if v := say(ttsBody("hola")); v != "tenant-voice" {
+		t.Errorf("the tenant's voice: %q", v)
+	}
+	if v := say(ttsBody(strings.Repeat("ñ", 4000))); v != "tenant-voice" {
+		t.Errorf("4000 characters: %q", v)
+	}
+}
+
+func TestTTSFailures(t *testing.T) {
+	synth := &fakeSynthesizer{rate: 22050, seconds: 0.1}
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Synthesizer: synth})
+	without := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}})
+	noKey := headers()
+	noKey.Del("X-Engine-Key")
+	cases := []struct {
+		name   string
+		h      *harness
+		hdr    http.Header
+		body   string
+		status int
+		code   string
+		field  string
+	}{
+		{"4001 characters", h, headers(), ttsBody(strings.Repeat("a", 4001)), 400, engine.CodeInvalidRequest, "text"},
+		{"no text", h, headers(), `{}`, 400, engine.CodeInvalidRequest, "text"},
+		{"blank text", h, headers(), ttsBody(" \n "), 400, engine.CodeInvalidRequest, "text"},
+		{"text of the wrong type", h, headers(), `{"text":5}`, 400, engine.CodeInvalidRequest, "text"},
+		{"blank voice", h, headers(), ttsBody("hi", ""), 400, engine.CodeInvalidRequest, "voice"},
+		{"unknown voice", h, headers(), ttsBody("hi", "nope"), 400, engine.CodeUnknownVoice, ""},
+		{"body over 64 KiB", h, headers(), ttsBody(strings.Repeat("a", 70<<10)), 413, engine.CodePayloadTooLarge, ""},
+		{"not JSON", h, headers(), `text=hi`, 400, engine.CodeInvalidRequest, ""},
+		{"no engine key", h, noKey, ttsBody("hi"), 401, engine.CodeUnknownEngineKey, ""},
+		{"no synthesizer", without, headers(), ttsBody("hi"), 503, engine.CodeSynthesizerUnavailable, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := tc.h.do(t.Context(), http.MethodPost, engine.PathTTS, tc.hdr, tc.body)
+			p := readProblem(t, resp)
+			if resp.StatusCode != tc.status || p.Code != tc.code || p.Field != tc.field {
+				t.Errorf("got %d %s field %q (%s)", resp.StatusCode, p.Code, p.Field, p.Detail)
+			}
+		})
+	}
+	if p := readProblem(t, without.do(t.Context(), http.MethodPost, engine.PathTTS, headers(), ttsBody("hi"))); !p.Retryable {
+		t.Error("503 synthesizer_unavailable is not retryable")
+	}
+}
+
+func TestTTSClientGoneStopsSynthesis(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Synthesizer: newEspeak(t)})
+	ctx, cancel := context.WithCancel(t.Context())
+	resp := h.do(ctx, http.MethodPost, engine.PathTTS, headers(), ttsBody(strings.Repeat("This goes on and on. ", 150)))
+	if _, err := io.ReadFull(resp.Body, make([]byte, 8192)); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	resp.Body.Close()
+	proctest.NoChildren(t, "espeak-ng")
+	h.srv.Close()
+}

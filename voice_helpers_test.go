@@ -1,0 +1,381 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/espeak"
+	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/httptools"
+	"github.com/convengine/engine/intent"
+	"github.com/convengine/engine/internal/proctest"
+	"github.com/convengine/engine/sphinx"
+	"github.com/convengine/engine/widgets"
+)
+
+// speechPrograms are the programs the voice tests drive; none may outlive a test.
+var speechPrograms = []string{"espeak-ng", "pocketsphinx_continuous"}
+
+// requireSpeech skips in -short mode, and fails naming the Debian packages when the speech
+// programs are missing.
+func requireSpeech(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("drives espeak-ng and pocketsphinx")
+	}
+	t.Cleanup(func() { proctest.NoChildren(t, speechPrograms...) })
+}
+
+func newEspeak(t testing.TB) *espeak.Synthesizer {
+	t.Helper()
+	requireSpeech(t)
+	s, err := espeak.New(nil)
+	if err != nil {
+		t.Fatalf("%v: install it with apt-get install espeak-ng", err)
+	}
+	return s
+}
+
+func newSphinx(t testing.TB) *sphinx.Transcriber {
+	t.Helper()
+	requireSpeech(t)
+	s, err := sphinx.New(&sphinx.Options{Grammar: func(tenant *engine.Tenant, known func(string) bool) (string, error) {
+		return intent.Grammar(tenant.Intents, &intent.GrammarOptions{Known: known})
+	}})
+	if err != nil {
+		t.Fatalf("%v: install them with apt-get install pocketsphinx pocketsphinx-en-us", err)
+	}
+	return s
+}
+
+// demoConfig fills in cfg as cmd/engine serves the demo bank tenant: the intent model, the
+// demo bank backend over HTTP, espeak-ng and pocketsphinx. Fields already set are kept.
+func demoConfig(t testing.TB, cfg engine.Config) (engine.Config, *engine.Tenant) {
+	t.Helper()
+	bank := httptest.NewServer(demobank.New(nil))
+	t.Cleanup(bank.Close)
+	tenant, err := demobank.Tenant(bank.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Model == nil {
+		cfg.Model = intent.New(nil)
+	}
+	if cfg.Toolset == nil {
+		cfg.Toolset = httptools.New(nil)
+	}
+	if cfg.Synthesizer == nil {
+		cfg.Synthesizer = newEspeak(t)
+	}
+	if cfg.Transcriber == nil {
+		cfg.Transcriber = newSphinx(t)
+	}
+	return cfg, tenant
+}
+
+// newDemoHarness serves the demo bank tenant as cmd/engine does.
+func newDemoHarness(t *testing.T, cfg engine.Config) *harness {
+	t.Helper()
+	cfg, tenant := demoConfig(t, cfg)
+	return newHarness(t, cfg, tenant)
+}
+
+func demoHeaders() http.Header {
+	h := headers()
+	h.Set("X-Engine-Key", demobank.EngineKey)
+	return h
+}
+
+// say speaks text with espeak-ng's US English voice, resampled to 16 kHz as a client sends it.
+func say(t testing.TB, text string) []int16 {
+	t.Helper()
+	s := newEspeak(t)
+	a, err := s.Synthesize(context.Background(), text, "en-us")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.PCM.Close()
+	b, err := io.ReadAll(a.PCM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine.Resample(engine.PCMFromBytes(b), a.SampleRate, 16000)
+}
+
+// serverMessage is any message of the voice socket.
+type serverMessage struct {
+	Type       string       `json:"type"`
+	Text       string       `json:"text"`
+	Delta      string       `json:"delta"`
+	Seq        int          `json:"seq"`
+	SampleRate int          `json:"sampleRate"`
+	Chunk      string       `json:"chunk"`
+	Spec       widgets.Spec `json:"spec"`
+	TurnID     string       `json:"turnId"`
+	Error      struct {
+		Code      string `json:"code"`
+		Message   string `json:"message"`
+		Retryable bool   `json:"retryable"`
+	} `json:"error"`
+	raw []byte
+}
+
+// voiceClient is a client of the voice socket.
+type voiceClient struct {
+	t  testing.TB
+	ws *websocket.Conn
+}
+
+func (h *harness) wsURL() string {
+	return "ws" + strings.TrimPrefix(h.srv.URL, "http") + engine.PathStream
+}
+
+// dial opens the voice socket with hdr; it fails the test when the upgrade fails.
+func (h *harness) dial(t testing.TB, hdr http.Header) *voiceClient {
+	t.Helper()
+	ws, resp, err := websocket.Dial(t.Context(), h.wsURL(), &websocket.DialOptions{HTTPHeader: hdr})
+	if err != nil {
+		body := ""
+		if resp != nil && resp.Body != nil {
+			b, _ := io.ReadAll(resp.Body)
+			body = string(b)
+		}
+		t.Fatalf("dial: %v %s", err, body)
+	}
+	ws.SetReadLimit(1 << 20)
+	c := &voiceClient{t: t, ws: ws}
+	t.Cleanup(func() { ws.CloseNow() })
+	return c
+}
+
+func (c *voiceClient) send(v any) {
+	c.t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := c.ws.Write(c.t.Context(), websocket.MessageText, b); err != nil {
+		c.t.Fatalf("send: %v", err)
+	}
+}
+
+// sendAudio streams pcm in 20 ms frames, with ctx on the first frame when it is not nil.
+func (c *voiceClient) sendAudio(pcm []int16, ctx map[string]any) {
+	c.t.Helper()
+	const frame = 320 // 20 ms at 16 kHz
+	for i := 0; i < len(pcm); i += frame {
+		m := map[string]any{"type": "audio", "chunk": base64.StdEncoding.EncodeToString(engine.AppendPCM(nil, pcm[i:min(i+frame, len(pcm))]))}
+		if i == 0 && ctx != nil {
+			m["context"] = ctx
+		}
+		c.send(m)
+	}
+}
+
+// next reads one message, failing the test after a while.
+func (c *voiceClient) next() serverMessage {
+	c.t.Helper()
+	m, err := c.read(30 * time.Second)
+	if err != nil {
+		c.t.Fatalf("reading the socket: %v", err)
+	}
+	return m
+}
+
+func (c *voiceClient) read(wait time.Duration) (serverMessage, error) {
+	ctx, cancel := context.WithTimeout(c.t.Context(), wait)
+	defer cancel()
+	typ, b, err := c.ws.Read(ctx)
+	if err != nil {
+		return serverMessage{}, err
+	}
+	if typ != websocket.MessageText {
+		c.t.Fatalf("a %v message", typ)
+	}
+	var m serverMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		c.t.Fatalf("message %s: %v", b, err)
+	}
+	m.raw = b
+	return m, nil
+}
+
+// expect reads one message and fails unless it has type typ.
+func (c *voiceClient) expect(typ string) serverMessage {
+	c.t.Helper()
+	m := c.next()
+	if m.Type != typ {
+		c.t.Fatalf("got %s, want a %s message", m.raw, typ)
+	}
+	return m
+}
+
+// closeCode reads until the socket ends and returns its close status, or -1.
+func (c *voiceClient) closeCode() websocket.StatusCode {
+	c.t.Helper()
+	for {
+		_, err := c.read(30 * time.Second)
+		if err != nil {
+			return websocket.CloseStatus(err)
+		}
+	}
+}
+
+// voiceTurn is one turn of the socket as a client sees it.
+type voiceTurn struct {
+	msgs       []serverMessage
+	transcript string
+	speak      string
+	audio      []int16
+	sampleRate int
+	spec       widgets.Spec
+	turnID     string
+}
+
+func (r *voiceTurn) types() string {
+	var b []string
+	last := ""
+	for _, m := range r.msgs {
+		if m.Type != last {
+			b = append(b, m.Type)
+		}
+		last = m.Type
+	}
+	return strings.Join(b, ",")
+}
+
+// turn reads one turn up to its done message and checks its order: transcript, speak and
+// audio messages, spec, done.
+func (c *voiceClient) turn() *voiceTurn {
+	c.t.Helper()
+	r := &voiceTurn{}
+	seq := 0
+	for {
+		m := c.next()
+		r.msgs = append(r.msgs, m)
+		switch m.Type {
+		case "transcript":
+			if len(r.msgs) != 1 {
+				c.t.Errorf("transcript is message %d of the turn", len(r.msgs))
+			}
+			r.transcript = m.Text
+		case "speak":
+			r.speak += m.Delta
+		case "audio":
+			seq++
+			if m.Seq != seq {
+				c.t.Errorf("audio message %d has seq %d", seq, m.Seq)
+			}
+			if r.sampleRate != 0 && m.SampleRate != r.sampleRate {
+				c.t.Errorf("the sample rate changed from %d to %d", r.sampleRate, m.SampleRate)
+			}
+			r.sampleRate = m.SampleRate
+			b, err := base64.StdEncoding.DecodeString(m.Chunk)
+			if err != nil || len(b)%2 != 0 || len(b) == 0 {
+				c.t.Errorf("audio chunk of %d bytes: %v", len(b), err)
+			}
+			r.audio = append(r.audio, engine.PCMFromBytes(b)...)
+		case "spec":
+			r.spec = m.Spec
+		case "done":
+			r.turnID = m.TurnID
+			if got := r.types(); !strings.HasPrefix(got, "transcript,") || !strings.HasSuffix(got, ",spec,done") {
+				c.t.Errorf("message order %s", got)
+			}
+			if r.turnID == "" || r.turnID != r.spec.Meta.TurnID {
+				c.t.Errorf("done has turn %q, the spec %q", r.turnID, r.spec.Meta.TurnID)
+			}
+			return r
+		case "error", "cancelled":
+			c.t.Fatalf("unexpected %s", m.raw)
+		default:
+			c.t.Fatalf("unknown message %s", m.raw)
+		}
+	}
+}
+
+// transcriberFunc is a Transcriber made of a function.
+type transcriberFunc func(ctx context.Context, pcm []int16, rate int, locale string) (string, error)
+
+func (f transcriberFunc) Transcribe(ctx context.Context, pcm []int16, rate int, locale string) (string, error) {
+	return f(ctx, pcm, rate, locale)
+}
+
+// fakeSynthesizer speaks every line as a tone of a fixed length, without a program, and
+// records the voices it was asked for. With endless set, a line never ends.
+type fakeSynthesizer struct {
+	rate    int
+	seconds float64
+	endless bool
+
+	mu     sync.Mutex
+	voices []string
+	read   atomic.Int64 // bytes of audio read from it
+	closed atomic.Int64 // audio streams closed
+}
+
+func (f *fakeSynthesizer) Synthesize(ctx context.Context, text, voice string) (*engine.Audio, error) {
+	if voice == "nope" {
+		return nil, errors.Join(engine.ErrUnknownVoice, errors.New("no voice nope"))
+	}
+	f.mu.Lock()
+	f.voices = append(f.voices, voice)
+	f.mu.Unlock()
+	n := int64(f.seconds * float64(f.rate) * 2)
+	return &engine.Audio{SampleRate: f.rate, PCM: &toneReader{ctx: ctx, f: f, left: n, endless: f.endless}}, nil
+}
+
+func (f *fakeSynthesizer) lastVoice() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.voices) == 0 {
+		return ""
+	}
+	return f.voices[len(f.voices)-1]
+}
+
+type toneReader struct {
+	ctx     context.Context
+	f       *fakeSynthesizer
+	left    int64
+	endless bool
+	pos     int
+}
+
+func (r *toneReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if !r.endless && r.left <= 0 {
+		return 0, io.EOF
+	}
+	n := len(p)
+	if !r.endless {
+		n = int(min(int64(n), r.left))
+		r.left -= int64(n)
+	}
+	for i := range n {
+		p[i] = byte(r.pos * 7)
+		r.pos++
+	}
+	r.f.read.Add(int64(n))
+	return n, nil
+}
+
+func (r *toneReader) Close() error {
+	r.f.closed.Add(1)
+	return nil
+}

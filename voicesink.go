@@ -1,0 +1,299 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/convengine/engine/widgets"
+)
+
+// voiceSink is the turn sink of the voice socket. It sends the deltas as speak messages and
+// synthesizes the answer sentence by sentence while the model is still writing: each complete
+// sentence goes to a worker goroutine that streams its audio as audio messages. The spec and
+// done follow the last audio.
+type voiceSink struct {
+	ctx      context.Context // the turn's
+	c        *voiceConn
+	t        *turn
+	voice    string
+	answered *atomic.Bool // set before done is queued
+
+	failed bool // the turn reported an error
+
+	mu      sync.Mutex
+	pending strings.Builder // text that does not end a sentence yet
+	queue   []string
+	closed  bool          // no sentence will be added
+	wake    chan struct{} // a sentence was queued, or the queue closed
+	stop    context.CancelFunc
+	ended   chan struct{} // closed when the worker ended; nil when none runs
+
+	seq   int  // audio messages sent; the worker's until it ended
+	muted bool // synthesis failed in this turn: the rest is not spoken
+}
+
+func newVoiceSink(ctx context.Context, c *voiceConn, t *turn, answered *atomic.Bool) *voiceSink {
+	s := &voiceSink{ctx: ctx, c: c, t: t, answered: answered}
+	if c.e.synthesizer != nil {
+		s.voice = c.e.voiceFor(t.req.Tenant, "", t.locale)
+		s.startWorker()
+	}
+	return s
+}
+
+func (s *voiceSink) speak(delta string) error {
+	if !s.c.send(s.ctx, speakMessage(delta)) {
+		return errClientGone
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended == nil || s.closed {
+		return nil
+	}
+	s.pending.WriteString(delta)
+	sentences, rest := cutSentences(s.pending.String())
+	if len(sentences) > 0 {
+		s.pending.Reset()
+		s.pending.WriteString(rest)
+		s.queue = append(s.queue, sentences...)
+		s.signal()
+	}
+	return nil
+}
+
+// status is not part of the socket's protocol: the client hears the answer, not the tools.
+func (s *voiceSink) status(string, string) {}
+
+// widget sends nothing: the socket's widgets arrive in the spec.
+func (s *voiceSink) widget(widgets.Widget) error { return nil }
+
+func (s *voiceSink) fail(code, message string, retryable bool) {
+	s.failed = true
+	s.stopWorker() // the rest of a failed answer is not spoken
+	s.c.send(s.ctx, errorMessage(s.t.turnID, code, message, retryable))
+}
+
+func (s *voiceSink) done(spec widgets.Spec) error {
+	if s.c.e.synthesizer != nil {
+		if s.failed {
+			s.startWorker() // to speak the apology
+			s.mu.Lock()
+			s.pending.Reset()
+			s.pending.WriteString(spec.Speak)
+			s.mu.Unlock()
+		}
+		s.finishWorker()
+	}
+	b, err := json.Marshal(map[string]any{"type": "spec", "spec": spec})
+	if err != nil {
+		return err
+	}
+	if !s.c.send(s.ctx, b) {
+		return errClientGone
+	}
+	s.answered.Store(true)
+	if !s.c.send(s.ctx, doneMessage(s.t.turnID)) {
+		return errClientGone
+	}
+	return nil
+}
+
+// close stops the synthesis of a turn that ends without done.
+func (s *voiceSink) close() { s.stopWorker() }
+
+func (s *voiceSink) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// startWorker starts the goroutine that speaks the queued sentences.
+func (s *voiceSink) startWorker() {
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.mu.Lock()
+	s.queue, s.closed = nil, false
+	s.wake = make(chan struct{}, 1)
+	s.stop, s.ended = cancel, make(chan struct{})
+	ended := s.ended
+	s.mu.Unlock()
+	go func() {
+		defer close(ended)
+		for {
+			sentence, ok := s.next(ctx)
+			if !ok {
+				return
+			}
+			s.say(ctx, sentence)
+		}
+	}()
+}
+
+// finishWorker queues what is left of the text and waits until it has been spoken.
+func (s *voiceSink) finishWorker() {
+	s.mu.Lock()
+	if s.ended == nil {
+		s.mu.Unlock()
+		return
+	}
+	if rest := strings.TrimSpace(s.pending.String()); rest != "" {
+		s.queue = append(s.queue, rest)
+	}
+	s.pending.Reset()
+	s.closed = true
+	s.signal()
+	ended := s.ended
+	s.mu.Unlock()
+	<-ended
+	s.stopWorker()
+}
+
+// stopWorker stops the synthesis at once and waits for the worker to end.
+func (s *voiceSink) stopWorker() {
+	s.mu.Lock()
+	stop, ended := s.stop, s.ended
+	s.stop, s.ended = nil, nil
+	s.closed = true
+	s.pending.Reset()
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-ended
+	}
+}
+
+// next returns the next sentence to speak, waiting for one; false when the queue is closed and
+// empty or ctx ended.
+func (s *voiceSink) next(ctx context.Context) (string, bool) {
+	for {
+		s.mu.Lock()
+		if len(s.queue) > 0 {
+			sentence := s.queue[0]
+			s.queue = s.queue[1:]
+			s.mu.Unlock()
+			return sentence, true
+		}
+		closed, wake := s.closed, s.wake
+		s.mu.Unlock()
+		if closed {
+			return "", false
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return "", false
+		}
+	}
+}
+
+// say synthesizes one sentence and sends its audio as it comes. A synthesizer that panics
+// mutes the rest of the answer instead of taking the process down.
+func (s *voiceSink) say(ctx context.Context, sentence string) {
+	if s.muted {
+		return
+	}
+	e := s.c.e
+	defer func() {
+		if v := recover(); v != nil {
+			s.muted = true
+			e.log.ErrorContext(ctx, "speech synthesis panicked", "requestId", s.t.req.ID, "tenant", s.t.req.Tenant.Key,
+				"turnId", s.t.turnID, "panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
+		}
+	}()
+	audio, err := e.synthesizer.Synthesize(ctx, sentence, s.voice)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.muted = true
+			e.log.WarnContext(ctx, "speech synthesis failed; the rest of the answer has no audio",
+				"requestId", s.t.req.ID, "tenant", s.t.req.Tenant.Key, "turnId", s.t.turnID, "voice", s.voice, "err", err)
+		}
+		return
+	}
+	defer audio.PCM.Close()
+	buf := make([]byte, audioChunkBytes)
+	have := 0 // bytes in buf; an odd one waits for its other half
+	for {
+		n, err := audio.PCM.Read(buf[have:])
+		have += n
+		if even := have &^ 1; even > 0 && (err != nil || have >= len(buf)/2) {
+			s.seq++
+			if !s.c.send(ctx, audioMessage(s.seq, audio.SampleRate, buf[:even])) {
+				return
+			}
+			have = copy(buf, buf[even:have])
+		}
+		switch {
+		case err == io.EOF:
+			return
+		case err != nil:
+			if ctx.Err() == nil {
+				s.muted = true
+				e.log.WarnContext(ctx, "speech synthesis failed while streaming; the rest of the answer has no audio",
+					"requestId", s.t.req.ID, "tenant", s.t.req.Tenant.Key, "turnId", s.t.turnID, "err", err)
+			}
+			return
+		}
+	}
+}
+
+// maxSentence is the length, in characters, past which a sentence without an end is cut at
+// its last comma, so that a long sentence does not hold back the audio.
+const maxSentence = 240
+
+// cutSentences returns the complete sentences at the start of text and what follows them. A
+// sentence ends with . ! ? … ؟ and closing quotes or brackets, followed by white space, or with
+// a full-width 。！？ followed by anything.
+func cutSentences(text string) ([]string, string) {
+	var out []string
+	start := 0
+	for i, r := range text {
+		if !isSentenceEnd(r) {
+			continue
+		}
+		j := i + utf8.RuneLen(r)
+		for j < len(text) {
+			c, size := utf8.DecodeRuneInString(text[j:])
+			if !strings.ContainsRune(`"'”’)]»`, c) {
+				break
+			}
+			j += size
+		}
+		if j >= len(text) {
+			break // the text may go on: "3." of "3.5"
+		}
+		// Full-width marks end a sentence by themselves; the others before white space.
+		if c, _ := utf8.DecodeRuneInString(text[j:]); !unicode.IsSpace(c) && !isFullWidthEnd(r) {
+			continue
+		}
+		if sentence := strings.TrimSpace(text[start:j]); sentence != "" && j > start {
+			out = append(out, sentence)
+		}
+		start = j
+	}
+	rest := text[start:]
+	if utf8.RuneCountInString(rest) > maxSentence {
+		if k := strings.LastIndex(rest, ", "); k > 0 {
+			out = append(out, strings.TrimSpace(rest[:k+1]))
+			rest = rest[k+1:]
+		}
+	}
+	return out, rest
+}
+
+func isFullWidthEnd(r rune) bool { return r == '。' || r == '！' || r == '？' }
+
+func isSentenceEnd(r rune) bool {
+	switch r {
+	case '.', '!', '?', '…', '。', '！', '？', '؟':
+		return true
+	}
+	return false
+}
