@@ -106,7 +106,8 @@ func (e *Engine) callTool(ctx context.Context, t *turn, tool Tool, c ToolCall) M
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := e.now()
-	res, err := e.safeCall(cctx, t, c)
+	ev := ToolEvent{RequestID: t.req.ID, Tenant: t.req.Tenant.Key, Environment: t.req.Environment.Name, Tool: c.Name}
+	res, err := e.observeTool(cctx, ev, func(ctx context.Context) (ToolResult, error) { return e.safeCall(ctx, t, c) })
 	switch {
 	case err == nil && !json.Valid(res.Content):
 		err = errors.New("the tool answered with invalid JSON")

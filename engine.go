@@ -45,6 +45,9 @@ type Config struct {
 	// ToolListTTL is how long a tenant environment's tool list and warm-up are reused
 	// (default 5m); negative lists the tools for every turn.
 	ToolListTTL time.Duration
+	// Observer receives what the engine does, for tracing and metrics (package otel); nil
+	// means nobody watches.
+	Observer *Observer
 	// Logger receives the engine's logs; nil means slog.Default(). Secrets never reach it.
 	Logger *slog.Logger
 	// MaxTurnBody bounds the body of a turn (default 1 MiB); MaxBody every other body
@@ -71,6 +74,7 @@ type Engine struct {
 	replay      ReplayStore
 	actions     ActionStore
 	signer      *actionSigner
+	obs         Observer
 	signingKey  []byte
 	keyring     *sessionKeyring
 	sessionTTL  time.Duration
@@ -124,6 +128,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if e.now == nil {
 		e.now = time.Now
+	}
+	if cfg.Observer != nil {
+		e.obs = *cfg.Observer
 	}
 	if err := e.initSessions(&cfg); err != nil {
 		errs = append(errs, err)
@@ -233,6 +240,14 @@ func (e *Engine) route(method string, h http.Handler) http.Handler {
 		id := validRequestID(r)
 		if id != "" {
 			w.Header().Set(HeaderRequestID, id)
+		}
+		if e.obs.Request != nil {
+			sw, start := &statusWriter{ResponseWriter: w}, e.now()
+			w = sw
+			defer func() {
+				e.obs.Request(r.Context(), RequestEvent{Route: r.URL.Path, Method: r.Method, Status: sw.status,
+					Code: sw.code, RequestID: id, Duration: e.now().Sub(start)})
+			}()
 		}
 		defer func() {
 			if v := recover(); v != nil {

@@ -219,7 +219,8 @@ func (e *Engine) callAction(ctx context.Context, env *ToolEnv, call ToolCall) (r
 	}()
 	cctx, cancel := context.WithTimeout(ctx, env.Tenant.Limits.ToolTimeout.or(defaultToolLimit))
 	defer cancel()
-	res, err = e.toolset.Call(cctx, env, call)
+	ev := ToolEvent{RequestID: env.RequestID, Tenant: env.Tenant.Key, Environment: env.Environment.Name, Tool: call.Name, Action: true}
+	res, err = e.observeTool(cctx, ev, func(ctx context.Context) (ToolResult, error) { return e.toolset.Call(ctx, env, call) })
 	if err == nil && !json.Valid(res.Content) {
 		err = errors.New("the tool answered with invalid JSON")
 	}

@@ -26,11 +26,13 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 		text string
 		err  error
 	)
+	start := e.now()
 	if tt, ok := e.transcriber.(TenantTranscriber); ok {
 		text, err = tt.TranscribeFor(ctx, req.Tenant, pcm, inputSampleRate, locale)
 	} else {
 		text, err = e.transcriber.Transcribe(ctx, pcm, inputSampleRate, locale)
 	}
+	e.observeSpeech(ctx, "transcription", req.Tenant.Key, start, err)
 	switch {
 	case ctx.Err() != nil:
 		return "", newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "the request ended before the audio was transcribed")

@@ -97,6 +97,9 @@ func invalidField(field, detail string) *Problem {
 // writeProblem writes p as application/problem+json.
 func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	p.RequestID = requestID
+	if sw, ok := w.(*statusWriter); ok {
+		sw.code = p.Code
+	}
 	body, err := json.Marshal(p)
 	if err != nil {
 		body = []byte(`{"type":"about:blank","title":"Internal error","status":500,"code":"internal","retryable":false}`)

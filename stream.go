@@ -352,6 +352,11 @@ func (t *runningTurn) running() bool {
 }
 
 func (c *voiceConn) serve() {
+	if socket := c.e.obs.Socket; socket != nil {
+		ctx := context.WithoutCancel(c.ctx)
+		socket(ctx, c.req.Tenant.Key, true)
+		defer socket(ctx, c.req.Tenant.Key, false)
+	}
 	c.out = make(chan frame, c.opts.SendQueue)
 	c.conversationID = uuid.NewString()
 	c.touch()

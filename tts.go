@@ -60,7 +60,9 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 		requested = strings.TrimSpace(*body.Voice)
 	}
 	voice := e.voiceFor(req.Tenant, requested, req.Tenant.Locale)
+	synthStart := e.now()
 	audio, err := e.synthesizer.Synthesize(r.Context(), *body.Text, voice)
+	e.observeSpeech(r.Context(), "synthesis", req.Tenant.Key, synthStart, err)
 	switch {
 	case errors.Is(err, ErrUnknownVoice):
 		writeProblem(w, newProblem(http.StatusBadRequest, CodeUnknownVoice, fmt.Sprintf("there is no voice %q", truncateText(voice, 100))), req.ID)

@@ -84,6 +84,10 @@ type turn struct {
 	errCode     string
 	toolCalls   int
 	steps       int
+
+	ctx     context.Context // the turn's, once it runs: the observer's span rides in it
+	started time.Time
+	spoke   bool
 }
 
 func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
@@ -242,6 +246,18 @@ func (e *Engine) loadTools(ctx context.Context, t *turn) *Problem {
 // runTurnSafely runs the turn and turns a panic of the model into the turn's error event: once
 // the stream has started, a problem response can no longer be sent.
 func (e *Engine) runTurnSafely(ctx context.Context, t *turn) {
+	t.started = e.now()
+	if e.obs.TurnStart != nil {
+		ctx = e.obs.TurnStart(ctx, t.event())
+	}
+	t.ctx = ctx
+	if e.obs.TurnEnd != nil {
+		defer func() {
+			ev := t.event()
+			ev.Duration = e.now().Sub(t.started)
+			e.obs.TurnEnd(ctx, ev)
+		}()
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -361,6 +377,12 @@ func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
 	t.speak.WriteString(delta)
 	if err := t.out.speak(delta); err != nil {
 		return errClientGone
+	}
+	if !t.spoke {
+		t.spoke = true
+		if e.obs.FirstSpeak != nil && t.ctx != nil {
+			e.obs.FirstSpeak(t.ctx, t.event(), e.now().Sub(t.started))
+		}
 	}
 	return nil
 }

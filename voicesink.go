@@ -208,7 +208,9 @@ func (s *voiceSink) say(ctx context.Context, sentence string) {
 				"turnId", s.t.turnID, "panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
 		}
 	}()
+	start := e.now()
 	audio, err := e.synthesizer.Synthesize(ctx, sentence, s.voice)
+	e.observeSpeech(ctx, "synthesis", s.t.req.Tenant.Key, start, err)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.muted = true

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Observer receives what the engine does, for tracing and metrics, like
+// [net/http/httptrace.ClientTrace]: set the hooks you need, leave the others nil. Hooks run on
+// the goroutine of the work they describe and must return quickly. Package otel implements
+// them with OpenTelemetry.
+//
+// Events carry identifiers, names, durations and outcome codes, never a token, a forwarded
+// value, a transcript or a tool's arguments or result.
+type Observer struct {
+	// Request is called after every request on the engine's routes.
+	Request func(ctx context.Context, e RequestEvent)
+	// TurnStart is called when a turn's answer begins (over SSE or the voice socket). The
+	// context it returns is the turn's from then on, so that it can carry a span.
+	TurnStart func(ctx context.Context, e TurnEvent) context.Context
+	// FirstSpeak is called when the first speech of a turn leaves, with the time since the
+	// turn started.
+	FirstSpeak func(ctx context.Context, e TurnEvent, elapsed time.Duration)
+	// TurnEnd is called when a turn is over, with its outcome filled in.
+	TurnEnd func(ctx context.Context, e TurnEvent)
+	// ToolStart is called before a tool call; the context it returns is the call's, and goes
+	// to the Toolset (so that a transport can propagate a trace).
+	ToolStart func(ctx context.Context, e ToolEvent) context.Context
+	// ToolEnd is called after a tool call with its duration and outcome.
+	ToolEnd func(ctx context.Context, e ToolEvent)
+	// Speech is called after each synthesis or transcription.
+	Speech func(ctx context.Context, e SpeechEvent)
+	// Socket is called when a voice socket opens (open true) and when it closes.
+	Socket func(ctx context.Context, tenant string, open bool)
+}
+
+// RequestEvent describes one request to a route of the engine.
+type RequestEvent struct {
+	Route     string // the route's path, such as "/engine"
+	Method    string
+	Status    int
+	Code      string // the problem code of an error answer
+	RequestID string
+	Duration  time.Duration
+}
+
+// TurnEvent describes a turn.
+type TurnEvent struct {
+	RequestID   string
+	Tenant      string
+	Environment string
+	TurnID      string
+	Mode        Mode
+	Locale      string
+	// Outcome, set on TurnEnd:
+	Steps     int
+	ToolCalls int
+	Widgets   int
+	ErrorCode string // "" when the turn answered
+	Duration  time.Duration
+}
+
+// ToolEvent describes one tool call.
+type ToolEvent struct {
+	RequestID   string
+	Tenant      string
+	Environment string
+	Tool        string
+	Action      bool // run by the execute endpoint
+	// Outcome, set on ToolEnd: "ok", "declined" (the backend refused), "unavailable",
+	// "timeout" or "cancelled".
+	Outcome  string
+	Duration time.Duration
+}
+
+// SpeechEvent describes one synthesis or transcription.
+type SpeechEvent struct {
+	Kind     string // "synthesis" or "transcription"
+	Tenant   string
+	Duration time.Duration
+	Err      bool
+}
+
+// observeTool runs call as the tool call e describes, reporting it to the observer.
+func (e *Engine) observeTool(ctx context.Context, ev ToolEvent, call func(context.Context) (ToolResult, error)) (ToolResult, error) {
+	o := e.obs
+	if o.ToolStart != nil {
+		ctx = o.ToolStart(ctx, ev)
+	}
+	start := e.now()
+	res, err := call(ctx)
+	if o.ToolEnd != nil {
+		ev.Duration = e.now().Sub(start)
+		switch {
+		case err == nil && res.IsError:
+			ev.Outcome = "declined"
+		case err == nil:
+			ev.Outcome = "ok"
+		case ctx.Err() == context.DeadlineExceeded:
+			ev.Outcome = "timeout"
+		case ctx.Err() != nil:
+			ev.Outcome = "cancelled"
+		default:
+			ev.Outcome = "unavailable"
+		}
+		o.ToolEnd(ctx, ev)
+	}
+	return res, err
+}
+
+func (e *Engine) observeSpeech(ctx context.Context, kind, tenant string, start time.Time, err error) {
+	if e.obs.Speech != nil {
+		e.obs.Speech(ctx, SpeechEvent{Kind: kind, Tenant: tenant, Duration: e.now().Sub(start), Err: err != nil})
+	}
+}
+
+// turnEvent describes t for the observer.
+func (t *turn) event() TurnEvent {
+	return TurnEvent{RequestID: t.req.ID, Tenant: t.req.Tenant.Key, Environment: t.req.Environment.Name,
+		TurnID: t.turnID, Mode: t.mode, Locale: t.locale, Steps: t.steps, ToolCalls: t.toolCalls,
+		Widgets: len(t.widgets), ErrorCode: t.errCode}
+}
+
+// statusWriter notes the status and problem code of a response, for the Request hook. It
+// unwraps, so that http.ResponseController (flushes, the socket's hijack) reaches the original.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	code   string
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,72 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+)
+
+func TestObserverSeesATurn(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		events []string
+	)
+	note := func(format string, args ...any) {
+		mu.Lock()
+		events = append(events, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	type spanKey struct{}
+	obs := &engine.Observer{
+		Request: func(_ context.Context, e engine.RequestEvent) { note("request %s %d %s", e.Route, e.Status, e.Code) },
+		TurnStart: func(ctx context.Context, e engine.TurnEvent) context.Context {
+			note("turn start %s %s", e.Tenant, e.Environment)
+			return context.WithValue(ctx, spanKey{}, "turn-span")
+		},
+		FirstSpeak: func(ctx context.Context, e engine.TurnEvent, elapsed time.Duration) {
+			note("first speak in %v", ctx.Value(spanKey{}))
+		},
+		ToolStart: func(ctx context.Context, e engine.ToolEvent) context.Context {
+			note("tool start %s in %v", e.Tool, ctx.Value(spanKey{}))
+			return ctx
+		},
+		ToolEnd: func(_ context.Context, e engine.ToolEvent) { note("tool end %s %s", e.Tool, e.Outcome) },
+		TurnEnd: func(_ context.Context, e engine.TurnEvent) {
+			note("turn end steps=%d tools=%d widgets=%d error=%q", e.Steps, e.ToolCalls, e.Widgets, e.ErrorCode)
+		},
+	}
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{
+		{engine.TextEvent("Checking."), call("c1", "get_balance", `{}`)},
+		{engine.TextEvent("You have $1,234.56."), call("w", "show_stat", `{"label":"Checking","value":"$1,234.56"}`)},
+	}}
+	h := newHarness(t, engine.Config{Model: model, Toolset: bankTools(), Observer: obs})
+	h.turn(`{"transcript":"balance"}`)
+	hdr := headers()
+	hdr.Set("X-Engine-Key", "pk_nope")
+	h.do(t.Context(), "POST", "/engine", hdr, `{}`).Body.Close()
+
+	mu.Lock()
+	got := strings.Join(events, "\n")
+	mu.Unlock()
+	want := strings.Join([]string{
+		"turn start pk_test production",
+		"first speak in turn-span",
+		"tool start get_balance in turn-span",
+		"tool end get_balance ok",
+		"turn end steps=2 tools=1 widgets=1 error=\"\"",
+		"request /engine 200 ",
+		"request /engine 401 unknown_engine_key",
+	}, "\n")
+	if got != want {
+		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
+	}
+	if strings.Contains(got, testToken) {
+		t.Fatal("an event carries the user token")
+	}
+}
