@@ -7,9 +7,9 @@ import (
 	"github.com/convengine/engine/docs"
 )
 
-// routes serves the engine's API with what an operator expects next to it: health probes and
-// the OpenAPI document.
-func routes(eng *engine.Engine) http.Handler {
+// routes serves the engine's API with what an operator expects next to it: health probes, the
+// OpenAPI document and, when on, metrics.
+func routes(eng *engine.Engine, mx *metrics) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", eng.Handler())
 	mux.Handle("/healthz", eng.HealthHandler())
@@ -18,5 +18,8 @@ func routes(eng *engine.Engine) http.Handler {
 		w.Header().Set("Content-Type", "application/yaml")
 		w.Write(docs.OpenAPI)
 	})
+	if mx != nil {
+		mux.Handle("GET /metrics", mx.handler)
+	}
 	return mux
 }

@@ -32,6 +32,7 @@ const (
 
 type options struct {
 	addr, tenants, publicURL, logLevel, redisURL, speech string
+	metrics                                              bool
 }
 
 // run starts the server and serves until ctx is cancelled, then shuts down gracefully: running
@@ -117,6 +118,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		PublicURL: opts.publicURL, Logger: log,
 	}
 	stores.apply(&cfg)
+	mx, err := newMetrics(opts.metrics)
+	if err != nil {
+		return err
+	}
+	if mx != nil {
+		cfg.Observer = mx.observer
+		defer mx.provider.Shutdown(context.Background())
+	}
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return err
@@ -128,7 +137,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	srv := &http.Server{
-		Handler:           routes(eng),
+		Handler:           routes(eng, mx),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
@@ -186,6 +195,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.tenants, "tenants", env("ENGINE_TENANTS", ""), "tenants file, YAML or JSON; replaces the demo tenant (ENGINE_TENANTS)")
 	fs.StringVar(&o.publicURL, "public-url", env("ENGINE_PUBLIC_URL", ""), "public base URL of the engine (ENGINE_PUBLIC_URL)")
 	fs.StringVar(&o.redisURL, "redis", env("ENGINE_REDIS_URL", ""), "Redis URL (redis://, rediss://, redis+cluster://) shared by every replica; empty keeps state in memory (ENGINE_REDIS_URL)")
+	fs.BoolVar(&o.metrics, "metrics", env("ENGINE_METRICS", "") == "true", "serve Prometheus metrics at /metrics (ENGINE_METRICS=true)")
 	fs.StringVar(&o.logLevel, "log-level", env("ENGINE_LOG_LEVEL", "info"), "debug, info, warn or error (ENGINE_LOG_LEVEL)")
 	fs.StringVar(&o.speech, "speech", env("ENGINE_SPEECH", "auto"), "auto: espeak-ng and pocketsphinx when installed; off: no speech (ENGINE_SPEECH)")
 	if err := fs.Parse(args); err != nil {

@@ -320,3 +320,22 @@ func TestOperatorRoutes(t *testing.T) {
 		}
 	}
 }
+
+func TestPrometheusMetrics(t *testing.T) {
+	base, _ := startServer(t, []string{"-metrics"}, nil)
+	turn(t, base, "prod-m-1", `{"transcript":"what is my balance"}`)
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"engine_turns_total", "engine_turn_first_speak_seconds_bucket", "engine_tool_duration_seconds_count", `engine_tool="get_balance"`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s:\n%.2000s", want, body)
+		}
+	}
+	if strings.Contains(string(body), "demo-user-token") {
+		t.Error("a metric carries the user token")
+	}
+}

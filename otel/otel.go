@@ -1,0 +1,195 @@
+// Package otel observes an engine with OpenTelemetry: a span for each turn, tool call, speech
+// call and request, with the request id, tenant and environment; W3C trace context carried to
+// tenant backends and MCP servers; and metrics of turns, time to first speech, tool latency and
+// errors by tool, answers by problem code, and open voice sockets.
+//
+//	obs, err := otel.New(&otel.Options{TracerProvider: tp, MeterProvider: mp})
+//	eng, err := engine.New(engine.Config{…, Observer: obs.Observer()})
+//	tools := httptools.New(&httptools.Options{Client: &http.Client{Transport: otel.Transport(nil)}})
+//
+// Nothing secret becomes an attribute: events carry identifiers, names, durations and codes,
+// never a token, a forwarded value, a transcript or a tool's arguments or result.
+package otel
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/convengine/engine"
+)
+
+// Options say where spans and metrics go. Nil providers are errors: pass the global ones
+// (otel.GetTracerProvider()) explicitly if that is what you want.
+type Options struct {
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+}
+
+const scope = "github.com/convengine/engine"
+
+// Observability holds the instruments an engine reports to.
+type Observability struct {
+	tracer     trace.Tracer
+	turns      metric.Int64Counter
+	turnTime   metric.Float64Histogram
+	firstSpeak metric.Float64Histogram
+	toolTime   metric.Float64Histogram
+	toolErrors metric.Int64Counter
+	problems   metric.Int64Counter
+	speech     metric.Float64Histogram
+	sockets    metric.Int64UpDownCounter
+}
+
+// New creates the instruments.
+func New(opts *Options) (*Observability, error) {
+	if opts == nil || opts.TracerProvider == nil || opts.MeterProvider == nil {
+		return nil, errors.New("otel: Options.TracerProvider and Options.MeterProvider are required")
+	}
+	m := opts.MeterProvider.Meter(scope)
+	o := &Observability{tracer: opts.TracerProvider.Tracer(scope)}
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	var err error
+	o.turns, err = m.Int64Counter("engine.turns", metric.WithDescription("Turns answered, by tenant, mode and error code."))
+	add(err)
+	o.turnTime, err = m.Float64Histogram("engine.turn.duration", metric.WithUnit("s"), metric.WithDescription("Duration of turns."))
+	add(err)
+	o.firstSpeak, err = m.Float64Histogram("engine.turn.first_speak", metric.WithUnit("s"),
+		metric.WithDescription("Time from the start of a turn to its first speech."),
+		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
+	add(err)
+	o.toolTime, err = m.Float64Histogram("engine.tool.duration", metric.WithUnit("s"), metric.WithDescription("Duration of tool calls, by tool and outcome."))
+	add(err)
+	o.toolErrors, err = m.Int64Counter("engine.tool.errors", metric.WithDescription("Tool calls that did not succeed, by tool and outcome."))
+	add(err)
+	o.problems, err = m.Int64Counter("engine.errors", metric.WithDescription("Error answers and turn errors, by code."))
+	add(err)
+	o.speech, err = m.Float64Histogram("engine.speech.duration", metric.WithUnit("s"), metric.WithDescription("Speech synthesis and transcription calls."))
+	add(err)
+	o.sockets, err = m.Int64UpDownCounter("engine.sockets.open", metric.WithDescription("Open voice sockets."))
+	add(err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// Observer returns the engine hooks that report to o.
+func (o *Observability) Observer() *engine.Observer {
+	return &engine.Observer{
+		Request:    o.request,
+		TurnStart:  o.turnStart,
+		FirstSpeak: o.firstSpeech,
+		TurnEnd:    o.turnEnd,
+		ToolStart:  o.toolStart,
+		ToolEnd:    o.toolEnd,
+		Speech:     o.speechDone,
+		Socket:     o.socket,
+	}
+}
+
+func turnAttrs(e engine.TurnEvent) []attribute.KeyValue {
+	return []attribute.KeyValue{
+		attribute.String("engine.request_id", e.RequestID), attribute.String("engine.tenant", e.Tenant),
+		attribute.String("engine.environment", e.Environment), attribute.String("engine.turn_id", e.TurnID),
+		attribute.String("engine.mode", string(e.Mode)), attribute.String("engine.locale", e.Locale),
+	}
+}
+
+func (o *Observability) request(ctx context.Context, e engine.RequestEvent) {
+	if e.Code != "" {
+		o.problems.Add(ctx, 1, metric.WithAttributes(attribute.String("engine.code", e.Code), attribute.String("engine.route", e.Route)))
+	}
+}
+
+func (o *Observability) turnStart(ctx context.Context, e engine.TurnEvent) context.Context {
+	ctx, _ = o.tracer.Start(ctx, "engine.turn", trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(turnAttrs(e)...))
+	return ctx
+}
+
+func (o *Observability) firstSpeech(ctx context.Context, e engine.TurnEvent, elapsed time.Duration) {
+	trace.SpanFromContext(ctx).AddEvent("first speak")
+	o.firstSpeak.Record(ctx, elapsed.Seconds(), metric.WithAttributes(attribute.String("engine.tenant", e.Tenant), attribute.String("engine.mode", string(e.Mode))))
+}
+
+func (o *Observability) turnEnd(ctx context.Context, e engine.TurnEvent) {
+	span := trace.SpanFromContext(ctx)
+	span.SetAttributes(attribute.Int("engine.steps", e.Steps), attribute.Int("engine.tool_calls", e.ToolCalls),
+		attribute.Int("engine.widgets", e.Widgets))
+	if e.ErrorCode != "" {
+		span.SetStatus(codes.Error, e.ErrorCode)
+		span.SetAttributes(attribute.String("engine.error", e.ErrorCode))
+		o.problems.Add(ctx, 1, metric.WithAttributes(attribute.String("engine.code", e.ErrorCode), attribute.String("engine.route", "turn")))
+	}
+	span.End()
+	attrs := metric.WithAttributes(attribute.String("engine.tenant", e.Tenant), attribute.String("engine.mode", string(e.Mode)),
+		attribute.String("engine.error", e.ErrorCode))
+	o.turns.Add(ctx, 1, attrs)
+	o.turnTime.Record(ctx, e.Duration.Seconds(), attrs)
+}
+
+func (o *Observability) toolStart(ctx context.Context, e engine.ToolEvent) context.Context {
+	ctx, _ = o.tracer.Start(ctx, "engine.tool "+e.Tool, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("engine.request_id", e.RequestID), attribute.String("engine.tenant", e.Tenant),
+		attribute.String("engine.environment", e.Environment), attribute.String("engine.tool", e.Tool),
+		attribute.Bool("engine.action", e.Action)))
+	return ctx
+}
+
+func (o *Observability) toolEnd(ctx context.Context, e engine.ToolEvent) {
+	span := trace.SpanFromContext(ctx)
+	span.SetAttributes(attribute.String("engine.outcome", e.Outcome))
+	if e.Outcome != "ok" && e.Outcome != "declined" {
+		span.SetStatus(codes.Error, e.Outcome)
+		o.toolErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("engine.tool", e.Tool), attribute.String("engine.outcome", e.Outcome)))
+	}
+	span.End()
+	o.toolTime.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attribute.String("engine.tenant", e.Tenant),
+		attribute.String("engine.tool", e.Tool), attribute.String("engine.outcome", e.Outcome)))
+}
+
+func (o *Observability) speechDone(ctx context.Context, e engine.SpeechEvent) {
+	o.speech.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attribute.String("engine.speech", e.Kind),
+		attribute.String("engine.tenant", e.Tenant), attribute.Bool("engine.failed", e.Err)))
+}
+
+func (o *Observability) socket(ctx context.Context, tenant string, open bool) {
+	n := int64(1)
+	if !open {
+		n = -1
+	}
+	o.sockets.Add(ctx, n, metric.WithAttributes(attribute.String("engine.tenant", tenant)))
+}
+
+// Transport returns an http.RoundTripper that adds the W3C trace context (traceparent,
+// tracestate) of each request's context before passing it to base (nil means a clone of
+// http.DefaultTransport). Give it to the Toolsets' HTTP clients, so that tenant backends and
+// MCP servers join the engine's traces.
+func Transport(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	return &traceTransport{base: base, prop: propagation.TraceContext{}}
+}
+
+type traceTransport struct {
+	base http.RoundTripper
+	prop propagation.TextMapPropagator
+}
+
+func (t *traceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !trace.SpanContextFromContext(req.Context()).IsValid() {
+		return t.base.RoundTrip(req)
+	}
+	req = req.Clone(req.Context())
+	t.prop.Inject(req.Context(), propagation.HeaderCarrier(req.Header))
+	return t.base.RoundTrip(req)
+}
