@@ -238,6 +238,7 @@ func (r *request) idOrEmpty() string {
 func (e *Engine) route(method string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := validRequestID(r)
+		w.Header().Set(HeaderEngineVersion, Version)
 		if id != "" {
 			w.Header().Set(HeaderRequestID, id)
 		}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -274,4 +275,26 @@ func (s *StaticTenants) All() []*Tenant {
 func isJSONObject(raw json.RawMessage) bool {
 	var m map[string]json.RawMessage
 	return json.Unmarshal(raw, &m) == nil && m != nil
+}
+
+// ReloadableTenants is a [TenantStore] whose tenants can be replaced while the engine serves,
+// as when a tenants file is read again: a request keeps the tenant it looked up, so turns in
+// progress finish with the configuration they started with. It is safe for concurrent use.
+type ReloadableTenants struct {
+	store atomic.Pointer[TenantStore]
+}
+
+// NewReloadableTenants returns a store serving s until [ReloadableTenants.Replace].
+func NewReloadableTenants(s TenantStore) *ReloadableTenants {
+	r := &ReloadableTenants{}
+	r.Replace(s)
+	return r
+}
+
+// Replace serves s from now on.
+func (r *ReloadableTenants) Replace(s TenantStore) { r.store.Store(&s) }
+
+// Tenant returns the tenant of engineKey in the current store.
+func (r *ReloadableTenants) Tenant(ctx context.Context, engineKey string) (*Tenant, error) {
+	return (*r.store.Load()).Tenant(ctx, engineKey)
 }

@@ -32,7 +32,7 @@ const (
 
 type options struct {
 	addr, tenants, publicURL, logLevel, redisURL, speech string
-	metrics                                              bool
+	metrics, version                                     bool
 }
 
 // run starts the server and serves until ctx is cancelled, then shuts down gracefully: running
@@ -41,6 +41,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	opts, err := parseFlags(args, getenv, stderr)
 	if err != nil {
 		return err
+	}
+	if opts.version {
+		fmt.Fprintln(stdout, "engine", engine.Version)
+		return nil
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(opts.logLevel)); err != nil {
@@ -76,14 +80,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		demo    *demo
 	)
 	if opts.tenants != "" {
-		store, err := tenantfile.Load(opts.tenants, &tenantfile.Options{Expand: getenv})
+		load := func() (engine.TenantStore, error) {
+			store, err := tenantfile.Load(opts.tenants, &tenantfile.Options{Expand: getenv})
+			if err != nil {
+				return nil, err
+			}
+			if err := checkTenants(store.All(), intents); err != nil {
+				return nil, fmt.Errorf("%s: %w", opts.tenants, err)
+			}
+			return store, nil
+		}
+		store, err := load()
 		if err != nil {
 			return err
 		}
-		if err := checkTenants(store.All(), intents); err != nil {
-			return fmt.Errorf("%s: %w", opts.tenants, err)
-		}
-		tenants = store
+		reloadable := engine.NewReloadableTenants(store)
+		stopReloads := reloadOnHangup(ctx, reloadable, load, log)
+		defer stopReloads()
+		tenants = reloadable
 	} else {
 		demo, err = startDemo(log)
 		if err != nil {
@@ -198,6 +212,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.BoolVar(&o.metrics, "metrics", env("ENGINE_METRICS", "") == "true", "serve Prometheus metrics at /metrics (ENGINE_METRICS=true)")
 	fs.StringVar(&o.logLevel, "log-level", env("ENGINE_LOG_LEVEL", "info"), "debug, info, warn or error (ENGINE_LOG_LEVEL)")
 	fs.StringVar(&o.speech, "speech", env("ENGINE_SPEECH", "auto"), "auto: espeak-ng and pocketsphinx when installed; off: no speech (ENGINE_SPEECH)")
+	fs.BoolVar(&o.version, "version", false, "print the engine's version and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -337,5 +338,81 @@ func TestPrometheusMetrics(t *testing.T) {
 	}
 	if strings.Contains(string(body), "demo-user-token") {
 		t.Error("a metric carries the user token")
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out strings.Builder
+	if err := run(t.Context(), []string{"-version"}, func(string) string { return "" }, &out, io.Discard); err != nil || out.String() != "engine "+engine.Version+"\n" {
+		t.Fatalf("%q, %v", out.String(), err)
+	}
+	base, _ := startServer(t, nil, nil)
+	resp, err := http.Post(base+"/engine", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Engine-Version") != engine.Version {
+		t.Fatalf("Engine-Version %q", resp.Header.Get("Engine-Version"))
+	}
+}
+
+func TestTenantsReloadOnHangup(t *testing.T) {
+	bank := httptest.NewServer(demobank.New(nil))
+	defer bank.Close()
+	write := func(path string, keys ...string) {
+		var tenants []*engine.Tenant
+		for _, key := range keys {
+			tn, err := demobank.Tenant(bank.URL, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tn.Key = key
+			tenants = append(tenants, tn)
+		}
+		data, _ := json.Marshal(map[string]any{"tenants": tenants})
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "tenants.json")
+	write(path, "pk_one")
+	base, _ := startServer(t, []string{"-tenants", path}, nil)
+	status := func(key string) int {
+		req, _ := http.NewRequest(http.MethodPost, base+"/engine", strings.NewReader(`{"transcript":"hi"}`))
+		req.Header.Set("X-Engine-Key", key)
+		req.Header.Set("X-Token", "demo-user-token")
+		req.Header.Set("X-Request-ID", "prod-reload")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if status("pk_two") != 401 {
+		t.Fatal("pk_two is known before the reload")
+	}
+	hangup := func() {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(path, "pk_one", "pk_two")
+	hangup()
+	deadline := time.Now().Add(5 * time.Second)
+	for status("pk_two") != 200 {
+		if time.Now().After(deadline) {
+			t.Fatal("pk_two is not served after SIGHUP")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// A broken file leaves the tenants in service.
+	os.WriteFile(path, []byte("tenants: ["), 0o600)
+	hangup()
+	time.Sleep(200 * time.Millisecond)
+	if status("pk_two") != 200 || status("pk_one") != 200 {
+		t.Fatal("a broken tenants file took tenants out of service")
 	}
 }
