@@ -14,7 +14,7 @@ import (
 
 // A TenantStore finds the tenant addressed by a publishable engine key. It is called on every
 // request, from many goroutines at once; it returns [ErrUnknownTenant] for a key it does not
-// know. Tenants it returns must not be modified afterwards.
+// know. Tenants it returns have passed [Tenant.Validate] and must not be modified afterwards.
 type TenantStore interface {
 	Tenant(ctx context.Context, engineKey string) (*Tenant, error)
 }

@@ -44,8 +44,10 @@ func IsUITool(name string) bool {
 	return false
 }
 
-// FromToolCall turns the arguments of a show_* tool call into a validated widget.
+// FromToolCall turns the arguments of a show_* tool call into a validated widget. A "type"
+// member naming the tool's own widget type is allowed, since models often add it.
 func FromToolCall(name string, args json.RawMessage) (Widget, error) {
+	args = withoutOwnType(args, map[string]string{ToolShowStat: TypeStat, ToolShowList: TypeList, ToolShowProgress: TypeProgress}[name])
 	var (
 		w   Widget
 		err error
@@ -118,4 +120,25 @@ func strictUnmarshal(data []byte, v any) error {
 		return fmt.Errorf("trailing data after the arguments")
 	}
 	return nil
+}
+
+// withoutOwnType drops a "type" member equal to typ from an object of arguments.
+func withoutOwnType(args json.RawMessage, typ string) json.RawMessage {
+	if typ == "" || !bytes.Contains(args, []byte(`"type"`)) {
+		return args
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return args
+	}
+	var got string
+	if json.Unmarshal(m["type"], &got) != nil || got != typ {
+		return args
+	}
+	delete(m, "type")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return args
+	}
+	return out
 }

@@ -94,7 +94,10 @@ func TestFromToolCall(t *testing.T) {
 	if err != nil || w != (widgets.Progress{Label: "Goal", Value: 0.5}) {
 		t.Fatalf("got %#v, %v", w, err)
 	}
-	for _, bad := range []string{`{"label":"Goal","value":"half"}`, `{"label":"Goal","value":0.5,"colour":"red"}`, `[]`, `{"label":"Goal","value":0.5} {}`} {
+	if w, err := widgets.FromToolCall(widgets.ToolShowStat, json.RawMessage(`{"type":"stat","label":"A","value":"1"}`)); err != nil || w != (widgets.Stat{Label: "A", Value: "1"}) {
+		t.Errorf("a stat with its own type: %#v, %v", w, err)
+	}
+	for _, bad := range []string{`{"label":"Goal","value":"half"}`, `{"type":"list","label":"Goal","value":0.5}`, `{"label":"Goal","value":0.5,"colour":"red"}`, `[]`, `{"label":"Goal","value":0.5} {}`} {
 		if _, err := widgets.FromToolCall(widgets.ToolShowProgress, json.RawMessage(bad)); err == nil {
 			t.Errorf("%s was accepted", bad)
 		}
