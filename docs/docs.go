@@ -8,3 +8,8 @@ import _ "embed"
 //
 //go:embed openapi.yaml
 var OpenAPI []byte
+
+// AsyncAPI is the AsyncAPI 3.0 description of the voice socket's messages (asyncapi.yaml).
+//
+//go:embed asyncapi.yaml
+var AsyncAPI []byte

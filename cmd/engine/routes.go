@@ -18,6 +18,10 @@ func routes(eng *engine.Engine, mx *metrics) http.Handler {
 		w.Header().Set("Content-Type", "application/yaml")
 		w.Write(docs.OpenAPI)
 	})
+	mux.HandleFunc("GET /asyncapi.yaml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Write(docs.AsyncAPI)
+	})
 	if mx != nil {
 		mux.Handle("GET /metrics", mx.handler)
 	}
