@@ -46,25 +46,29 @@ func forwardedHeaders(h http.Header) ForwardedHeaders {
 	}
 	slices.Sort(names)
 	out := make(ForwardedHeaders, len(names))
-	count, size := 0, 0
+	vals := make([]string, 0, maxForwardHeaders) // one backing array for every header's values
+	size := 0
 	for _, name := range names {
 		rest := name[len(HeaderForwardPrefix):]
 		if !forwardable(rest) {
 			continue
 		}
+		first := len(vals)
 		for _, v := range h[name] {
-			if strings.ContainsAny(v, "\r\n\x00") {
-				continue
+			if len(vals) == maxForwardHeaders {
+				break
 			}
-			if count == maxForwardHeaders {
-				return out
-			}
-			if size+len(rest)+len(v) > maxForwardBytes {
+			if strings.ContainsAny(v, "\r\n\x00") || size+len(rest)+len(v) > maxForwardBytes {
 				continue // a smaller header further on may still fit
 			}
-			count++
 			size += len(rest) + len(v)
-			out[rest] = append(out[rest], v)
+			vals = append(vals, v)
+		}
+		if len(vals) > first {
+			out[rest] = vals[first:len(vals):len(vals)]
+		}
+		if len(vals) == maxForwardHeaders {
+			break
 		}
 	}
 	return out
@@ -75,12 +79,12 @@ func forwardable(name string) bool {
 		return false
 	}
 	for _, c := range controlHeaders {
-		if strings.EqualFold(name, c) {
+		if len(name) == len(c) && strings.EqualFold(name, c) {
 			return false
 		}
 	}
 	for _, c := range hopHeaders {
-		if strings.EqualFold(name, c) {
+		if len(name) == len(c) && strings.EqualFold(name, c) {
 			return false
 		}
 	}
