@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWebClientInBrowser runs the reference web client's browser tests
+// (examples/web/test/browser.test.mjs) in Chromium against the offline demo. The screenshots
+// go to the test's artifact folder: keep them with go test -artifacts.
+func TestWebClientInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives Chromium; skipped with -short")
+	}
+	browser := os.Getenv("CHROMIUM")
+	if browser == "" {
+		var err error
+		if browser, err = exec.LookPath("chromium"); err != nil {
+			t.Fatal("the browser tests need Chromium: install the Debian package chromium (test.sh does)")
+		}
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("the browser tests need Node.js: install the Debian packages nodejs and npm")
+	}
+	dir, err := filepath.Abs("../../examples/web/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
+		t.Fatalf("playwright-core is not installed: run npm ci in %s (test.sh does)", dir)
+	}
+
+	base, _ := startServer(t, nil, nil)
+	shots := t.ArtifactDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "browser.test.mjs", base, shots)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	t.Logf("browser tests (screenshots in %s):\n%s", shots, out)
+	if err != nil {
+		t.Fatalf("browser tests: %v", err)
+	}
+	if !strings.Contains(string(out), "passed") {
+		t.Fatal("the browser tests printed no summary")
+	}
+}
+
+// TestDemoWebRoutes checks that the client is served at /demo/ by default with the offline
+// demo, and that -demo-web=false turns it off.
+func TestDemoWebRoutes(t *testing.T) {
+	get := func(t *testing.T, url string) *http.Response {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	t.Run("on", func(t *testing.T) {
+		base, out := startServer(t, nil, nil)
+		for _, path := range []string{"/demo/", "/demo/app.js", "/demo/style.css"} {
+			resp := get(t, base+path)
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Security-Policy") == "" {
+				t.Errorf("GET %s: %d, CSP %q", path, resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
+			}
+		}
+		if !strings.Contains(out.String(), base+"/demo/") {
+			t.Errorf("the banner does not name the web client:\n%s", out.String())
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+	}{
+		{"flag off", []string{"-demo-web=false"}, nil},
+		{"env off", nil, map[string]string{"ENGINE_DEMO_WEB": "false"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, _ := startServer(t, tc.args, tc.env)
+			if resp := get(t, base+"/demo/"); resp.StatusCode != http.StatusNotFound {
+				t.Errorf("GET /demo/: %d, want 404", resp.StatusCode)
+			}
+		})
+	}
+}
