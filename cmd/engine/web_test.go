@@ -11,6 +11,32 @@ import (
 	"time"
 )
 
+// webTestDir returns examples/web/test and the node program, or fails naming the Debian package.
+func webTestDir(t *testing.T) (dir, node string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("the web client's tests need Node.js: install the Debian packages nodejs and npm")
+	}
+	dir, err = filepath.Abs("../../examples/web/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, node
+}
+
+// TestWebClientModules runs the tests of the client's modules that need no browser: its SSE
+// parser, WAV encoder and resampler (examples/web/test/modules.test.mjs).
+func TestWebClientModules(t *testing.T) {
+	dir, node := webTestDir(t)
+	cmd := exec.CommandContext(t.Context(), node, "--test", "modules.test.mjs")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test modules.test.mjs: %v\n%s", err, out)
+	}
+}
+
 // TestWebClientInBrowser runs the reference web client's browser tests
 // (examples/web/test/browser.test.mjs) in Chromium against the offline demo. The screenshots
 // go to the test's artifact folder: keep them with go test -artifacts.
@@ -25,14 +51,7 @@ func TestWebClientInBrowser(t *testing.T) {
 			t.Fatal("the browser tests need Chromium: install the Debian package chromium (test.sh does)")
 		}
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("the browser tests need Node.js: install the Debian packages nodejs and npm")
-	}
-	dir, err := filepath.Abs("../../examples/web/test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, node := webTestDir(t)
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
 		t.Fatalf("playwright-core is not installed: run npm ci in %s (test.sh does)", dir)
 	}

@@ -91,6 +91,10 @@ function applyLocale() {
   $("mic-label").textContent = state.recorder ? t("stopRecording") : t("startRecording");
   $("mic").title = state.recorder ? t("stopRecording") : t("speak");
   $("send").title = t("send");
+  document.querySelector('label.field:has(#locale) span').textContent = t("language");
+  document.querySelector('label.field:has(#user) span').textContent = t("account");
+  $("user").options[0].textContent = t("user1");
+  $("user").options[1].textContent = t("user2");
   document.querySelector(".toggle span").textContent = t("speakAnswers");
 }
 
@@ -115,7 +119,7 @@ function scrollToEnd() {
 // --- turns ---------------------------------------------------------------------------------
 
 /** newTurnView adds a turn to the conversation and returns its parts. */
-function newTurnView(userText) {
+function newTurnView(userText, { voice = false } = {}) {
   const node = $("turn-template").content.firstElementChild.cloneNode(true);
   const view = {
     node,
@@ -131,6 +135,7 @@ function newTurnView(userText) {
   };
   if (userText == null) view.user.remove();
   else view.userText.textContent = userText;
+  if (voice) view.user.classList.add("voice");
   view.answer.lang = state.locale;
   view.listen.querySelector("span").textContent = t("listen");
   $("turns").append(node);
@@ -146,7 +151,7 @@ async function runTurn(input, { label, mode = "text", speakAfter = state.autospe
   if (state.busy) return;
   setBusy(true);
   showBanner("");
-  const view = newTurnView(mode === "home" ? null : label);
+  const view = newTurnView(mode === "home" ? null : label, { voice: mode === "voice" });
   const body = {
     mode,
     messages: state.history.slice(-20),
@@ -192,14 +197,15 @@ async function runTurn(input, { label, mode = "text", speakAfter = state.autospe
   view.answer.setAttribute("aria-busy", "false");
 
   if (spec) {
-    finishTurn(view, spec, { userText: input.transcript ?? spec.meta?.transcript ?? label });
+    finishTurn(view, spec, { userText: input.transcript ?? spec.meta?.transcript });
     if (failed) view.answer.append(errorLine(failed));
     if (speakAfter || mode === "voice") playAnswer(view);
   } else {
     view.answer.classList.add("failed");
-    view.speak.remove();
+    for (const part of [view.speak, view.follow, view.chips, view.listen.parentElement]) part.remove();
+    if (!view.widgets.children.length) view.widgets.remove();
     view.answer.prepend(errorLine(failed ?? new EngineError({ code: "network" })));
-    if (view.userText.textContent === "" && failed?.code !== "no_speech") view.user.remove();
+    if (mode === "voice") view.userText.textContent = t("voiceUnheard");
   }
   setBusy(false);
   scrollToEnd();
@@ -221,6 +227,7 @@ function finishTurn(view, spec, { userText }) {
   if (meta.locale) view.answer.lang = meta.locale;
   view.speak.textContent = spec.speak ?? ""; // the deltas add up to it; this fixes any gap
   if (meta.transcript) view.userText.textContent = meta.transcript;
+  else if (view.user.classList.contains("voice")) view.userText.textContent = t("voiceUnheard");
   if (meta.theme) applyTheme(meta.theme);
   // Widgets arrived as events already; draw the spec's when the stream carried none.
   if (!view.widgets.children.length) {
@@ -364,7 +371,7 @@ async function toggleRecording() {
       showBanner(t("tooShort"));
       return;
     }
-    await runTurn({ audio_base64: base64(wav) }, { label: "", mode: "voice" });
+    await runTurn({ audio_base64: base64(wav) }, { label: t("voicePending"), mode: "voice" });
     return;
   }
   if (state.busy) return;

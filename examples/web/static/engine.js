@@ -61,11 +61,55 @@ async function problemOf(resp) {
   });
 }
 
+/** idb runs one request on the object store of the device keys and resolves with its result. */
+function idb(mode, request) {
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open("engine-device-keys", 1);
+    open.onupgradeneeded = () => open.result.createObjectStore("keys");
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const db = open.result;
+      const tx = db.transaction("keys", mode);
+      const req = request(tx.objectStore("keys"));
+      tx.oncomplete = () => {
+        db.close();
+        resolve(req.result);
+      };
+      tx.onerror = tx.onabort = () => {
+        db.close();
+        reject(tx.error);
+      };
+    };
+  });
+}
+
 /**
  * DeviceKey is the device's ES256 key: a non-extractable WebCrypto private key that signs DPoP
  * proofs, and its public JWK.
  */
 export class DeviceKey {
+  /**
+   * load returns the device key kept in IndexedDB under name, generating and keeping one
+   * the first time. IndexedDB stores the CryptoKey itself, still non-extractable. Where
+   * IndexedDB is unavailable (some private windows), the key lives as long as the page.
+   */
+  static async load(name = "device") {
+    try {
+      const kept = await idb("readonly", (store) => store.get(name));
+      if (kept?.privateKey instanceof CryptoKey && kept.jwk?.kty === "EC") return new DeviceKey(kept.privateKey, kept.jwk);
+    } catch {
+      // no IndexedDB: a key for this page only
+    }
+    const key = await DeviceKey.generate();
+    try {
+      await idb("readwrite", (store) => store.put({ privateKey: key.privateKey, jwk: key.jwk }, name));
+    } catch {
+      // kept for this page only
+    }
+    return key;
+  }
+
+  /** generate returns a new key: ECDSA P-256, the private half not extractable. */
   static async generate() {
     const pair = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign"]);
     const { kty, crv, x, y } = await crypto.subtle.exportKey("jwk", pair.publicKey);
@@ -132,7 +176,7 @@ export class EngineClient {
 
   /** createSession creates a session bound to the device key, generating the key once. */
   async createSession() {
-    this.key ??= await DeviceKey.generate();
+    this.key ??= await DeviceKey.load();
     const path = "/api/v1/create-session";
     let resp;
     try {

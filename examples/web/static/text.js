@@ -2,6 +2,12 @@
 
 export const strings = {
   en: {
+    language: "Language",
+    account: "Account",
+    user1: "Demo user",
+    user2: "Second demo user",
+    voicePending: "Voice message…",
+    voiceUnheard: "Voice message",
     placeholder: "Ask about your balance, transactions or savings…",
     connecting: "Connecting…",
     sessionReady: "Secure session ready · signed with a key that stays in this browser",
@@ -25,6 +31,12 @@ export const strings = {
     micUnavailable: "No microphone could be opened. Type your question instead.",
   },
   es: {
+    language: "Idioma",
+    account: "Cuenta",
+    user1: "Usuario de prueba",
+    user2: "Segundo usuario de prueba",
+    voicePending: "Mensaje de voz…",
+    voiceUnheard: "Mensaje de voz",
     placeholder: "Pregunta por tu saldo, movimientos o ahorros…",
     connecting: "Conectando…",
     sessionReady: "Sesión segura lista · firmada con una clave que no sale de este navegador",
@@ -48,6 +60,12 @@ export const strings = {
     micUnavailable: "No se pudo abrir ningún micrófono. Escribe tu pregunta.",
   },
   ar: {
+    language: "اللغة",
+    account: "الحساب",
+    user1: "مستخدم تجريبي",
+    user2: "مستخدم تجريبي ثانٍ",
+    voicePending: "رسالة صوتية…",
+    voiceUnheard: "رسالة صوتية",
     placeholder: "اسأل عن رصيدك أو معاملاتك أو مدخراتك…",
     connecting: "جارٍ الاتصال…",
     sessionReady: "الجلسة الآمنة جاهزة · موقّعة بمفتاح لا يغادر هذا المتصفح",

@@ -19,8 +19,8 @@ function stat(w) {
   s.setAttribute("aria-labelledby", label.id);
   s.append(label, el("p", "stat-value", w.value));
   if (w.delta) {
-    const d = el("p", "stat-delta", w.delta);
-    d.dir = "auto";
+    const d = el("p", "stat-delta");
+    d.append(el("bdi", "", w.delta)); // its own direction, aligned with the card's
     const sign = String(w.delta).trim()[0];
     if (sign === "+") d.classList.add("up");
     if (sign === "-" || sign === "−") d.classList.add("down");

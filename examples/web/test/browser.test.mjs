@@ -52,14 +52,7 @@ async function spokenQuestion(dir, text) {
     body: JSON.stringify({ text }),
   });
   assert.equal(resp.status, 200, "POST /engine/tts for the spoken question");
-  let wav = fixWAVSizes(Buffer.from(await resp.arrayBuffer()));
-  if (process.env.Q_RATE) {
-    const { resample, encodeWAV } = await import("../static/wav.js");
-    const n = (wav.length - 44) >> 1;
-    const f = new Float32Array(n);
-    for (let i = 0; i < n; i++) f[i] = wav.readInt16LE(44 + 2 * i) / 32768;
-    wav = Buffer.from(encodeWAV(resample(f, wav.readUInt32LE(24), Number(process.env.Q_RATE)), Number(process.env.Q_RATE)));
-  }
+  const wav = fixWAVSizes(Buffer.from(await resp.arrayBuffer()));
   const rate = wav.readUInt32LE(24);
   const file = path.join(dir, "question.wav");
   await writeFile(file, wav);
@@ -145,7 +138,11 @@ async function balanceOf(page) {
 }
 
 async function shot(page, name) {
-  await page.evaluate(() => document.activeElement?.blur());
+  await page.evaluate(() => {
+    document.activeElement?.blur();
+    const c = document.getElementById("conversation");
+    c.scrollTo({ top: c.scrollHeight, behavior: "instant" });
+  });
   await page.screenshot({ path: path.join(outDir, `${name}.png`) });
 }
 
@@ -156,6 +153,8 @@ const test = (name, fn) => tests.push({ name, fn });
 
 test("balance shows a stat widget", async () => {
   const { page, errors } = await openPage();
+  const signed = page.waitForRequest((r) => r.url().endsWith("/engine"));
+  signed.catch(() => {});
   const home = lastAnswer(page);
   assert.ok(await home.locator(".widget.stat").count(), "the home glance shows a stat");
   assert.equal(await page.locator("#brand-name").textContent(), "Demo Bank", "the theme's display name");
@@ -170,6 +169,21 @@ test("balance shows a stat widget", async () => {
   assert.equal(await answer.locator(".speak").getAttribute("aria-live"), "polite");
   assert.match(await answer.locator(".speak").textContent(), /balance is \$/);
   assert.equal(await page.locator(".bubble.user").last().textContent(), "what is my balance");
+
+  // The session is bound to a device key that cannot leave the browser; each request is signed.
+  const headers = (await signed).headers();
+  assert.match(headers.authorization, /^DPoP ey/);
+  const [h64, p64] = headers.dpop.split(".");
+  const header = JSON.parse(Buffer.from(h64, "base64url"));
+  const claims = JSON.parse(Buffer.from(p64, "base64url"));
+  assert.deepEqual([header.typ, header.alg, header.jwk.crv, "d" in header.jwk], ["dpop+jwt", "ES256", "P-256", false]);
+  assert.equal(claims.htu, new URL("/engine", base).href);
+  assert.match(headers["x-request-id"], /^prod-/);
+  const key = await page.evaluate(() => {
+    const k = window.__demo.client.key.privateKey;
+    return { extractable: k.extractable, alg: k.algorithm.name, usages: k.usages };
+  });
+  assert.deepEqual(key, { extractable: false, alg: "ECDSA", usages: ["sign"] });
   assert.deepEqual(errors, []);
   await shot(page, "balance");
   await page.close();
