@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -9,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/examples/demobank"
 )
 
 // webTestDir returns examples/web/test and the node program, or fails naming the Debian package.
@@ -98,19 +103,41 @@ func TestDemoWebRoutes(t *testing.T) {
 			t.Errorf("the banner does not name the web client:\n%s", out.String())
 		}
 	})
+	tenant, err := demobank.Tenant("http://placeholder.invalid", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(map[string]any{"tenants": []*engine.Tenant{tenant}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants := filepath.Join(t.TempDir(), "tenants.json")
+	if err := os.WriteFile(tenants, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		name string
-		args []string
-		env  map[string]string
+		name   string
+		args   []string
+		env    map[string]string
+		status int
 	}{
-		{"flag off", []string{"-demo-web=false"}, nil},
-		{"env off", nil, map[string]string{"ENGINE_DEMO_WEB": "false"}},
+		{"flag off", []string{"-demo-web=false"}, nil, http.StatusNotFound},
+		{"env off", nil, map[string]string{"ENGINE_DEMO_WEB": "false"}, http.StatusNotFound},
+		{"tenants file", []string{"-tenants", tenants}, nil, http.StatusNotFound},
+		{"tenants file, flag on", []string{"-tenants", tenants, "-demo-web"}, nil, http.StatusOK},
+		{"tenants file, env on", []string{"-tenants", tenants}, map[string]string{"ENGINE_DEMO_WEB": "1"}, http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base, _ := startServer(t, tc.args, tc.env)
-			if resp := get(t, base+"/demo/"); resp.StatusCode != http.StatusNotFound {
-				t.Errorf("GET /demo/: %d, want 404", resp.StatusCode)
+			if resp := get(t, base+"/demo/"); resp.StatusCode != tc.status {
+				t.Errorf("GET /demo/: %d, want %d", resp.StatusCode, tc.status)
 			}
 		})
 	}
+	t.Run("bad env", func(t *testing.T) {
+		err := run(t.Context(), nil, func(k string) string { return map[string]string{"ENGINE_DEMO_WEB": "maybe"}[k] }, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "ENGINE_DEMO_WEB") {
+			t.Errorf("run: %v", err)
+		}
+	})
 }

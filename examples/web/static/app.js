@@ -202,8 +202,8 @@ async function runTurn(input, { label, mode = "text", speakAfter = state.autospe
     if (speakAfter || mode === "voice") playAnswer(view);
   } else {
     view.answer.classList.add("failed");
-    for (const part of [view.speak, view.follow, view.chips, view.listen.parentElement]) part.remove();
-    if (!view.widgets.children.length) view.widgets.remove();
+    // Without done, the answer is unfinished: none of it is drawn (a confirm widget above all).
+    for (const part of [view.speak, view.widgets, view.follow, view.chips, view.listen.parentElement]) part.remove();
     view.answer.prepend(errorLine(failed ?? new EngineError({ code: "network" })));
     if (mode === "voice") view.userText.textContent = t("voiceUnheard");
   }
@@ -225,7 +225,8 @@ function finishTurn(view, spec, { userText }) {
   const meta = spec.meta ?? {};
   view.answer.dir = meta.direction === "rtl" ? "rtl" : "ltr";
   if (meta.locale) view.answer.lang = meta.locale;
-  view.speak.textContent = spec.speak ?? ""; // the deltas add up to it; this fixes any gap
+  // The deltas add up to speak; rewriting the same text would make screen readers repeat it.
+  if (view.speak.textContent !== (spec.speak ?? "")) view.speak.textContent = spec.speak ?? "";
   if (meta.transcript) view.userText.textContent = meta.transcript;
   else if (view.user.classList.contains("voice")) view.userText.textContent = t("voiceUnheard");
   if (meta.theme) applyTheme(meta.theme);
