@@ -56,6 +56,16 @@ func TestWebClientInBrowser(t *testing.T) {
 			t.Fatal("the browser tests need Chromium: install the Debian package chromium (test.sh does)")
 		}
 	}
+	// The page speaks answers through espeak-ng, and the voice test's question is heard by
+	// pocketsphinx.
+	for _, need := range []struct{ program, packages string }{
+		{"espeak-ng", "espeak-ng"},
+		{"pocketsphinx_continuous", "pocketsphinx and pocketsphinx-en-us"},
+	} {
+		if _, err := exec.LookPath(need.program); err != nil {
+			t.Fatalf("the browser tests need %s: install the Debian packages %s", need.program, need.packages)
+		}
+	}
 	dir, node := webTestDir(t)
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
 		t.Fatalf("playwright-core is not installed: run npm ci in %s (test.sh does)", dir)
