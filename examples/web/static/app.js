@@ -198,7 +198,8 @@ async function runTurn(input, { label, mode = "text", speakAfter = state.autospe
 
   if (spec) {
     finishTurn(view, spec, { userText: input.transcript ?? spec.meta?.transcript });
-    if (failed) view.answer.append(errorLine(failed));
+    // After an error event, done's speak is the apology in the turn's language: it says enough.
+    if (failed && !spec.speak) view.answer.append(errorLine(failed));
     if (speakAfter || mode === "voice") playAnswer(view);
   } else {
     view.answer.classList.add("failed");
@@ -230,7 +231,9 @@ function finishTurn(view, spec, { userText }) {
   if (meta.transcript) view.userText.textContent = meta.transcript;
   else if (view.user.classList.contains("voice")) view.userText.textContent = t("voiceUnheard");
   if (meta.theme) applyTheme(meta.theme);
-  // Widgets arrived as events already; draw the spec's when the stream carried none.
+  // Widgets arrived as events already; draw the spec's when the stream carried none. A failed
+  // turn's spec has none, and nothing drawn before the failure stays.
+  if (meta.error) view.widgets.replaceChildren();
   if (!view.widgets.children.length) {
     for (const w of spec.widgets ?? []) view.widgets.append(renderWidget(w, { onConfirm: confirmAction, t }));
   }

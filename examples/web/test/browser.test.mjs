@@ -369,6 +369,27 @@ test("a forced 401 is recovered once; a second one is shown, not looped", async 
   await page.close();
 });
 
+test("a turn that fails mid-stream shows the apology and no half-drawn widget", async () => {
+  const { page } = await openPage();
+  // A stream as the engine writes one when the model breaks off after a confirm widget,
+  // with CRLF line ends, a keep-alive comment and a data field split over two lines.
+  const spec = { speak: "Sorry, something went wrong. Please try again.", widgets: [], meta: { direction: "ltr", locale: "en", error: "model_error" } };
+  const body = [
+    'id: 1\r\nevent: start\r\ndata: {"turnId":"t1","conversationId":"c1"}\r\n\r\n',
+    ": ping\r\n\r\n",
+    'id: 2\r\nevent: speak\r\ndata: {"delta":\r\ndata: "I can send"}\r\n\r\n',
+    'id: 3\r\nevent: widget\r\ndata: {"type":"confirm","id":"x","title":"Send money","body":"Send?","confirmLabel":"Send","cancelLabel":"Cancel","execute":{"tool":"transfer","arguments":{},"token":"t"}}\r\n\r\n',
+    'id: 4\r\nevent: error\r\ndata: {"code":"model_error","message":"the model broke off","retryable":true}\r\n\r\n',
+    `id: 5\r\nevent: done\r\ndata: ${JSON.stringify(spec)}\r\n\r\n`,
+  ].join("");
+  await page.route("**/engine", (route) => route.fulfill({ status: 200, contentType: "text/event-stream", body }));
+  const answer = await ask(page, "send 20 dollars to Alex");
+  assert.equal(await answer.locator(".speak").textContent(), spec.speak);
+  assert.equal(await answer.locator(".widget").count(), 0, "the confirm widget drawn before the error is gone");
+  await page.unroute("**/engine");
+  await page.close();
+});
+
 // --- run -----------------------------------------------------------------------------------
 
 let failures = 0;
