@@ -5,11 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # Debian packages the tests drive for real. Installed when missing (needs root or sudo).
-packages=(redis-server espeak-ng pocketsphinx pocketsphinx-en-us)
+packages=(redis-server espeak-ng pocketsphinx pocketsphinx-en-us chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
+# Node.js and npm run the web client's browser tests: Debian's, or any other installed build.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -19,6 +21,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 go mod download
+# The web client's browser tests drive the system's Chromium through playwright-core; no
+# browser is downloaded.
+PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix examples/web/test --no-audit --no-fund --loglevel=error
 echo "== go vet"
 go vet ./...
 echo "== go test -race"

@@ -5,11 +5,13 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/docs"
+	"github.com/convengine/engine/examples/web"
 )
 
 // routes serves the engine's API with what an operator expects next to it: health probes, the
-// OpenAPI document and, when on, metrics.
-func routes(eng *engine.Engine, mx *metrics) http.Handler {
+// OpenAPI and AsyncAPI documents, metrics when on, and with demoWeb the reference web client at
+// /demo/.
+func routes(eng *engine.Engine, mx *metrics, demoWeb bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", eng.Handler())
 	mux.Handle("/healthz", eng.HealthHandler())
@@ -24,6 +26,9 @@ func routes(eng *engine.Engine, mx *metrics) http.Handler {
 	})
 	if mx != nil {
 		mux.Handle("GET /metrics", mx.handler)
+	}
+	if demoWeb {
+		mux.Handle("GET /demo/", http.StripPrefix("/demo", web.Handler()))
 	}
 	return mux
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +34,9 @@ const (
 type options struct {
 	addr, tenants, publicURL, logLevel, redisURL, speech string
 	metrics, version                                     bool
+
+	// demoWeb serves the web client at /demo/: by default with the offline demo only.
+	demoWeb, demoWebSet bool
 }
 
 // run starts the server and serves until ctx is cancelled, then shuts down gracefully: running
@@ -146,12 +150,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer eng.Close() // after the server: stops warm-ups still running
 
+	demoWeb := opts.demoWeb && (demo != nil || opts.demoWebSet)
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           routes(eng, mx),
+		Handler:           routes(eng, mx, demoWeb),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
@@ -163,6 +168,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var banner strings.Builder
 	if demo != nil {
 		printDemo(&banner, base)
+	}
+	if demoWeb {
+		fmt.Fprintf(&banner, "\nWeb client: %s/demo/\n", base)
 	}
 	// One write, so that whoever waits for the address sees the whole banner.
 	fmt.Fprintf(stdout, "%s\nengine listening on %s\n", banner.String(), base)
@@ -213,9 +221,18 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.logLevel, "log-level", env("ENGINE_LOG_LEVEL", "info"), "debug, info, warn or error (ENGINE_LOG_LEVEL)")
 	fs.StringVar(&o.speech, "speech", env("ENGINE_SPEECH", "auto"), "auto: espeak-ng and pocketsphinx when installed; off: no speech (ENGINE_SPEECH)")
 	fs.BoolVar(&o.version, "version", false, "print the engine's version and exit")
+	fs.BoolVar(&o.demoWeb, "demo-web", true, "serve the reference web client at /demo/; on by default with the offline demo, off with -tenants unless set (ENGINE_DEMO_WEB)")
+	if v := getenv("ENGINE_DEMO_WEB"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return o, fmt.Errorf("ENGINE_DEMO_WEB: %q is not true or false", v)
+		}
+		o.demoWeb, o.demoWebSet = b, true
+	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	fs.Visit(func(f *flag.Flag) { o.demoWebSet = o.demoWebSet || f.Name == "demo-web" })
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}

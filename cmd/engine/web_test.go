@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/examples/demobank"
+)
+
+// webTestDir returns examples/web/test and the node program, or fails naming the Debian package.
+func webTestDir(t *testing.T) (dir, node string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("the web client's tests need Node.js: install the Debian packages nodejs and npm")
+	}
+	dir, err = filepath.Abs("../../examples/web/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, node
+}
+
+// TestWebClientModules runs the tests of the client's modules that need no browser: its SSE
+// parser, WAV encoder and resampler (examples/web/test/modules.test.mjs).
+func TestWebClientModules(t *testing.T) {
+	dir, node := webTestDir(t)
+	cmd := exec.CommandContext(t.Context(), node, "--test", "modules.test.mjs")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test modules.test.mjs: %v\n%s", err, out)
+	}
+}
+
+// TestWebClientInBrowser runs the reference web client's browser tests
+// (examples/web/test/browser.test.mjs) in Chromium against the offline demo. The screenshots
+// go to the test's artifact folder: keep them with go test -artifacts.
+func TestWebClientInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives Chromium; skipped with -short")
+	}
+	browser := os.Getenv("CHROMIUM")
+	if browser == "" {
+		var err error
+		if browser, err = exec.LookPath("chromium"); err != nil {
+			t.Fatal("the browser tests need Chromium: install the Debian package chromium (test.sh does)")
+		}
+	}
+	// The page speaks answers through espeak-ng, and the voice test's question is heard by
+	// pocketsphinx.
+	for _, need := range []struct{ program, packages string }{
+		{"espeak-ng", "espeak-ng"},
+		{"pocketsphinx_continuous", "pocketsphinx and pocketsphinx-en-us"},
+	} {
+		if _, err := exec.LookPath(need.program); err != nil {
+			t.Fatalf("the browser tests need %s: install the Debian packages %s", need.program, need.packages)
+		}
+	}
+	dir, node := webTestDir(t)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
+		t.Fatalf("playwright-core is not installed: run npm ci in %s (test.sh does)", dir)
+	}
+
+	base, _ := startServer(t, nil, nil)
+	shots := t.ArtifactDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "browser.test.mjs", base, shots)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	t.Logf("browser tests (screenshots in %s):\n%s", shots, out)
+	if err != nil {
+		t.Fatalf("browser tests: %v", err)
+	}
+	if !strings.Contains(string(out), "passed") {
+		t.Fatal("the browser tests printed no summary")
+	}
+}
+
+// TestDemoWebRoutes checks that the client is served at /demo/ by default with the offline
+// demo, and that -demo-web=false turns it off.
+func TestDemoWebRoutes(t *testing.T) {
+	get := func(t *testing.T, url string) *http.Response {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	t.Run("on", func(t *testing.T) {
+		base, out := startServer(t, nil, nil)
+		for _, path := range []string{"/demo/", "/demo/app.js", "/demo/style.css"} {
+			resp := get(t, base+path)
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Security-Policy") == "" {
+				t.Errorf("GET %s: %d, CSP %q", path, resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
+			}
+		}
+		if !strings.Contains(out.String(), base+"/demo/") {
+			t.Errorf("the banner does not name the web client:\n%s", out.String())
+		}
+	})
+	tenant, err := demobank.Tenant("http://placeholder.invalid", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(map[string]any{"tenants": []*engine.Tenant{tenant}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants := filepath.Join(t.TempDir(), "tenants.json")
+	if err := os.WriteFile(tenants, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		env    map[string]string
+		status int
+	}{
+		{"flag off", []string{"-demo-web=false"}, nil, http.StatusNotFound},
+		{"env off", nil, map[string]string{"ENGINE_DEMO_WEB": "false"}, http.StatusNotFound},
+		{"tenants file", []string{"-tenants", tenants}, nil, http.StatusNotFound},
+		{"tenants file, flag on", []string{"-tenants", tenants, "-demo-web"}, nil, http.StatusOK},
+		{"tenants file, env on", []string{"-tenants", tenants}, map[string]string{"ENGINE_DEMO_WEB": "1"}, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, _ := startServer(t, tc.args, tc.env)
+			if resp := get(t, base+"/demo/"); resp.StatusCode != tc.status {
+				t.Errorf("GET /demo/: %d, want %d", resp.StatusCode, tc.status)
+			}
+		})
+	}
+	t.Run("bad env", func(t *testing.T) {
+		err := run(t.Context(), nil, func(k string) string { return map[string]string{"ENGINE_DEMO_WEB": "maybe"}[k] }, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "ENGINE_DEMO_WEB") {
+			t.Errorf("run: %v", err)
+		}
+	})
+}

@@ -1,0 +1,468 @@
+// The reference web client: a conversation with the engine's demo tenant. It creates a
+// device-bound session, runs turns as streamed events, draws the widgets, plays answers,
+// confirms actions behind a passcode and records voice turns.
+
+import { EngineClient, EngineError } from "./engine.js";
+import { Recorder, base64 } from "./wav.js";
+import { renderWidget, renderCard } from "./widgets.js";
+import { strings, problemSentence } from "./text.js";
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+
+const state = {
+  locale: localStorage.getItem("engine-demo.locale") || "en",
+  user: localStorage.getItem("engine-demo.user") || "demo-user",
+  autospeak: localStorage.getItem("engine-demo.autospeak") === "1",
+  conversationId: "",
+  history: [], // {role, content}, oldest first
+  busy: false,
+  recorder: null,
+  audioURL: "",
+  log: [], // {path, status} of every response, for the tests and the curious
+  confirms: [], // confirm widgets received, newest last
+};
+
+let client = newClient();
+
+function newClient() {
+  return new EngineClient({
+    engineKey: params.get("key") || "pk_demo",
+    userToken: state.user,
+    onSession: (s) => {
+      applyTheme(s.theme);
+      $("session-note").textContent = t("sessionReady");
+    },
+    onRequest: (r) => state.log.push(r),
+  });
+}
+
+function t(key, ...args) {
+  const table = strings[state.locale] ?? strings.en;
+  const v = table[key] ?? strings.en[key];
+  return typeof v === "function" ? v(...args) : v;
+}
+
+// --- theme ---------------------------------------------------------------------------------
+
+const COLOR = /^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/i;
+
+function luminance(hex) {
+  let h = hex.slice(1);
+  if (h.length === 3) h = [...h].map((c) => c + c).join("");
+  const [r, g, b] = [0, 2, 4].map((i) => {
+    const c = parseInt(h.slice(i, i + 2), 16) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+/** applyTheme dresses the page in the tenant's colours and name (create-session's theme). */
+function applyTheme(theme = {}) {
+  const root = document.documentElement.style;
+  if (COLOR.test(theme.primary ?? "")) {
+    root.setProperty("--primary", theme.primary);
+    root.setProperty("--on-primary", luminance(theme.primary) > 0.45 ? "#111827" : "#ffffff");
+  }
+  if (COLOR.test(theme.background ?? "")) {
+    root.setProperty("--background", theme.background);
+    const dark = luminance(theme.background) < 0.2;
+    document.documentElement.classList.toggle("dark", dark);
+  }
+  if (typeof theme.display_name === "string" && theme.display_name) {
+    $("brand-name").textContent = theme.display_name;
+    document.title = `${theme.display_name} · assistant`;
+  }
+}
+
+// --- page chrome ---------------------------------------------------------------------------
+
+function applyLocale() {
+  const rtl = state.locale === "ar";
+  document.documentElement.lang = state.locale;
+  document.documentElement.dir = rtl ? "rtl" : "ltr";
+  $("locale").value = state.locale;
+  $("text").placeholder = t("placeholder");
+  $("passcode-title").textContent = t("passcodeTitle");
+  document.querySelector('label[for="passcode"]').textContent = t("passcodeLabel");
+  $("passcode-hint").textContent = t("passcodeHint");
+  $("passcode-cancel").textContent = t("cancel");
+  $("passcode-ok").textContent = t("confirm");
+  $("mic-label").textContent = state.recorder ? t("stopRecording") : t("startRecording");
+  $("mic").title = state.recorder ? t("stopRecording") : t("speak");
+  $("send").title = t("send");
+  document.querySelector('label.field:has(#locale) span').textContent = t("language");
+  document.querySelector('label.field:has(#user) span').textContent = t("account");
+  $("user").options[0].textContent = t("user1");
+  $("user").options[1].textContent = t("user2");
+  document.querySelector(".toggle span").textContent = t("speakAnswers");
+}
+
+function showBanner(text) {
+  const b = $("banner");
+  b.textContent = text;
+  b.hidden = !text;
+}
+
+function setBusy(busy) {
+  state.busy = busy;
+  $("send").disabled = busy;
+  $("text").setAttribute("aria-busy", String(busy));
+  document.querySelectorAll(".chips button").forEach((b) => (b.disabled = busy));
+}
+
+function scrollToEnd() {
+  const el = $("conversation");
+  el.scrollTo({ top: el.scrollHeight, behavior: matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth" });
+}
+
+// --- turns ---------------------------------------------------------------------------------
+
+/** newTurnView adds a turn to the conversation and returns its parts. */
+function newTurnView(userText, { voice = false } = {}) {
+  const node = $("turn-template").content.firstElementChild.cloneNode(true);
+  const view = {
+    node,
+    user: node.querySelector(".bubble.user"),
+    userText: node.querySelector(".user-text"),
+    answer: node.querySelector(".answer"),
+    status: node.querySelector(".status"),
+    speak: node.querySelector(".speak"),
+    widgets: node.querySelector(".widgets"),
+    follow: node.querySelector(".follow"),
+    chips: node.querySelector(".chips"),
+    listen: node.querySelector(".listen"),
+  };
+  if (userText == null) view.user.remove();
+  else view.userText.textContent = userText;
+  if (voice) view.user.classList.add("voice");
+  view.answer.lang = state.locale;
+  view.listen.querySelector("span").textContent = t("listen");
+  $("turns").append(node);
+  scrollToEnd();
+  return view;
+}
+
+/**
+ * runTurn sends one turn and draws its events as they arrive. input is {transcript} or
+ * {audio_base64}; label is what the user bubble shows.
+ */
+async function runTurn(input, { label, mode = "text", speakAfter = state.autospeak } = {}) {
+  if (state.busy) return;
+  setBusy(true);
+  showBanner("");
+  const view = newTurnView(mode === "home" ? null : label, { voice: mode === "voice" });
+  const body = {
+    mode,
+    messages: state.history.slice(-20),
+    context: { locale: state.locale },
+    meta: { locale: state.locale, platform: "web", sdkVersion: "web-1" },
+  };
+  if (state.conversationId) body.context.sessionId = state.conversationId;
+  Object.assign(body, input);
+
+  let spec = null;
+  let failed = null;
+  try {
+    for await (const { event, data } of client.turn(body)) {
+      switch (event) {
+        case "start":
+          if (data.conversationId) state.conversationId = data.conversationId;
+          break;
+        case "status":
+          view.status.textContent = data.text || "";
+          view.status.classList.add("visible");
+          break;
+        case "speak":
+          view.status.classList.remove("visible");
+          view.speak.append(document.createTextNode(data.delta ?? ""));
+          break;
+        case "widget":
+          if (data.type === "confirm") state.confirms.push(data);
+          view.widgets.append(renderWidget(data, { onConfirm: confirmAction, t }));
+          break;
+        case "error":
+          failed = new EngineError({ code: data.code, detail: data.message, retryable: data.retryable });
+          break;
+        case "done":
+          spec = data;
+          break;
+      }
+      scrollToEnd();
+    }
+  } catch (err) {
+    failed = err;
+  }
+  view.status.classList.remove("visible");
+  view.answer.setAttribute("aria-busy", "false");
+
+  if (spec) {
+    finishTurn(view, spec, { userText: input.transcript ?? spec.meta?.transcript });
+    // After an error event, done's speak is the apology in the turn's language: it says enough.
+    if (failed && !spec.speak) view.answer.append(errorLine(failed));
+    if (speakAfter || mode === "voice") playAnswer(view);
+  } else {
+    view.answer.classList.add("failed");
+    // Without done, the answer is unfinished: none of it is drawn (a confirm widget above all).
+    for (const part of [view.speak, view.widgets, view.follow, view.chips, view.listen.parentElement]) part.remove();
+    view.answer.prepend(errorLine(failed ?? new EngineError({ code: "network" })));
+    if (mode === "voice") view.userText.textContent = t("voiceUnheard");
+  }
+  setBusy(false);
+  scrollToEnd();
+  return spec;
+}
+
+function errorLine(err) {
+  const p = document.createElement("p");
+  p.className = "error";
+  p.setAttribute("role", "alert");
+  p.textContent = problemSentence(err, state.locale);
+  return p;
+}
+
+/** finishTurn draws the done spec: the whole speak text, direction, follow-up and chips. */
+function finishTurn(view, spec, { userText }) {
+  const meta = spec.meta ?? {};
+  view.answer.dir = meta.direction === "rtl" ? "rtl" : "ltr";
+  if (meta.locale) view.answer.lang = meta.locale;
+  // The deltas add up to speak; rewriting the same text would make screen readers repeat it.
+  if (view.speak.textContent !== (spec.speak ?? "")) view.speak.textContent = spec.speak ?? "";
+  if (meta.transcript) view.userText.textContent = meta.transcript;
+  else if (view.user.classList.contains("voice")) view.userText.textContent = t("voiceUnheard");
+  if (meta.theme) applyTheme(meta.theme);
+  // Widgets arrived as events already; draw the spec's when the stream carried none. A failed
+  // turn's spec has none, and nothing drawn before the failure stays.
+  if (meta.error) view.widgets.replaceChildren();
+  if (!view.widgets.children.length) {
+    for (const w of spec.widgets ?? []) view.widgets.append(renderWidget(w, { onConfirm: confirmAction, t }));
+  }
+  if (spec.follow) view.follow.textContent = spec.follow;
+  else view.follow.remove();
+  for (const s of spec.suggestions ?? []) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "chip";
+    b.textContent = s;
+    b.dir = "auto";
+    b.addEventListener("click", () => send(s));
+    view.chips.append(b);
+  }
+  if (!view.chips.children.length) view.chips.remove();
+  if (spec.speak) {
+    view.listen.hidden = false;
+    view.listen.addEventListener("click", () => playAnswer(view));
+  }
+  if (userText) {
+    state.history.push({ role: "user", content: userText });
+  }
+  if (spec.speak) state.history.push({ role: "assistant", content: spec.speak });
+}
+
+function send(text) {
+  text = text.trim();
+  if (!text || state.busy) return;
+  return runTurn({ transcript: text }, { label: text });
+}
+
+// --- speech --------------------------------------------------------------------------------
+
+/** play synthesizes text through POST /engine/tts and plays the WAV in the page's audio element. */
+async function play(text, button) {
+  if (!text) return;
+  button?.setAttribute("aria-busy", "true");
+  try {
+    const blob = await client.tts(text);
+    const audio = $("player");
+    if (state.audioURL) URL.revokeObjectURL(state.audioURL);
+    state.audioURL = URL.createObjectURL(blob);
+    audio.dataset.type = blob.type;
+    audio.dataset.bytes = String(blob.size);
+    audio.src = state.audioURL;
+    await audio.play().catch(() => {}); // a browser may refuse autoplay; Listen works anyway
+  } catch (err) {
+    showBanner(problemSentence(err, state.locale));
+  } finally {
+    button?.removeAttribute("aria-busy");
+  }
+}
+
+function playAnswer(view) {
+  return play(view.speak.textContent, view.listen);
+}
+
+// --- confirmed actions ---------------------------------------------------------------------
+
+/**
+ * askPasscode opens the device gate: a dialog asking for the device passcode. It resolves
+ * true when the user entered four or more digits, false when cancelled.
+ */
+function askPasscode(what) {
+  const dialog = $("passcode-dialog");
+  const input = $("passcode");
+  const error = $("passcode-error");
+  $("passcode-what").textContent = what;
+  input.value = "";
+  error.hidden = true;
+  return new Promise((resolve) => {
+    const onSubmit = (e) => {
+      if (!/^[0-9]{4,12}$/.test(input.value)) {
+        e.preventDefault();
+        error.textContent = t("passcodeInvalid");
+        error.hidden = false;
+        input.focus();
+      }
+    };
+    const form = $("passcode-form");
+    const onCancel = () => dialog.close("cancel");
+    form.addEventListener("submit", onSubmit);
+    $("passcode-cancel").addEventListener("click", onCancel);
+    dialog.addEventListener("close", () => {
+      form.removeEventListener("submit", onSubmit);
+      $("passcode-cancel").removeEventListener("click", onCancel);
+      const ok = dialog.returnValue === "ok" && /^[0-9]{4,12}$/.test(input.value);
+      input.value = "";
+      resolve(ok);
+    }, { once: true });
+    dialog.returnValue = "";
+    dialog.showModal();
+    input.focus();
+  });
+}
+
+/**
+ * confirmAction runs when the user taps a confirm widget's button. The widget is locked while
+ * the gate and the call run, and for good once the action finished: a second tap cannot
+ * execute twice (and the engine answers a repeated token with the first result anyway).
+ */
+async function confirmAction(widget, ui) {
+  if (ui.state !== "ready") return;
+  ui.lock("gate");
+  const passed = await askPasscode(widget.body || widget.title);
+  if (!passed) {
+    ui.unlock();
+    return;
+  }
+  ui.lock("running");
+  const auth = { method: "passcode", verifiedAt: new Date().toISOString() };
+  try {
+    const res = await client.execute(widget.execute, auth, { locale: state.locale, sessionId: state.conversationId || undefined });
+    ui.finish(renderCard(res.done, res.speak));
+    if (state.autospeak && res.speak) play(res.speak);
+    if (res.speak) state.history.push({ role: "assistant", content: res.speak });
+  } catch (err) {
+    // Retryable failures (the bank unreachable, the call still running) leave the token usable.
+    const again = err instanceof EngineError && err.retryable;
+    ui.fail(problemSentence(err, state.locale), again);
+  }
+  scrollToEnd();
+}
+
+// --- voice input ---------------------------------------------------------------------------
+
+async function toggleRecording() {
+  const mic = $("mic");
+  if (state.recorder) {
+    const rec = state.recorder;
+    state.recorder = null;
+    mic.setAttribute("aria-pressed", "false");
+    mic.classList.remove("recording");
+    mic.style.removeProperty("--level");
+    applyLocale();
+    const { wav, seconds } = await rec.stop();
+    window.__demo.lastRecording = { bytes: wav.length, seconds, rate: 16000 };
+    if (seconds < 0.3) {
+      showBanner(t("tooShort"));
+      return;
+    }
+    await runTurn({ audio_base64: base64(wav) }, { label: t("voicePending"), mode: "voice" });
+    return;
+  }
+  if (state.busy) return;
+  showBanner("");
+  const rec = new Recorder({
+    maxSeconds: 20, // a 20 s WAV in base64 stays well under the turn's 1 MiB body limit
+    onLevel: (peak, secs) => {
+      mic.style.setProperty("--level", Math.min(1, peak * 3).toFixed(2));
+      if (secs >= 20 && state.recorder === rec) toggleRecording();
+    },
+  });
+  try {
+    await rec.start();
+  } catch (err) {
+    showBanner(err?.name === "NotAllowedError" ? t("micDenied") : t("micUnavailable"));
+    return;
+  }
+  state.recorder = rec;
+  mic.setAttribute("aria-pressed", "true");
+  mic.classList.add("recording");
+  applyLocale();
+}
+
+// --- start ---------------------------------------------------------------------------------
+
+async function start() {
+  $("session-note").textContent = t("connecting");
+  try {
+    await client.createSession();
+  } catch (err) {
+    $("session-note").textContent = problemSentence(err, state.locale);
+    return;
+  }
+  await runTurn({}, { mode: "home", speakAfter: false });
+}
+
+function reset() {
+  state.conversationId = "";
+  state.history = [];
+  $("turns").replaceChildren();
+  client = newClient();
+  start();
+}
+
+function wire() {
+  applyLocale();
+  $("user").value = state.user;
+  $("autospeak").checked = state.autospeak;
+  $("composer").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const input = $("text");
+    const text = input.value;
+    if (!text.trim() || state.busy) return;
+    input.value = "";
+    send(text);
+  });
+  $("mic").addEventListener("click", toggleRecording);
+  $("locale").addEventListener("change", (e) => {
+    state.locale = e.target.value;
+    localStorage.setItem("engine-demo.locale", state.locale);
+    applyLocale();
+  });
+  $("user").addEventListener("change", (e) => {
+    state.user = e.target.value;
+    localStorage.setItem("engine-demo.user", state.user);
+    reset();
+  });
+  $("autospeak").addEventListener("change", (e) => {
+    state.autospeak = e.target.checked;
+    localStorage.setItem("engine-demo.autospeak", state.autospeak ? "1" : "0");
+  });
+  $("settings").addEventListener("submit", (e) => e.preventDefault());
+}
+
+// window.__demo is a small hook for the browser tests and for people exploring the protocol.
+window.__demo = {
+  state,
+  get client() {
+    return client;
+  },
+  send,
+  /** corruptSession replaces the session token with one the engine will not know. */
+  corruptSession() {
+    if (client.session) client.session.token = client.session.token.slice(0, -6) + "AAAAAA";
+  },
+  lastRecording: null,
+};
+
+wire();
+start();

@@ -1,0 +1,298 @@
+// The engine's HTTP API for a browser: sessions bound to a device key (DPoP, RFC 9449), turns
+// streamed as server-sent events, confirmed actions and speech. docs/sessions.md and
+// docs/protocol.md describe the wire; this file follows them step by step.
+
+import { readEvents } from "./sse.js";
+
+const enc = new TextEncoder();
+
+/** b64url encodes bytes (an ArrayBuffer or a typed array) as base64url without padding. */
+export function b64url(bytes) {
+  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes.buffer ?? bytes);
+  let s = "";
+  for (let i = 0; i < u8.length; i += 0x8000) {
+    s += String.fromCharCode(...u8.subarray(i, i + 0x8000));
+  }
+  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function b64urlJSON(value) {
+  return b64url(enc.encode(JSON.stringify(value)));
+}
+
+function randomID(bytes = 12) {
+  return b64url(crypto.getRandomValues(new Uint8Array(bytes)));
+}
+
+/** requestID returns a new X-Request-ID for the production environment. */
+export function requestID() {
+  return "prod-web-" + randomID(12);
+}
+
+/**
+ * EngineError is a failed request: an RFC 9457 problem from the engine (status, code, detail,
+ * retryable), an error event of a turn stream, or a network failure (code "network").
+ */
+export class EngineError extends Error {
+  constructor({ status = 0, code = "internal", title = "", detail = "", retryable = false } = {}) {
+    super(detail || title || code);
+    this.name = "EngineError";
+    this.status = status;
+    this.code = code;
+    this.title = title;
+    this.detail = detail;
+    this.retryable = retryable;
+  }
+}
+
+async function problemOf(resp) {
+  let p = {};
+  try {
+    p = await resp.json();
+  } catch {
+    // not a problem document: the status tells enough
+  }
+  return new EngineError({
+    status: resp.status,
+    code: typeof p.code === "string" ? p.code : `http_${resp.status}`,
+    title: typeof p.title === "string" ? p.title : resp.statusText,
+    detail: typeof p.detail === "string" ? p.detail : "",
+    retryable: p.retryable === true,
+  });
+}
+
+/** idb runs one request on the object store of the device keys and resolves with its result. */
+function idb(mode, request) {
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open("engine-device-keys", 1);
+    open.onupgradeneeded = () => open.result.createObjectStore("keys");
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const db = open.result;
+      const tx = db.transaction("keys", mode);
+      const req = request(tx.objectStore("keys"));
+      tx.oncomplete = () => {
+        db.close();
+        resolve(req.result);
+      };
+      tx.onerror = tx.onabort = () => {
+        db.close();
+        reject(tx.error);
+      };
+    };
+  });
+}
+
+/**
+ * DeviceKey is the device's ES256 key: a non-extractable WebCrypto private key that signs DPoP
+ * proofs, and its public JWK.
+ */
+export class DeviceKey {
+  /**
+   * load returns the device key kept in IndexedDB under name, generating and keeping one
+   * the first time. IndexedDB stores the CryptoKey itself, still non-extractable. Where
+   * IndexedDB is unavailable (some private windows), the key lives as long as the page.
+   */
+  static async load(name = "device") {
+    try {
+      const kept = await idb("readonly", (store) => store.get(name));
+      if (kept?.privateKey instanceof CryptoKey && kept.jwk?.kty === "EC") return new DeviceKey(kept.privateKey, kept.jwk);
+    } catch {
+      // no IndexedDB: a key for this page only
+    }
+    const key = await DeviceKey.generate();
+    try {
+      await idb("readwrite", (store) => store.put({ privateKey: key.privateKey, jwk: key.jwk }, name));
+    } catch {
+      // kept for this page only
+    }
+    return key;
+  }
+
+  /** generate returns a new key: ECDSA P-256, the private half not extractable. */
+  static async generate() {
+    const pair = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign"]);
+    const { kty, crv, x, y } = await crypto.subtle.exportKey("jwk", pair.publicKey);
+    return new DeviceKey(pair.privateKey, { crv, kty, x, y });
+  }
+
+  constructor(privateKey, jwk) {
+    this.privateKey = privateKey;
+    this.jwk = jwk;
+  }
+
+  /**
+   * proof signs a DPoP proof for one request. htu is the request's URL without query or
+   * fragment; ath binds the proof to the session token. WebCrypto's ECDSA signature is
+   * already r||s (IEEE P1363), 64 bytes, as JWS wants: no DER to convert.
+   */
+  async proof({ method, url, token, nonce }) {
+    const u = new URL(url, location.href);
+    const header = { typ: "dpop+jwt", alg: "ES256", jwk: this.jwk };
+    const payload = {
+      jti: randomID(16),
+      htm: method.toUpperCase(),
+      htu: u.origin + u.pathname,
+      iat: Math.floor(Date.now() / 1000),
+      ath: b64url(await crypto.subtle.digest("SHA-256", enc.encode(token))),
+    };
+    if (nonce) payload.nonce = nonce;
+    const input = b64urlJSON(header) + "." + b64urlJSON(payload);
+    const sig = await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, this.privateKey, enc.encode(input));
+    return input + "." + b64url(sig);
+  }
+}
+
+/**
+ * EngineClient talks to one engine for one end user. Every request carries X-Engine-Key,
+ * X-Token and a new X-Request-ID; once a session exists, its token and a fresh DPoP proof.
+ * On 401 invalid_session it creates a new session (same device key) and retries once; on 401
+ * use_dpop_nonce it retries once with the engine's nonce.
+ */
+export class EngineClient {
+  constructor({ base = location.origin, engineKey, userToken, onSession = () => {}, onRequest = () => {} }) {
+    this.base = base.replace(/\/+$/, "");
+    this.engineKey = engineKey;
+    this.userToken = userToken;
+    this.onSession = onSession; // called with each new session (its theme included)
+    this.onRequest = onRequest; // called with {path, status} after each response
+    this.key = null;
+    this.session = null;
+    this.nonce = "";
+  }
+
+  url(path) {
+    return this.base + path;
+  }
+
+  headers(extra = {}) {
+    return {
+      "X-Engine-Key": this.engineKey,
+      "X-Token": this.userToken,
+      "X-Request-ID": requestID(),
+      ...extra,
+    };
+  }
+
+  /** createSession creates a session bound to the device key, generating the key once. */
+  async createSession() {
+    this.key ??= await DeviceKey.load();
+    const path = "/api/v1/create-session";
+    let resp;
+    try {
+      resp = await fetch(this.url(path), {
+        method: "POST",
+        headers: this.headers({ "Content-Type": "application/json" }),
+        body: JSON.stringify({ public_key: this.key.jwk, metadata: { app: "web", ua: navigator.userAgent.slice(0, 200) } }),
+        cache: "no-store",
+      });
+    } catch (err) {
+      throw new EngineError({ code: "network", detail: String(err) });
+    }
+    this.onRequest({ path, status: resp.status });
+    this.saveNonce(resp);
+    if (resp.status !== 201) throw await problemOf(resp);
+    const s = await resp.json();
+    this.session = { id: s.session_id, token: s.session_token, expiresAt: s.expires_at, theme: s.theme || {} };
+    this.onSession(this.session);
+    return this.session;
+  }
+
+  saveNonce(resp) {
+    const n = resp.headers.get("DPoP-Nonce");
+    if (n) this.nonce = n;
+  }
+
+  /**
+   * post sends a JSON body to path and returns the Response when it is a success. A 401
+   * invalid_session re-creates the session and retries once; a second one is thrown.
+   */
+  async post(path, body, { accept = "application/json", signal } = {}) {
+    if (!this.session) await this.createSession();
+    let renewed = false;
+    let nonceRetried = false;
+    for (;;) {
+      const headers = this.headers({ "Content-Type": "application/json", Accept: accept });
+      const url = this.url(path);
+      const token = this.session.token;
+      headers.Authorization = "DPoP " + token;
+      headers.DPoP = await this.key.proof({ method: "POST", url, token, nonce: this.nonce });
+      let resp;
+      try {
+        resp = await fetch(url, { method: "POST", headers, body: JSON.stringify(body), signal, cache: "no-store" });
+      } catch (err) {
+        if (err.name === "AbortError") throw err;
+        throw new EngineError({ code: "network", detail: String(err) });
+      }
+      this.onRequest({ path, status: resp.status });
+      this.saveNonce(resp);
+      if (resp.ok) return resp;
+      const problem = await problemOf(resp);
+      if (problem.code === "invalid_session" && !renewed) {
+        renewed = true;
+        await this.createSession();
+        continue;
+      }
+      if (problem.code === "use_dpop_nonce" && !nonceRetried && this.nonce) {
+        nonceRetried = true;
+        continue;
+      }
+      throw problem;
+    }
+  }
+
+  /**
+   * turn runs a turn and yields its events as {event, data} with data parsed, in stream
+   * order: start, status, speak, widget, error, done.
+   */
+  async *turn(body, { signal, onComment } = {}) {
+    const resp = await this.post("/engine", body, { accept: "text/event-stream", signal });
+    for await (const ev of readEvents(resp, { onComment })) {
+      let data = null;
+      try {
+        data = JSON.parse(ev.data);
+      } catch {
+        continue; // not JSON: not an event of this protocol
+      }
+      yield { event: ev.event, data, id: ev.id };
+    }
+  }
+
+  /** execute runs a confirmed action: the confirm widget's execute object, after the device gate. */
+  async execute(execute, auth, context = {}) {
+    const resp = await this.post("/engine/execute", { execute, auth, context });
+    return resp.json();
+  }
+
+  /**
+   * tts synthesizes text and returns a WAV Blob. The engine streams the WAV with unknown sizes
+   * (0xFFFFFFFF); they are fixed here so that every player reads the whole file.
+   */
+  async tts(text, { voice, signal } = {}) {
+    const body = { text };
+    if (voice) body.voice = voice;
+    const resp = await this.post("/engine/tts", body, { accept: "audio/wav", signal });
+    const type = (resp.headers.get("Content-Type") || "").split(";")[0].trim();
+    const bytes = new Uint8Array(await resp.arrayBuffer());
+    return new Blob([fixWAVSizes(bytes)], { type: type || "audio/wav" });
+  }
+}
+
+/** fixWAVSizes sets the RIFF and data chunk sizes of a streamed WAV to the bytes received. */
+export function fixWAVSizes(bytes) {
+  if (bytes.length < 12 || String.fromCharCode(...bytes.subarray(0, 4)) !== "RIFF") return bytes;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  view.setUint32(4, bytes.length - 8, true);
+  let off = 12;
+  while (off + 8 <= bytes.length) {
+    const id = String.fromCharCode(...bytes.subarray(off, off + 4));
+    const size = view.getUint32(off + 4, true);
+    if (id === "data") {
+      const have = bytes.length - off - 8;
+      if (size === 0xffffffff || size > have) view.setUint32(off + 4, have - (have % 2), true);
+      break;
+    }
+    off += 8 + size + (size % 2);
+  }
+  return bytes;
+}

@@ -1,0 +1,416 @@
+// Browser tests of the reference web client, in Debian's Chromium driven by playwright-core
+// (no browser download). Usage:
+//
+//	node browser.test.mjs <engine base URL> <screenshot folder>
+//
+// The engine must run the offline demo (cmd/engine with no tenants file), which serves the
+// client at /demo/. CHROMIUM names the browser (default /usr/bin/chromium). Each test saves a
+// screenshot named after it; the process exits 1 when a test fails. cmd/engine's
+// TestWebClientInBrowser runs this file against a server it starts.
+
+import { chromium } from "playwright-core";
+import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import assert from "node:assert/strict";
+
+const [base, outDir] = process.argv.slice(2);
+if (!base || !outDir) {
+  console.error("usage: node browser.test.mjs <engine base URL> <screenshot folder>");
+  process.exit(2);
+}
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+const demoURL = new URL("/demo/", base).href;
+const TIMEOUT = 20_000;
+
+// --- set-up --------------------------------------------------------------------------------
+
+/** fixWAVSizes sets a streamed WAV's unknown RIFF and data sizes to the bytes received. */
+function fixWAVSizes(buf) {
+  const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  v.setUint32(4, buf.length - 8, true);
+  for (let off = 12; off + 8 <= buf.length;) {
+    const id = buf.subarray(off, off + 4).toString("latin1");
+    const size = v.getUint32(off + 4, true);
+    if (id === "data") {
+      v.setUint32(off + 4, buf.length - off - 8, true);
+      break;
+    }
+    off += 8 + size + (size % 2);
+  }
+  return buf;
+}
+
+/**
+ * spokenQuestion asks the engine to say a question and returns the WAV's path and length in
+ * seconds. Chromium's fake microphone plays it, so the voice test speaks for real.
+ */
+async function spokenQuestion(dir, text) {
+  const resp = await fetch(new URL("/engine/tts", base), {
+    method: "POST",
+    headers: { "X-Engine-Key": "pk_demo", "X-Token": "demo-user", "X-Request-ID": "prod-web-test-voice", "Content-Type": "application/json" },
+    body: JSON.stringify({ text }),
+  });
+  assert.equal(resp.status, 200, "POST /engine/tts for the spoken question");
+  const wav = fixWAVSizes(Buffer.from(await resp.arrayBuffer()));
+  const rate = wav.readUInt32LE(24);
+  const file = path.join(dir, "question.wav");
+  await writeFile(file, wav);
+  return { file, seconds: (wav.length - 44) / 2 / rate };
+}
+
+await mkdir(outDir, { recursive: true });
+const profile = await mkdtemp(path.join(tmpdir(), "engine-web-chromium-"));
+const question = await spokenQuestion(profile, "What is my balance?");
+
+const started = Date.now();
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath,
+  headless: true,
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--use-fake-ui-for-media-stream",
+    "--use-fake-device-for-media-stream",
+    `--use-file-for-fake-audio-capture=${question.file}%noloop`,
+    "--autoplay-policy=no-user-gesture-required",
+  ],
+  viewport: { width: 1100, height: 820 },
+  deviceScaleFactor: 1,
+  permissions: ["microphone"],
+  locale: "en-US",
+});
+context.setDefaultTimeout(TIMEOUT);
+const launchMs = Date.now() - started;
+
+// --- helpers -------------------------------------------------------------------------------
+
+/** openPage opens the client, waits for the home turn and records the page's engine traffic. */
+async function openPage({ viewport, locale } = {}) {
+  const page = await context.newPage();
+  if (viewport) await page.setViewportSize(viewport);
+  const traffic = [];
+  page.on("response", (r) => {
+    const u = new URL(r.url());
+    if (u.pathname.startsWith("/engine") || u.pathname.startsWith("/api/")) {
+      traffic.push({ method: r.request().method(), path: u.pathname, status: r.status(), type: r.headers()["content-type"] ?? "" });
+    }
+  });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e));
+  page.on("console", (m) => m.type() === "error" && errors.push(new Error(m.text())));
+  // Pages share the browser profile: each starts from the same settings.
+  await page.addInitScript((l) => {
+    localStorage.clear();
+    localStorage.setItem("engine-demo.locale", l);
+  }, locale ?? "en");
+  await page.goto(demoURL);
+  await lastAnswerDone(page);
+  return { page, traffic, errors };
+}
+
+const lastAnswer = (page) => page.locator(".answer").last();
+
+async function lastAnswerDone(page) {
+  await page.locator('.answer[aria-busy="false"]').last().waitFor();
+  await page.waitForFunction(() => [...document.querySelectorAll(".answer")].every((a) => a.getAttribute("aria-busy") === "false"));
+  return lastAnswer(page);
+}
+
+async function ask(page, text) {
+  const n = await page.locator(".answer").count();
+  await page.locator("#text").fill(text);
+  await page.locator("#text").press("Enter");
+  await page.locator(".answer").nth(n).waitFor();
+  return lastAnswerDone(page);
+}
+
+async function balanceOf(page) {
+  const answer = await ask(page, "what is my balance");
+  const value = await answer.locator(".widget.stat .stat-value").textContent();
+  return Number(value.replace(/[^0-9.]/g, ""));
+}
+
+async function shot(page, name) {
+  await page.evaluate(() => {
+    document.activeElement?.blur();
+    const c = document.getElementById("conversation");
+    c.scrollTo({ top: c.scrollHeight, behavior: "instant" });
+  });
+  await page.screenshot({ path: path.join(outDir, `${name}.png`) });
+}
+
+// --- tests ---------------------------------------------------------------------------------
+
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+
+test("balance shows a stat widget", async () => {
+  const { page, errors } = await openPage();
+  const signed = page.waitForRequest((r) => r.url().endsWith("/engine"));
+  signed.catch(() => {});
+  const home = lastAnswer(page);
+  assert.ok(await home.locator(".widget.stat").count(), "the home glance shows a stat");
+  assert.equal(await page.locator("#brand-name").textContent(), "Demo Bank", "the theme's display name");
+  const primary = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue("--primary").trim());
+  assert.equal(primary.toLowerCase(), "#0b5fff", "the theme's primary colour");
+
+  const answer = await ask(page, "what is my balance");
+  const stat = answer.locator(".widget.stat");
+  await stat.waitFor();
+  assert.match(await stat.locator(".stat-value").textContent(), /^\$[0-9,]+\.\d\d$/);
+  assert.match(await stat.locator(".stat-label").textContent(), /Checking/);
+  assert.equal(await answer.locator(".speak").getAttribute("aria-live"), "polite");
+  assert.match(await answer.locator(".speak").textContent(), /balance is \$/);
+  assert.equal(await page.locator(".bubble.user").last().textContent(), "what is my balance");
+
+  // The session is bound to a device key that cannot leave the browser; each request is signed.
+  const headers = (await signed).headers();
+  assert.match(headers.authorization, /^DPoP ey/);
+  const [h64, p64] = headers.dpop.split(".");
+  const header = JSON.parse(Buffer.from(h64, "base64url"));
+  const claims = JSON.parse(Buffer.from(p64, "base64url"));
+  assert.deepEqual([header.typ, header.alg, header.jwk.crv, "d" in header.jwk], ["dpop+jwt", "ES256", "P-256", false]);
+  assert.equal(claims.htu, new URL("/engine", base).href);
+  assert.match(headers["x-request-id"], /^prod-/);
+  const key = await page.evaluate(() => {
+    const k = window.__demo.client.key.privateKey;
+    return { extractable: k.extractable, alg: k.algorithm.name, usages: k.usages };
+  });
+  assert.deepEqual(key, { extractable: false, alg: "ECDSA", usages: ["sign"] });
+  assert.deepEqual(errors, []);
+  await shot(page, "balance");
+  await page.close();
+});
+
+test("transactions show a list", async () => {
+  const { page } = await openPage();
+  const answer = await ask(page, "show my recent transactions");
+  const items = answer.locator(".widget.list ul > li");
+  assert.ok((await items.count()) >= 3, "at least three list items");
+  assert.equal(await answer.locator(".widget.list").getByRole("list").count(), 1, "a real list");
+  assert.match(await items.first().locator(".item-trailing").textContent(), /\$/);
+  assert.equal(await answer.locator(".widget.list h3").textContent(), "Recent transactions");
+  await shot(page, "transactions");
+  await page.close();
+});
+
+test("savings goal shows a progress bar with its value", async () => {
+  const { page } = await openPage();
+  const answer = await ask(page, "how close am I to my savings goal");
+  const bar = answer.getByRole("progressbar");
+  assert.equal(await bar.count(), 1);
+  assert.equal(await bar.evaluate((p) => p.value), 0.65);
+  assert.equal(await bar.getAttribute("aria-valuetext"), "65%");
+  assert.equal(await bar.evaluate((p) => p.labels?.length || p.getAttribute("aria-labelledby") ? "labelled" : ""), "labelled");
+  await page.close();
+});
+
+test("transfer: confirm, passcode, success card, executed once", async () => {
+  const { page, traffic } = await openPage();
+  const before = await balanceOf(page);
+  const answer = await ask(page, "send 20 dollars to Alex");
+  const widget = answer.locator(".widget.confirm");
+  await widget.waitFor();
+  assert.equal(await widget.locator(".confirm-body").textContent(), "Send $20.00 to Alex?");
+  const send = widget.getByRole("button", { name: "Send" });
+
+  // Two taps in a row: one gate, one execution.
+  await send.evaluate((b) => { b.click(); b.click(); });
+  const dialog = page.locator("#passcode-dialog");
+  await dialog.waitFor({ state: "visible" });
+  assert.ok(await send.isDisabled(), "the confirm button is locked while the gate is open");
+  await shot(page, "transfer-passcode");
+
+  // Too short a passcode is refused in the dialog itself.
+  await page.locator("#passcode").fill("12");
+  await page.locator("#passcode-ok").click();
+  assert.ok(await dialog.isVisible(), "a two-digit passcode does not pass");
+
+  await page.locator("#passcode").fill("2468");
+  await page.locator("#passcode").press("Enter");
+  const card = widget.locator(".card");
+  await card.waitFor();
+  assert.equal(await card.getAttribute("data-type"), "success");
+  assert.equal(await card.locator(".card-title").textContent(), "Money sent");
+  assert.match(await card.textContent(), /\$20\.00 to Alex/);
+  await shot(page, "transfer-done");
+
+  // The buttons are gone; pressing Enter again or clicking anything left cannot run it again.
+  assert.equal(await widget.getByRole("button").count(), 0, "no button left on the finished widget");
+  await page.keyboard.press("Enter");
+  const executes = traffic.filter((r) => r.path === "/engine/execute");
+  assert.deepEqual(executes.map((r) => r.status), [200], "exactly one execute call");
+  assert.equal(await widget.locator(".card").count(), 1);
+
+  // The engine answers a replayed token with the first result; the bank moved the money once.
+  const replay = await page.evaluate(() => {
+    const w = window.__demo.state.confirms.at(-1);
+    return window.__demo.client.execute(w.execute, { method: "passcode", verifiedAt: new Date().toISOString() }, { locale: "en" });
+  });
+  assert.equal(replay.done.title, "Money sent", "the replay answers the first result");
+  const after = await balanceOf(page);
+  assert.equal(Math.round((before - after) * 100), 2000, `balance ${before} → ${after}: moved once`);
+  await page.close();
+});
+
+test("a suggestion chip starts a turn, by keyboard too", async () => {
+  const { page } = await openPage();
+  const chip = lastAnswer(page).locator(".chips button").filter({ hasText: "Show my recent transactions" });
+  assert.equal(await chip.count(), 1, "the home glance suggests the transactions");
+  const n = await page.locator(".answer").count();
+  await chip.focus();
+  await page.keyboard.press("Enter");
+  await page.locator(".answer").nth(n).waitFor();
+  const answer = await lastAnswerDone(page);
+  assert.equal(await page.locator(".bubble.user .user-text").last().textContent(), "Show my recent transactions");
+  assert.ok(await answer.locator(".widget.list li").count() >= 3);
+  await shot(page, "suggestion-chip");
+  await page.close();
+});
+
+test("an Arabic-locale turn is laid out right to left", async () => {
+  const { page } = await openPage({ locale: "ar", viewport: { width: 420, height: 860 } });
+  assert.equal(await page.locator("#locale").inputValue(), "ar");
+  const answer = await ask(page, "ما هو رصيدي");
+  assert.equal(await answer.getAttribute("dir"), "rtl");
+  assert.equal(await answer.evaluate((a) => getComputedStyle(a).direction), "rtl");
+  assert.equal(await answer.locator(".widget.stat .stat-value").evaluate((e) => getComputedStyle(e).direction), "rtl");
+  assert.match(await answer.locator(".speak").textContent(), /رصيد/);
+  assert.equal(await page.evaluate(() => document.documentElement.dir), "rtl");
+  await shot(page, "arabic-rtl");
+  await page.close();
+});
+
+test("the answer plays through POST /engine/tts as a WAV", async () => {
+  const { page, traffic } = await openPage();
+  const answer = await ask(page, "what is my balance");
+  const [resp] = await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith("/engine/tts")),
+    answer.getByRole("button", { name: "Listen" }).click(),
+  ]);
+  assert.equal(resp.status(), 200);
+  assert.match(resp.headers()["content-type"], /^audio\/wav/);
+  await page.waitForFunction(() => {
+    const a = document.getElementById("player");
+    return a.src.startsWith("blob:") && a.readyState >= 1 && Number.isFinite(a.duration) && a.duration > 0;
+  });
+  const audio = await page.evaluate(() => {
+    const a = document.getElementById("player");
+    return { type: a.dataset.type, bytes: Number(a.dataset.bytes), duration: a.duration, error: a.error?.code ?? 0 };
+  });
+  assert.equal(audio.type, "audio/wav");
+  assert.ok(audio.bytes > 1000 && audio.duration > 0.5, `audio ${JSON.stringify(audio)}`);
+  assert.equal(audio.error, 0);
+  assert.ok(traffic.some((r) => r.path === "/engine/tts" && r.status === 200));
+  await page.close();
+});
+
+test("a voice turn records the microphone as 16 kHz mono WAV", async () => {
+  const { page } = await openPage();
+  const turn = page.waitForRequest((r) => r.url().endsWith("/engine") && r.postData()?.includes("audio_base64"));
+  turn.catch(() => {}); // awaited below; a failure before then is reported there
+  await page.locator("#mic").click();
+  await page.waitForFunction(() => document.getElementById("mic").getAttribute("aria-pressed") === "true");
+  await page.waitForTimeout(Math.ceil(question.seconds * 1000) + 700);
+  await page.locator("#mic").click();
+  const body = JSON.parse((await turn).postData());
+  assert.equal(body.mode, "voice");
+  const wav = Buffer.from(body.audio_base64, "base64");
+  await writeFile(path.join(outDir, "voice-recorded.wav"), wav);
+  assert.equal(wav.subarray(0, 4).toString("latin1"), "RIFF");
+  assert.equal(wav.subarray(8, 12).toString("latin1"), "WAVE");
+  assert.equal(wav.readUInt16LE(20), 1, "PCM");
+  assert.equal(wav.readUInt16LE(22), 1, "mono");
+  assert.equal(wav.readUInt32LE(24), 16000, "16 kHz");
+  assert.equal(wav.readUInt16LE(34), 16, "16-bit");
+  const answer = await lastAnswerDone(page);
+  const heard = await page.locator(".bubble.user .user-text").last().textContent();
+  assert.match(heard, /balance/i, "the transcript shows what was heard");
+  assert.equal(await answer.locator(".widget.stat").count(), 1);
+  await shot(page, "voice");
+  await page.close();
+});
+
+test("a forced 401 is recovered once; a second one is shown, not looped", async () => {
+  const { page, traffic } = await openPage();
+  await page.evaluate(() => window.__demo.corruptSession());
+  let mark = traffic.length;
+  const answer = await ask(page, "what is my balance");
+  assert.equal(await answer.locator(".widget.stat").count(), 1, "the turn was answered");
+  assert.deepEqual(traffic.slice(mark).map((r) => `${r.path} ${r.status}`), [
+    "/engine 401",
+    "/api/v1/create-session 201",
+    "/engine 200",
+  ]);
+  // Every new session is broken: one renewal, then a plain sentence.
+  await page.route("**/api/v1/create-session", async (route) => {
+    const resp = await route.fetch();
+    const s = await resp.json();
+    s.session_token = s.session_token.slice(0, -6) + "AAAAAA";
+    await route.fulfill({ response: resp, json: s });
+  });
+  await page.evaluate(() => window.__demo.corruptSession());
+  mark = traffic.length;
+  const failed = await ask(page, "what is my balance");
+  assert.deepEqual(traffic.slice(mark).map((r) => `${r.path} ${r.status}`), [
+    "/engine 401",
+    "/api/v1/create-session 201",
+    "/engine 401",
+  ]);
+  assert.match(await failed.locator(".error").textContent(), /session could not be renewed/);
+  await shot(page, "session-recovery");
+  await page.close();
+});
+
+test("a turn that fails mid-stream shows the apology and no half-drawn widget", async () => {
+  const { page } = await openPage();
+  // A stream as the engine writes one when the model breaks off after a confirm widget,
+  // with CRLF line ends, a keep-alive comment and a data field split over two lines.
+  const spec = { speak: "Sorry, something went wrong. Please try again.", widgets: [], meta: { direction: "ltr", locale: "en", error: "model_error" } };
+  const body = [
+    'id: 1\r\nevent: start\r\ndata: {"turnId":"t1","conversationId":"c1"}\r\n\r\n',
+    ": ping\r\n\r\n",
+    'id: 2\r\nevent: speak\r\ndata: {"delta":\r\ndata: "I can send"}\r\n\r\n',
+    'id: 3\r\nevent: widget\r\ndata: {"type":"confirm","id":"x","title":"Send money","body":"Send?","confirmLabel":"Send","cancelLabel":"Cancel","execute":{"tool":"transfer","arguments":{},"token":"t"}}\r\n\r\n',
+    'id: 4\r\nevent: error\r\ndata: {"code":"model_error","message":"the model broke off","retryable":true}\r\n\r\n',
+    `id: 5\r\nevent: done\r\ndata: ${JSON.stringify(spec)}\r\n\r\n`,
+  ].join("");
+  await page.route("**/engine", (route) => route.fulfill({ status: 200, contentType: "text/event-stream", body }));
+  const answer = await ask(page, "send 20 dollars to Alex");
+  assert.equal(await answer.locator(".speak").textContent(), spec.speak);
+  assert.equal(await answer.locator(".widget").count(), 0, "the confirm widget drawn before the error is gone");
+  await page.unroute("**/engine");
+  await page.close();
+});
+
+// --- run -----------------------------------------------------------------------------------
+
+let failures = 0;
+const only = process.env.WEB_TEST_ONLY;
+for (const { name, fn } of tests) {
+  if (only && !name.includes(only)) continue;
+  const t0 = Date.now();
+  try {
+    await fn();
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (err) {
+    failures++;
+    console.log(`FAIL ${name} (${Date.now() - t0} ms)\n${err?.stack ?? err}`);
+    for (const page of context.pages()) {
+      await page.screenshot({ path: path.join(outDir, `failed-${name.replace(/[^a-z0-9]+/gi, "-")}.png`) }).catch(() => {});
+      await page.close().catch(() => {});
+    }
+  }
+}
+await context.close();
+await rm(profile, { recursive: true, force: true });
+const ran = tests.filter(({ name }) => !only || name.includes(only)).length;
+console.log(`${ran - failures}/${ran} passed; browser start ${launchMs} ms, total ${Date.now() - started} ms`);
+process.exit(failures ? 1 : 0);
