@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/convengine/engine"
@@ -89,29 +92,96 @@ func (b BenchBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte(`{"ok":true}`))
 }
 
-// BareSSEHandler writes the bytes of a turn that streams deltas speak events and widgets stat
-// widgets, with none of the engine's work: it is the limit a turn's throughput is measured
-// against.
+// BareSSEHandler writes the bytes of a turn that streams deltas speak events and widgetCount
+// stat widgets, with none of the engine's work and no delays: the limit a turn's throughput is
+// measured against. It is [BareSSE] with those counts.
 func BareSSEHandler(deltas, widgetCount int) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		w.WriteHeader(http.StatusOK)
-		rc := http.NewResponseController(w)
-		id := 0
-		event := func(name, data string) {
-			id++
-			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, name, data)
-			rc.Flush()
+	return &BareSSE{Deltas: deltas, Widgets: widgetCount}
+}
+
+// BareSSE is a plain net/http handler that writes the turn stream an engine serving a
+// [BenchModel] of the same settings writes, event by event, flushing each one, with the model's
+// delays and none of the engine's logic. Driven beside the engine with the same load, it shows
+// what the transport alone costs. Its zero value streams 40 deltas and no widget. It is safe for
+// concurrent use once serving started; do not change its fields afterwards.
+type BareSSE struct {
+	// FirstTokenDelay is waited after the start event, before the first delta.
+	FirstTokenDelay time.Duration
+	// TokenInterval is waited between deltas.
+	TokenInterval time.Duration
+	// Deltas is the number of speak deltas (default 40), each "word ".
+	Deltas int
+	// Widgets is the number of stat widgets after the deltas.
+	Widgets int
+
+	once   sync.Once
+	events [][]byte // every event of a turn, encoded
+}
+
+// Bare streams carry fixed ids of the engine's length.
+const (
+	bareTurnID         = "00000000-0000-4000-8000-000000000000"
+	bareConversationID = "00000000-0000-4000-8000-000000000001"
+)
+
+// ServeHTTP reads the request body and writes the stream.
+func (b *BareSSE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b.once.Do(b.encode)
+	io.Copy(io.Discard, r.Body)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	if id := r.Header.Get("X-Request-ID"); id != "" {
+		h.Set("X-Request-ID", id)
+	}
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	deltas := len(b.events) - 2 - b.Widgets
+	for i, ev := range b.events {
+		var d time.Duration
+		switch {
+		case i == 1:
+			d = b.FirstTokenDelay
+		case i > 1 && i <= deltas:
+			d = b.TokenInterval
 		}
-		event("start", `{"turnId":"00000000-0000-4000-8000-000000000000","conversationId":"00000000-0000-4000-8000-000000000001"}`)
-		for range deltas {
-			event("speak", `{"delta":"word "}`)
+		if sleep(r.Context(), d) != nil {
+			return
 		}
-		for i := range widgetCount {
-			event("widget", fmt.Sprintf(`{"type":"stat","label":"Figure %d","value":"%d.00"}`, i+1, 100*(i+1)))
+		if _, err := w.Write(ev); err != nil {
+			return
 		}
-		event("done", `{"speak":"…","widgets":[],"meta":{"conversationId":"00000000-0000-4000-8000-000000000001","direction":"ltr"}}`)
-	})
+		if rc.Flush() != nil {
+			return
+		}
+	}
+}
+
+func (b *BareSSE) encode() {
+	deltas := b.Deltas
+	if deltas == 0 {
+		deltas = 40
+	}
+	var (
+		id      int
+		speak   strings.Builder
+		widgets []string
+	)
+	event := func(name, data string) {
+		id++
+		b.events = append(b.events, fmt.Appendf(nil, "id: %d\nevent: %s\ndata: %s\n\n", id, name, data))
+	}
+	event("start", `{"turnId":"`+bareTurnID+`","conversationId":"`+bareConversationID+`"}`)
+	for range deltas {
+		event("speak", `{"delta":"word "}`)
+		speak.WriteString("word ")
+	}
+	for i := range b.Widgets {
+		w := fmt.Sprintf(`{"type":"stat","label":"Figure %d","value":"%d.00"}`, i+1, 100*(i+1))
+		widgets = append(widgets, w)
+		event("widget", w)
+	}
+	event("done", `{"speak":"`+speak.String()+`","widgets":[`+strings.Join(widgets, ",")+
+		`],"meta":{"conversationId":"`+bareConversationID+`","turnId":"`+bareTurnID+`","locale":"en","direction":"ltr"}}`)
 }

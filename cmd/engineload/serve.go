@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"runtime"
+	"runtime/metrics"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/httptools"
+	"github.com/convengine/engine/intent"
+)
+
+// The servers a -serve child can be.
+const (
+	serveEngine   = "engine"   // an engine with the bench tenant and model
+	serveBare     = "bare"     // the bare SSE handler
+	serveBackend  = "backend"  // the bench tenant's backend
+	serveDemo     = "demo"     // an engine with the demo tenant and the intent model
+	serveDemobank = "demobank" // the demo tenant's backend
+)
+
+// benchKey is the engine key of the bench tenant.
+const benchKey = "pk_bench"
+
+// debugStats is what a -serve child answers at GET /debug/stats: runtime/metrics of its
+// process. With ?gc=1 it collects garbage first, so that the live heap is current.
+type debugStats struct {
+	AllocObjects uint64 `json:"alloc_objects"`
+	AllocBytes   uint64 `json:"alloc_bytes"`
+	HeapLive     uint64 `json:"heap_live_bytes"`
+	HeapObjects  uint64 `json:"heap_objects"`
+	TotalMemory  uint64 `json:"total_memory_bytes"`
+	Goroutines   uint64 `json:"goroutines"`
+	GCCycles     uint64 `json:"gc_cycles"`
+}
+
+var statsMetrics = []string{
+	"/gc/heap/allocs:objects",
+	"/gc/heap/allocs:bytes",
+	"/gc/heap/live:bytes",
+	"/gc/heap/objects:objects",
+	"/memory/classes/total:bytes",
+	"/sched/goroutines:goroutines",
+	"/gc/cycles/total:gc-cycles",
+}
+
+func readStats(gc bool) debugStats {
+	if gc {
+		runtime.GC()
+	}
+	samples := make([]metrics.Sample, len(statsMetrics))
+	for i, name := range statsMetrics {
+		samples[i].Name = name
+	}
+	metrics.Read(samples)
+	v := func(i int) uint64 {
+		if samples[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return samples[i].Value.Uint64()
+	}
+	return debugStats{AllocObjects: v(0), AllocBytes: v(1), HeapLive: v(2), HeapObjects: v(3),
+		TotalMemory: v(4), Goroutines: v(5), GCCycles: v(6)}
+}
+
+// debugHandler serves /debug/stats and the pprof profiles under /debug/pprof/.
+func debugHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/stats", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(readStats(r.URL.Query().Get("gc") == "1"))
+	})
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// serve runs a -serve child: the server of kind on a loopback port, whose URL it prints as
+// its first line of output. It serves until its standard input ends (the parent went away or
+// closed it) or ctx is cancelled.
+func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr io.Writer) error {
+	h, closeServer, err := serverOf(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeServer()
+	mux := http.NewServeMux()
+	mux.Handle("/debug/", debugHandler())
+	mux.Handle("/", h)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(slog.NewTextHandler(stderr, nil), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "http://%s\n", ln.Addr())
+
+	gone := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, bufio.NewReader(stdin))
+		close(gone)
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	case <-gone:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// serverOf builds the handler of the -serve kind.
+func serverOf(cfg *config) (http.Handler, func(), error) {
+	nop := func() {}
+	switch cfg.serve {
+	case serveBare:
+		return &enginetest.BareSSE{FirstTokenDelay: cfg.firstToken, TokenInterval: cfg.tokenInterval,
+			Deltas: cfg.deltas, Widgets: cfg.widgets}, nop, nil
+	case serveBackend:
+		return enginetest.BenchBackend{Latency: cfg.backendLatency}, nop, nil
+	case serveDemobank:
+		return demobank.New(nil), nop, nil
+	case serveEngine, serveDemo:
+		backend := cfg.backend
+		if backend == "" {
+			backend = "http://127.0.0.1:1" // no tool is ever called
+		}
+		var (
+			tenant *engine.Tenant
+			model  engine.Model
+			err    error
+		)
+		if cfg.serve == serveDemo {
+			tenant, err = demobank.Tenant(backend, "")
+			model = intent.New(nil)
+		} else {
+			tenant = &engine.Tenant{Key: benchKey, Name: "Bench", Locale: "en",
+				Environments: map[string]*engine.Environment{engine.EnvProduction: {BackendURL: backend}}}
+			if cfg.toolCalls > 0 {
+				tenant.Tools = json.RawMessage(enginetest.BenchTools)
+			}
+			err = tenant.Validate()
+			model = &enginetest.BenchModel{FirstTokenDelay: cfg.firstToken, TokenInterval: cfg.tokenInterval,
+				Deltas: cfg.deltas, ToolCalls: cfg.toolCalls, Widgets: cfg.widgets}
+		}
+		if err != nil {
+			return nil, nop, err
+		}
+		tenants, err := engine.NewStaticTenants(tenant)
+		if err != nil {
+			return nil, nop, err
+		}
+		key := make([]byte, 32)
+		rand.Read(key)
+		// The turn's log line is formatted as in production; where it goes is not measured.
+		log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		e, err := engine.New(engine.Config{Tenants: tenants, Model: model, Toolset: httptools.New(nil),
+			SigningKey: key, Logger: log})
+		if err != nil {
+			return nil, nop, err
+		}
+		return e.Handler(), func() { e.Close() }, nil
+	}
+	return nil, nop, fmt.Errorf("-serve: unknown server %q", cfg.serve)
+}
