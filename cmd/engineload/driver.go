@@ -28,10 +28,6 @@ type plan struct {
 
 // prepare makes the phase's workers, concurrently.
 func prepare(ctx context.Context, m mode, t *target, p plan) ([]worker, error) {
-	ops := 0
-	if p.n > 0 {
-		ops = (p.n + p.warmup + p.concurrency - 1) / p.concurrency
-	}
 	workers := make([]worker, p.concurrency)
 	errs := make([]error, p.concurrency)
 	sem := make(chan struct{}, 32) // sessions and widgets are asked for 32 at a time
@@ -40,7 +36,8 @@ func prepare(ctx context.Context, m mode, t *target, p plan) ([]worker, error) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			workers[i], errs[i] = m.worker(ctx, t, i, p.concurrency, ops)
+			s := slot{index: i, count: p.concurrency, ops: share(p.n, p.concurrency, i), warmup: share(p.warmup, p.concurrency, i)}
+			workers[i], errs[i] = m.worker(ctx, t, s)
 		})
 	}
 	wg.Wait()
@@ -58,6 +55,15 @@ func prepare(ctx context.Context, m mode, t *target, p plan) ([]worker, error) {
 	return workers, nil
 }
 
+// share is worker i's part of n operations split between count workers.
+func share(n, count, i int) int {
+	s := n / count
+	if i < n%count {
+		s++
+	}
+	return s
+}
+
 // drive runs the workers as p says, recording each operation in rec, and returns how long the
 // phase took: from its start to the end of its last operation. live counts the operations in
 // flight.
@@ -68,12 +74,10 @@ func drive(ctx context.Context, workers []worker, p plan, rec *recorder, live *a
 		stopAt = start.Add(p.duration)
 	}
 	var (
-		remaining atomic.Int64
 		fatal     error
 		fatalOnce sync.Once
 		wg        sync.WaitGroup
 	)
-	remaining.Store(int64(p.n))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	run := func(w worker, at time.Time) bool {
@@ -93,10 +97,12 @@ func drive(ctx context.Context, workers []worker, p plan, rec *recorder, live *a
 		return true
 	}
 	if p.rate <= 0 {
-		for _, w := range workers {
+		// With a count, each worker runs its share, so that what it prepared matches.
+		for i, w := range workers {
 			wg.Go(func() {
-				for ctx.Err() == nil {
-					if p.n > 0 && remaining.Add(-1) < 0 {
+				mine := share(p.n, len(workers), i)
+				for ran := 0; ctx.Err() == nil; ran++ {
+					if p.n > 0 && ran >= mine {
 						return
 					}
 					now := time.Now()

@@ -26,10 +26,12 @@ type pending struct {
 	token string
 }
 
-func (m *executeMode) worker(ctx context.Context, t *target, w, count, ops int) (worker, error) {
+func (m *executeMode) worker(ctx context.Context, t *target, s slot) (worker, error) {
+	ops := s.ops
 	if ops == 0 {
-		ops = (m.cfg.pool + count - 1) / count
+		ops = share(m.cfg.pool, s.count, s.index)
 	}
+	ops += s.warmup
 	c, err := m.cfg.newClient(t)
 	if err != nil {
 		return nil, err
@@ -39,7 +41,7 @@ func (m *executeMode) worker(ctx context.Context, t *target, w, count, ops int) 
 	}
 	ew := &executeWorker{c: c}
 	for i := range ops {
-		token := m.cfg.token + "." + strconv.Itoa(w) + "." + strconv.Itoa(i)
+		token := m.cfg.token + "." + strconv.Itoa(s.index) + "." + strconv.Itoa(i)
 		tctx := withUserToken(ctx, token)
 		stream, err := c.Turn(tctx, &client.TurnRequest{Transcript: m.cfg.actionSay})
 		if err != nil {

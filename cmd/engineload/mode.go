@@ -22,10 +22,17 @@ import (
 type mode interface {
 	// describe says in a few words what one operation is, for the report.
 	describe() string
-	// worker prepares worker number w of count (a session, confirm widgets) before the
-	// measured phase starts. ops is how many operations the worker should be ready for;
-	// zero means as many as the duration allows.
-	worker(ctx context.Context, t *target, w, count, ops int) (worker, error)
+	// worker prepares a worker (a session, confirm widgets) before the phase starts.
+	worker(ctx context.Context, t *target, slot slot) (worker, error)
+}
+
+// slot is a worker's place in a phase.
+type slot struct {
+	// index is the worker's number, from 0 to count-1.
+	index, count int
+	// ops is how many measured operations the worker will run, zero when the phase runs for
+	// a duration; warmup how many it runs before them.
+	ops, warmup int
 }
 
 // A worker runs operations one after another; workers run concurrently.

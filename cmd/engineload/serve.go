@@ -139,13 +139,27 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr io.
 	return nil
 }
 
+// bareSession answers create-session with a canned session, so that runs with sessions can
+// drive the bare handler too; the tokens and proofs of later requests are not looked at.
+func bareSession(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusCreated)
+	io.WriteString(w, `{"session_id":"00000000-0000-4000-8000-000000000002","created_at":"2026-01-01T00:00:00Z",`+
+		`"session_token":"bare","expires_at":"2099-01-01T00:00:00Z","theme":{}}`)
+}
+
 // serverOf builds the handler of the -serve kind.
 func serverOf(cfg *config) (http.Handler, func(), error) {
 	nop := func() {}
 	switch cfg.serve {
 	case serveBare:
-		return &enginetest.BareSSE{FirstTokenDelay: cfg.firstToken, TokenInterval: cfg.tokenInterval,
-			Deltas: cfg.deltas, Widgets: cfg.widgets}, nop, nil
+		mux := http.NewServeMux()
+		mux.Handle("/", &enginetest.BareSSE{FirstTokenDelay: cfg.firstToken, TokenInterval: cfg.tokenInterval,
+			Deltas: cfg.deltas, Widgets: cfg.widgets})
+		mux.HandleFunc("POST "+engine.PathCreateSession, bareSession)
+		return mux, nop, nil
 	case serveBackend:
 		return enginetest.BenchBackend{Latency: cfg.backendLatency}, nop, nil
 	case serveDemobank:

@@ -14,7 +14,7 @@ type ttsMode struct{ cfg *config }
 
 func (m *ttsMode) describe() string { return "a speech synthesis (POST /engine/tts)" }
 
-func (m *ttsMode) worker(ctx context.Context, t *target, w, count, ops int) (worker, error) {
+func (m *ttsMode) worker(ctx context.Context, t *target, s slot) (worker, error) {
 	c, err := m.cfg.newClient(t)
 	if err != nil {
 		return nil, err

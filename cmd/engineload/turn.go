@@ -24,13 +24,13 @@ type turnMode struct{ cfg *config }
 
 func (m *turnMode) describe() string { return "an SSE turn (POST /engine)" }
 
-func (m *turnMode) worker(ctx context.Context, t *target, w, count, ops int) (worker, error) {
+func (m *turnMode) worker(ctx context.Context, t *target, s slot) (worker, error) {
 	body, err := json.Marshal(m.request())
 	if err != nil {
 		return nil, err
 	}
 	if m.cfg.raw {
-		return &rawTurnWorker{cfg: m.cfg, t: t, body: body, w: w, br: bufio.NewReaderSize(nil, 16<<10)}, nil
+		return &rawTurnWorker{cfg: m.cfg, t: t, body: body, w: s.index, br: bufio.NewReaderSize(nil, 16<<10)}, nil
 	}
 	c, err := m.cfg.newClient(t)
 	if err != nil {
