@@ -22,12 +22,16 @@ func (e *Engine) modelRequest(t *turn) *ModelRequest {
 
 func systemPrompt(t *turn) string {
 	var b strings.Builder
-	if p := strings.TrimSpace(t.req.Tenant.Prompt); p != "" {
+	p := strings.TrimSpace(t.req.Tenant.Prompt)
+	b.Grow(len(p) + len(t.screen) + 640) // the rules below, in one allocation
+	if p != "" {
 		b.WriteString(p)
 		b.WriteString("\n\n")
 	}
 	b.WriteString("Rules of this conversation:\n")
-	b.WriteString("- Answer in the language of the locale " + t.locale + ".\n")
+	b.WriteString("- Answer in the language of the locale ")
+	b.WriteString(t.locale)
+	b.WriteString(".\n")
 	switch t.mode {
 	case ModeVoice:
 		b.WriteString("- Your answer is spoken aloud: one to three short plain sentences, no markup, no lists, no URLs.\n")
@@ -39,14 +43,20 @@ func systemPrompt(t *turn) string {
 	b.WriteString("- Put figures and lists in widgets with show_stat, show_list and show_progress rather than reading them all out; offer next steps with set_suggestions.\n")
 	b.WriteString("- Calling an action tool only proposes the action: the user confirms it on their device. Never say an action is done.\n")
 	if t.country != "" {
-		b.WriteString("- The user's country is " + t.country + ".\n")
+		b.WriteString("- The user's country is ")
+		b.WriteString(t.country)
+		b.WriteString(".\n")
 	}
 	if t.screen != "" {
-		b.WriteString("- The user is on the screen: " + t.screen + "\n")
+		b.WriteString("- The user is on the screen: ")
+		b.WriteString(t.screen)
+		b.WriteString("\n")
 	}
 	if len(t.req.Metadata) > 0 {
 		if md, err := json.Marshal(t.req.Metadata); err == nil {
-			b.WriteString("- Client context (JSON): " + string(md) + "\n")
+			b.WriteString("- Client context (JSON): ")
+			b.Write(md)
+			b.WriteString("\n")
 		}
 	}
 	return b.String()

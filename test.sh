@@ -46,4 +46,6 @@ done <<'TARGETS'
 ./httptools FuzzParse
 ./intent FuzzMatch
 ./intent FuzzTemplate
+. FuzzRequestIDSyntax
+./widgets FuzzStrictUnmarshal
 TARGETS

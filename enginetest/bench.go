@@ -18,7 +18,8 @@ import (
 
 // BenchModel is an [engine.Model] for measuring the engine itself: it streams a fixed answer at
 // a configured pace, so that the engine's overhead is what a measurement shows beyond the
-// model's own delays. It is safe for concurrent use.
+// model's own delays. Its events are made once, so that it costs next to nothing itself. It is
+// safe for concurrent use; do not change its fields once it streamed.
 type BenchModel struct {
 	// FirstTokenDelay is waited before the first delta of the answer.
 	FirstTokenDelay time.Duration
@@ -31,45 +32,60 @@ type BenchModel struct {
 	ToolCalls int
 	// Widgets is the number of stat widgets after the answer.
 	Widgets int
+
+	once    sync.Once
+	calls   []engine.ModelEvent // the first step, when ToolCalls > 0
+	answer  []engine.ModelEvent // the deltas, the widget calls and the finish
+	nDeltas int
+}
+
+func (m *BenchModel) events() {
+	for i := range m.ToolCalls {
+		c := engine.ToolCall{ID: "lookup_" + strconv.Itoa(i), Name: "bench_lookup", Arguments: json.RawMessage(`{"n":` + strconv.Itoa(i) + `}`)}
+		m.calls = append(m.calls, engine.ToolCallEvent(c))
+	}
+	m.calls = append(m.calls, engine.FinishEvent(engine.FinishToolCalls))
+	m.nDeltas = m.Deltas
+	if m.nDeltas == 0 {
+		m.nDeltas = 40
+	}
+	for range m.nDeltas {
+		m.answer = append(m.answer, engine.TextEvent("word "))
+	}
+	for i := range m.Widgets {
+		args := fmt.Sprintf(`{"label":"Figure %d","value":"%d.00"}`, i+1, 100*(i+1))
+		m.answer = append(m.answer, engine.ToolCallEvent(engine.ToolCall{ID: "w" + strconv.Itoa(i), Name: widgets.ToolShowStat, Arguments: json.RawMessage(args)}))
+	}
+	m.answer = append(m.answer, engine.FinishEvent(engine.FinishStop))
 }
 
 // Stream implements [engine.Model].
 func (m *BenchModel) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
+	m.once.Do(m.events)
 	return func(yield func(engine.ModelEvent, error) bool) {
 		if m.ToolCalls > 0 && StepOf(req.Messages) == 0 {
-			for i := range m.ToolCalls {
-				c := engine.ToolCall{ID: "lookup_" + strconv.Itoa(i), Name: "bench_lookup", Arguments: json.RawMessage(`{"n":` + strconv.Itoa(i) + `}`)}
-				if !yield(engine.ToolCallEvent(c), nil) {
+			for _, ev := range m.calls {
+				if !yield(ev, nil) {
 					return
 				}
 			}
-			yield(engine.FinishEvent(engine.FinishToolCalls), nil)
 			return
 		}
-		deltas := m.Deltas
-		if deltas == 0 {
-			deltas = 40
-		}
-		for i := range deltas {
-			d := m.TokenInterval
-			if i == 0 {
-				d = m.FirstTokenDelay
+		for i, ev := range m.answer {
+			if i < m.nDeltas {
+				d := m.TokenInterval
+				if i == 0 {
+					d = m.FirstTokenDelay
+				}
+				if err := sleep(ctx, d); err != nil {
+					yield(engine.ModelEvent{}, err)
+					return
+				}
 			}
-			if err := sleep(ctx, d); err != nil {
-				yield(engine.ModelEvent{}, err)
-				return
-			}
-			if !yield(engine.TextEvent("word "), nil) {
-				return
-			}
-		}
-		for i := range m.Widgets {
-			args := fmt.Sprintf(`{"label":"Figure %d","value":"%d.00"}`, i+1, 100*(i+1))
-			if !yield(engine.ToolCallEvent(engine.ToolCall{ID: "w" + strconv.Itoa(i), Name: widgets.ToolShowStat, Arguments: json.RawMessage(args)}), nil) {
+			if !yield(ev, nil) {
 				return
 			}
 		}
-		yield(engine.FinishEvent(engine.FinishStop), nil)
 	}
 }
 
@@ -172,7 +188,7 @@ func (b *BareSSE) encode() {
 		id++
 		b.events = append(b.events, fmt.Appendf(nil, "id: %d\nevent: %s\ndata: %s\n\n", id, name, data))
 	}
-	event("start", `{"turnId":"`+bareTurnID+`","conversationId":"`+bareConversationID+`"}`)
+	event("start", `{"conversationId":"`+bareConversationID+`","turnId":"`+bareTurnID+`"}`)
 	for range deltas {
 		event("speak", `{"delta":"word "}`)
 		speak.WriteString("word ")
