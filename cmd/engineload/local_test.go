@@ -70,6 +70,9 @@ func TestLocal(t *testing.T) {
 		if s == nil || s.PID <= 0 || s.AllocsPerOp <= 0 || s.BytesPerOp <= 0 || s.HeapAfter == 0 || s.GoroutinesAfter == 0 {
 			t.Fatalf("%s: server %+v", r.Name, s)
 		}
+		if s.FirstSpeak == nil || s.FirstSpeak.Count != 40 || s.FirstSpeak.P50 <= 0 {
+			t.Errorf("%s: the server's first-speak times %+v", r.Name, s.FirstSpeak)
+		}
 		if !gone(s.PID) {
 			t.Errorf("the %s server (pid %d) is still running", r.Name, s.PID)
 		}

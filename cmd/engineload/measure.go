@@ -27,7 +27,7 @@ func takeSnapshot(ctx context.Context, t *target, gcFirst bool) (snapshot, error
 	var err error
 	getStats := func() {
 		if t.stats != "" && err == nil {
-			s.stats, err = fetchStats(ctx, t.http, t.stats, true)
+			s.stats, err = fetchStats(ctx, t.http, t.stats, gcFirst)
 		}
 	}
 	// The collection before a phase is not part of it; the one after comes after the CPU reading.
@@ -48,9 +48,12 @@ func takeSnapshot(ctx context.Context, t *target, gcFirst bool) (snapshot, error
 	return s, err
 }
 
-func fetchStats(ctx context.Context, hc *http.Client, u string, gc bool) (*debugStats, error) {
-	if gc {
-		u += "?gc=1"
+// fetchStats reads the server's stats after collecting its garbage; reset starts a new count of
+// its first-speak times.
+func fetchStats(ctx context.Context, hc *http.Client, u string, reset bool) (*debugStats, error) {
+	u += "?gc=1"
+	if reset {
+		u += "&reset=1"
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -79,6 +82,8 @@ type tally struct {
 	bytes     uint64
 	first     *debugStats // before the first round
 	last      *debugStats // after the last round
+	// firstSpeak are the server's first-speak times of each round.
+	firstSpeak []Summary
 }
 
 func (ty *tally) add(rec *recorder, elapsed time.Duration, before, after snapshot) {
@@ -93,6 +98,9 @@ func (ty *tally) add(rec *recorder, elapsed time.Duration, before, after snapsho
 			ty.first = before.stats
 		}
 		ty.last = after.stats
+		if after.stats.FirstSpeak.Count > 0 {
+			ty.firstSpeak = append(ty.firstSpeak, after.stats.FirstSpeak)
+		}
 	}
 }
 
@@ -259,9 +267,24 @@ func runOf(ty *tally, cfg *config) Run {
 			s.GoroutinesBefore, s.GoroutinesAfter = ty.first.Goroutines, ty.last.Goroutines
 			s.MemoryAfter = ty.last.TotalMemory
 		}
+		if len(ty.firstSpeak) > 0 {
+			s.FirstSpeak = worstOf(ty.firstSpeak)
+		}
 		r.Server = s
 	}
 	return r
+}
+
+// worstOf combines the summaries of rounds: the counts add up, each figure is the worst round's.
+// (The server keeps no histogram across rounds to merge.)
+func worstOf(ss []Summary) *Summary {
+	w := ss[0]
+	for _, s := range ss[1:] {
+		w.Mean = max(w.Mean, s.Mean)
+		w.P50, w.P90, w.P99, w.P999, w.Max = max(w.P50, s.P50), max(w.P90, s.P90), max(w.P99, s.P99), max(w.P999, s.P999), max(w.Max, s.Max)
+		w.Count += s.Count
+	}
+	return &w
 }
 
 func settingsOf(cfg *config) Settings {

@@ -95,6 +95,10 @@ type ServerCost struct {
 	GoroutinesBefore uint64  `json:"goroutines_before,omitempty"`
 	GoroutinesAfter  uint64  `json:"goroutines_after,omitempty"`
 	MemoryAfter      uint64  `json:"memory_after_bytes,omitempty"`
+	// FirstSpeak is the server's own share of the time to first speak: from its handler
+	// starting to the first speak event flushed (-local turn runs; with rounds, the worst
+	// round's figures).
+	FirstSpeak *Summary `json:"first_speak,omitempty"`
 }
 
 func writeJSON(file string, rep *Report) error {
@@ -165,6 +169,9 @@ func printReport(w io.Writer, rep *Report) {
 		line(first, r.First)
 		line("added", r.Added)
 		line("done", &r.Done)
+		if r.Server != nil {
+			line("server first", r.Server.FirstSpeak)
+		}
 		if sc := r.Server; sc != nil {
 			fmt.Fprintf(w, "  server: %.1f µs CPU per operation (%.2f s)", sc.CPUPerOp, sc.CPUSeconds)
 			if sc.AllocsPerOp > 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -14,7 +15,10 @@ import (
 	"net/http/pprof"
 	"runtime"
 	"runtime/metrics"
+	"sync"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
@@ -38,13 +42,17 @@ const benchKey = "pk_bench"
 // debugStats is what a -serve child answers at GET /debug/stats: runtime/metrics of its
 // process. With ?gc=1 it collects garbage first, so that the live heap is current.
 type debugStats struct {
-	AllocObjects uint64 `json:"alloc_objects"`
-	AllocBytes   uint64 `json:"alloc_bytes"`
-	HeapLive     uint64 `json:"heap_live_bytes"`
-	HeapObjects  uint64 `json:"heap_objects"`
-	TotalMemory  uint64 `json:"total_memory_bytes"`
-	Goroutines   uint64 `json:"goroutines"`
-	GCCycles     uint64 `json:"gc_cycles"`
+	// FirstSpeak is the time from a turn's handler starting to its first speak event flushed,
+	// for the turns since the last ?reset=1: the server's own share of the time to first speak,
+	// without the network, the client or the server's reading of the request.
+	FirstSpeak   Summary `json:"first_speak"`
+	AllocObjects uint64  `json:"alloc_objects"`
+	AllocBytes   uint64  `json:"alloc_bytes"`
+	HeapLive     uint64  `json:"heap_live_bytes"`
+	HeapObjects  uint64  `json:"heap_objects"`
+	TotalMemory  uint64  `json:"total_memory_bytes"`
+	Goroutines   uint64  `json:"goroutines"`
+	GCCycles     uint64  `json:"gc_cycles"`
 }
 
 var statsMetrics = []string{
@@ -77,11 +85,14 @@ func readStats(gc bool) debugStats {
 }
 
 // debugHandler serves /debug/stats and the pprof profiles under /debug/pprof/.
-func debugHandler() http.Handler {
+func debugHandler(ft *firstSpeakTimer) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /debug/stats", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		s := readStats(q.Get("gc") == "1")
+		s.FirstSpeak = ft.summary(q.Get("reset") == "1")
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(readStats(r.URL.Query().Get("gc") == "1"))
+		json.NewEncoder(w).Encode(s)
 	})
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -100,9 +111,10 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	defer closeServer()
+	ft := &firstSpeakTimer{next: h, hist: newHistogram()}
 	mux := http.NewServeMux()
-	mux.Handle("/debug/", debugHandler())
-	mux.Handle("/", h)
+	mux.Handle("/debug/", debugHandler(ft))
+	mux.Handle("/", ft)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -149,6 +161,69 @@ func bareSession(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, `{"session_id":"00000000-0000-4000-8000-000000000002","created_at":"2026-01-01T00:00:00Z",`+
 		`"session_token":"bare","expires_at":"2099-01-01T00:00:00Z","theme":{}}`)
 }
+
+// firstSpeakTimer times, in the server, each turn from its handler starting to its first
+// speak event flushed.
+type firstSpeakTimer struct {
+	next http.Handler
+	mu   sync.Mutex
+	hist *hdrhistogram.Histogram
+}
+
+func (f *firstSpeakTimer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != engine.PathTurn {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	tw := &timingWriter{ResponseWriter: w, start: time.Now()}
+	f.next.ServeHTTP(tw, r)
+	if tw.first > 0 {
+		f.mu.Lock()
+		record(f.hist, tw.first)
+		f.mu.Unlock()
+	}
+}
+
+// summary digests the times so far, and forgets them when reset.
+func (f *firstSpeakTimer) summary(reset bool) Summary {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := summarize(f.hist)
+	s.Percentiles = nil
+	if reset {
+		f.hist.Reset()
+	}
+	return s
+}
+
+// timingWriter notes when the first speak event written to it is flushed.
+type timingWriter struct {
+	http.ResponseWriter
+	start   time.Time
+	pending bool // a speak event was written, not flushed yet
+	first   time.Duration
+}
+
+var speakEvent = []byte("\nevent: speak\n")
+
+func (t *timingWriter) Write(p []byte) (int, error) {
+	if t.first == 0 && !t.pending && bytes.Contains(p, speakEvent) {
+		t.pending = true
+	}
+	return t.ResponseWriter.Write(p)
+}
+
+// FlushError flushes, for http.ResponseController.
+func (t *timingWriter) FlushError() error {
+	err := http.NewResponseController(t.ResponseWriter).Flush()
+	if t.pending {
+		t.pending = false
+		t.first = time.Since(t.start)
+	}
+	return err
+}
+
+func (t *timingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 // serverOf builds the handler of the -serve kind.
 func serverOf(cfg *config) (http.Handler, func(), error) {
