@@ -68,8 +68,8 @@ func DecodeWAV(b []byte) ([]int16, error) {
 				return bad("the audio is longer than %d seconds", maxInputSeconds)
 			}
 			pcm := make([]int16, size/2)
-			for i := range pcm {
-				pcm[i] = int16(binary.LittleEndian.Uint16(b[body+2*i:]))
+			for i, data := 0, b[body:body+size]; len(data) >= 2; i, data = i+1, data[2:] {
+				pcm[i] = int16(binary.LittleEndian.Uint16(data))
 			}
 			return pcm, nil
 		}

@@ -35,3 +35,23 @@ func BenchmarkDecodeWAV(b *testing.B) {
 		}
 	}
 }
+
+func TestDecodeWAVSamples(t *testing.T) {
+	file := wavFile(1)
+	data := file[44:]
+	for i, v := range []int16{0, 1, -1, 32767, -32768, 258} {
+		binary.LittleEndian.PutUint16(data[2*i:], uint16(v))
+	}
+	pcm, err := DecodeWAV(file)
+	if err != nil || len(pcm) != inputSampleRate {
+		t.Fatalf("%d samples, %v", len(pcm), err)
+	}
+	for i, want := range []int16{0, 1, -1, 32767, -32768, 258, 0} {
+		if pcm[i] != want {
+			t.Errorf("sample %d = %d, want %d", i, pcm[i], want)
+		}
+	}
+	if _, err := DecodeWAV(file[:len(file)-1]); err == nil {
+		t.Error("a truncated file decoded")
+	}
+}
