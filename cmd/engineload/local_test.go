@@ -81,7 +81,7 @@ func TestLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counts := parseSVG(t, data); counts["polyline"] != 4 {
+	if counts := parseSVG(t, data); counts["polyline"] != 6 { // first, done and the server's first of each
 		t.Errorf("chart elements %v", counts)
 	}
 	for _, f := range []string{"cpu.pprof", "heap.pprof"} {

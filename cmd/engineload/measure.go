@@ -275,11 +275,15 @@ func runOf(ty *tally, cfg *config) Run {
 	return r
 }
 
-// worstOf combines the summaries of rounds: the counts add up, each figure is the worst round's.
-// (The server keeps no histogram across rounds to merge.)
+// worstOf combines the summaries of rounds: the counts add up, each figure is the worst round's,
+// the distribution that of the round with the worst p99. (The server keeps no histogram across
+// rounds to merge.)
 func worstOf(ss []Summary) *Summary {
 	w := ss[0]
 	for _, s := range ss[1:] {
+		if s.P99 > w.P99 {
+			w.Percentiles = s.Percentiles
+		}
 		w.Mean = max(w.Mean, s.Mean)
 		w.P50, w.P90, w.P99, w.P999, w.Max = max(w.P50, s.P50), max(w.P90, s.P90), max(w.P99, s.P99), max(w.P999, s.P999), max(w.Max, s.Max)
 		w.Count += s.Count

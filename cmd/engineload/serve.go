@@ -189,7 +189,6 @@ func (f *firstSpeakTimer) summary(reset bool) Summary {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := summarize(f.hist)
-	s.Percentiles = nil
 	if reset {
 		f.hist.Reset()
 	}
