@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"testing"
 	"time"
 )
@@ -100,5 +102,56 @@ func TestShare(t *testing.T) {
 		if sum != c.n {
 			t.Errorf("shares of %d between %d add up to %d", c.n, c.count, sum)
 		}
+	}
+}
+
+// TestReportJSONShape pins the member names of the JSON report, which scripts and the
+// benchmarks page read.
+func TestReportJSONShape(t *testing.T) {
+	rec := newRecorder(0)
+	rec.add(sample{first: time.Millisecond, total: 3 * time.Millisecond})
+	rec.add(sample{code: "model_error", total: time.Millisecond})
+	ty := &tally{t: &target{name: "engine", url: "http://127.0.0.1:1", pid: 42}, rec: newRecorder(0), seconds: 0}
+	before := snapshot{stats: &debugStats{HeapLive: 1 << 20, Goroutines: 4}}
+	after := snapshot{serverCPU: time.Millisecond, stats: &debugStats{AllocObjects: 100, AllocBytes: 4000, HeapLive: 1 << 20, Goroutines: 4,
+		FirstSpeak: Summary{Count: 1, P50: 0.05}}}
+	ty.add(rec, time.Second, before, after)
+	cfg := &config{local: true, concurrency: 1, n: 2, rounds: 1}
+	rep := &Report{Mode: "turn", Local: true, Settings: settingsOf(cfg), Machine: machineOf(), Runs: []Run{runOf(ty, cfg)}, Ratio: 0.7}
+	file := t.TempDir() + "/r.json"
+	if err := writeJSON(file, rep); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(file)
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	get := func(path ...any) any {
+		var v any = m
+		for _, p := range path {
+			switch k := p.(type) {
+			case string:
+				v = v.(map[string]any)[k]
+			case int:
+				v = v.([]any)[k]
+			}
+			if v == nil {
+				t.Fatalf("no %v in %s", path, data)
+			}
+		}
+		return v
+	}
+	for _, path := range [][]any{
+		{"mode"}, {"throughput_ratio"}, {"settings", "concurrency"}, {"settings", "model", "deltas"}, {"machine", "cpus"}, {"machine", "go"},
+		{"runs", 0, "name"}, {"runs", 0, "ok"}, {"runs", 0, "failed"}, {"runs", 0, "throughput_per_s"},
+		{"runs", 0, "errors", 0, "code"}, {"runs", 0, "first", "p50_ms"}, {"runs", 0, "added_first", "p99_ms"}, {"runs", 0, "done", "max_ms"},
+		{"runs", 0, "done", "percentiles", 0, "percentile"}, {"runs", 0, "server", "cpu_per_op_us"}, {"runs", 0, "server", "allocs_per_op"},
+		{"runs", 0, "server", "heap_live_after_bytes"}, {"runs", 0, "server", "first_speak", "p99_ms"}, {"runs", 0, "client_cpu_per_op_us"},
+	} {
+		get(path...)
+	}
+	if got := get("runs", 0, "server", "allocs_per_op").(float64); got != 50 {
+		t.Errorf("allocations per operation %v, want 100 over 2 operations", got)
 	}
 }
