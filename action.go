@@ -54,8 +54,13 @@ func argumentsHash(args json.RawMessage) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return canonicalHash(canon), nil
+}
+
+// canonicalHash returns the base64url SHA-256 of arguments already in canonical form.
+func canonicalHash(canon []byte) string {
 	sum := sha256.Sum256(canon)
-	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // confirmWidget turns a model's call of an action tool into a confirm widget whose token lets
@@ -70,10 +75,7 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 	if err != nil {
 		return widgets.Confirm{}, fmt.Errorf("action %s arguments: %w", call.Name, err)
 	}
-	hash, err := argumentsHash(canon)
-	if err != nil {
-		return widgets.Confirm{}, err
-	}
+	hash := canonicalHash(canon)
 	var args map[string]any
 	_ = json.Unmarshal(canon, &args)
 	now := e.now()

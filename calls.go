@@ -21,8 +21,7 @@ const maxParallelTools = 8
 func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]Message, bool) {
 	results := make([]Message, len(calls))
 	ranData := false
-	var g errgroup.Group
-	g.SetLimit(maxParallelTools)
+	var g *errgroup.Group // made for the first data call
 	for i, c := range calls {
 		reply := func(content any, isError bool) {
 			results[i] = toolMessage(c, content, isError)
@@ -34,7 +33,7 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 				reply(toolError("invalid_widget", err.Error()), true)
 				continue
 			}
-			reply(map[string]bool{"shown": true}, false)
+			results[i] = Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: uiShown}
 		case t.req.Tenant.IsAction(c.Name):
 			if err := e.checkArguments(t, c); err != nil {
 				reply(toolError("invalid_arguments", err.Error()), true)
@@ -47,8 +46,7 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 				continue
 			}
 			t.widgets = append(t.widgets, w)
-			reply(map[string]string{"status": "confirmation_requested",
-				"note": "The user will be asked to confirm on their device. Do not say it is done."}, false)
+			results[i] = Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: confirmationRequested}
 		default:
 			tool, ok := t.tools[c.Name]
 			switch {
@@ -65,15 +63,27 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 			}
 			ranData = true
 			t.toolCalls++
+			if g == nil {
+				g = new(errgroup.Group)
+				g.SetLimit(maxParallelTools)
+			}
 			g.Go(func() error {
 				results[i] = e.callTool(ctx, t, tool, c)
 				return nil
 			})
 		}
 	}
-	g.Wait()
+	if g != nil {
+		g.Wait()
+	}
 	return results, ranData
 }
+
+// The results of UI and action calls that succeeded, as encoding/json writes them.
+const (
+	uiShown               = `{"shown":true}`
+	confirmationRequested = `{"note":"The user will be asked to confirm on their device. Do not say it is done.","status":"confirmation_requested"}`
+)
 
 // checkArguments validates a call's arguments against the tool's JSON Schema.
 func (e *Engine) checkArguments(t *turn, c ToolCall) error {

@@ -77,7 +77,7 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, req.ID)
 		return
 	}
-	claims, p := e.checkExecute(req, &body)
+	claims, canon, p := e.checkExecute(req, &body)
 	if p != nil {
 		writeProblem(w, p, req.ID)
 		return
@@ -90,7 +90,7 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 		}
 		locale = body.Context.Locale
 	}
-	reply, p := e.runAction(r.Context(), req, claims, body.Execute.Tool, body.Execute.Arguments, locale)
+	reply, p := e.runAction(r.Context(), req, claims, body.Execute.Tool, canon, locale)
 	if p != nil {
 		writeProblem(w, p, req.ID)
 		return
@@ -101,49 +101,50 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 	w.Write(reply)
 }
 
-// checkExecute applies the checks of PROTOCOL 5, in its order, and returns the token's claims.
-func (e *Engine) checkExecute(req *request, b *executeRequest) (*actionClaims, *Problem) {
+// checkExecute applies the checks of PROTOCOL 5, in its order, and returns the token's claims
+// and the canonical form of the arguments.
+func (e *Engine) checkExecute(req *request, b *executeRequest) (*actionClaims, []byte, *Problem) {
 	if b.Execute == nil {
-		return nil, invalidField("execute", "is required: the execute object of the confirm widget")
+		return nil, nil, invalidField("execute", "is required: the execute object of the confirm widget")
 	}
 	x := b.Execute
 	if !req.Tenant.IsAction(x.Tool) {
-		return nil, newProblem(http.StatusForbidden, CodeActionNotAllowed, "this assistant cannot run that action")
+		return nil, nil, newProblem(http.StatusForbidden, CodeActionNotAllowed, "this assistant cannot run that action")
 	}
 	badToken := newProblem(http.StatusForbidden, CodeInvalidActionToken, "the action token does not match this action; ask the assistant again")
 	if x.Token == "" || len(x.Token) > 4096 {
-		return nil, badToken
+		return nil, nil, badToken
 	}
 	tok, err := jwt.ParseSigned(x.Token, []jose.SignatureAlgorithm{jose.HS256})
 	if err != nil {
-		return nil, badToken
+		return nil, nil, badToken
 	}
 	var c actionClaims
 	if err := tok.Claims(e.signingKey, &c); err != nil {
-		return nil, badToken
+		return nil, nil, badToken
 	}
-	hash, err := argumentsHash(x.Arguments)
+	canon, err := Canonicalize(x.Arguments)
 	switch {
 	case err != nil, c.TokenType != actionTokenType, c.ID == "", c.Expiry == nil,
-		c.Tenant != req.Tenant.Key, c.Tool != x.Tool, c.ArgsHash != hash, c.Session != req.sessionID():
-		return nil, badToken
+		c.Tenant != req.Tenant.Key, c.Tool != x.Tool, c.ArgsHash != canonicalHash(canon), c.Session != req.sessionID():
+		return nil, nil, badToken
 	}
 	now := e.now()
 	if !now.Before(c.Expiry.Time()) {
-		return nil, newProblem(http.StatusGone, CodeActionExpired, "the confirmation expired; ask the assistant again")
+		return nil, nil, newProblem(http.StatusGone, CodeActionExpired, "the confirmation expired; ask the assistant again")
 	}
 	if b.Auth == nil || !authMethods[b.Auth.Method] {
-		return nil, invalidField("auth.method", `must be "faceid", "touchid" or "passcode"`)
+		return nil, nil, invalidField("auth.method", `must be "faceid", "touchid" or "passcode"`)
 	}
 	verified, err := parseVerifiedAt(b.Auth.VerifiedAt)
 	if err != nil {
-		return nil, invalidField("auth.verifiedAt", err.Error())
+		return nil, nil, invalidField("auth.verifiedAt", err.Error())
 	}
 	maxAge := req.Tenant.Limits.VerificationMaxAge.or(defaultVerificationAge)
 	if now.Sub(verified) > maxAge || verified.Sub(now) > verificationSkew {
-		return nil, newProblem(http.StatusForbidden, CodeVerificationStale, "the device check is too old or in the future; verify again")
+		return nil, nil, newProblem(http.StatusForbidden, CodeVerificationStale, "the device check is too old or in the future; verify again")
 	}
-	return &c, nil
+	return &c, canon, nil
 }
 
 // parseVerifiedAt reads an RFC 3339 time or a number of milliseconds since the epoch.
@@ -168,8 +169,9 @@ func parseVerifiedAt(raw json.RawMessage) (time.Time, error) {
 }
 
 // runAction runs the action at most once: a token that already ran gets its first reply, one
-// that is running gets 409, and one whose backend could not be reached stays usable.
-func (e *Engine) runAction(ctx context.Context, req *request, c *actionClaims, tool string, args json.RawMessage, locale string) ([]byte, *Problem) {
+// that is running gets 409, and one whose backend could not be reached stays usable. canon is
+// the arguments in canonical form.
+func (e *Engine) runAction(ctx context.Context, req *request, c *actionClaims, tool string, canon json.RawMessage, locale string) ([]byte, *Problem) {
 	id := req.Tenant.Key + ":" + c.ID
 	prev, err := e.actions.BeginAction(ctx, id, e.now().Add(actionLease))
 	switch {
@@ -184,7 +186,6 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *actionClaims, t
 		return prev, nil
 	}
 	// From here the claim must end: recorded, or released for another try.
-	canon, _ := Canonicalize(args)
 	env := req.toolEnv()
 	env.IdempotencyKey = c.ID
 	res, callErr := e.callAction(ctx, env, ToolCall{ID: c.ID, Name: tool, Arguments: canon})

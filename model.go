@@ -11,7 +11,8 @@ import (
 // the messages until the model finishes without asking for data.
 //
 // Stream must stop promptly and yield ctx.Err() once ctx is cancelled. It is called from many
-// goroutines at once and must not keep state between calls. The engine stops ranging over the
+// goroutines at once and must not keep state between calls. It must not modify req: parts of it,
+// such as the tool descriptions, are shared by concurrent turns. The engine stops ranging over the
 // sequence early when the client goes away; the sequence must then release what it holds.
 type Model interface {
 	Stream(ctx context.Context, req *ModelRequest) iter.Seq2[ModelEvent, error]

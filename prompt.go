@@ -50,14 +50,20 @@ func turnFacts(t *turn) string {
 		b.WriteString("- Keep the spoken answer short; it is read aloud.\n")
 	}
 	if t.country != "" {
-		b.WriteString("- The user's country is " + t.country + ".\n")
+		b.WriteString("- The user's country is ")
+		b.WriteString(t.country)
+		b.WriteString(".\n")
 	}
 	if t.screen != "" {
-		b.WriteString("- The user is on the screen: " + t.screen + "\n")
+		b.WriteString("- The user is on the screen: ")
+		b.WriteString(t.screen)
+		b.WriteString("\n")
 	}
 	if len(t.req.Metadata) > 0 {
 		if md, err := json.Marshal(t.req.Metadata); err == nil {
-			b.WriteString("- Client context (JSON): " + string(md) + "\n")
+			b.WriteString("- Client context (JSON): ")
+			b.Write(md)
+			b.WriteString("\n")
 		}
 	}
 	return b.String()

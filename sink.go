@@ -18,9 +18,7 @@ type turnSink interface {
 
 var _ turnSink = (*sseWriter)(nil)
 
-func (s *sseWriter) status(text, tool string) {
-	_ = s.event(EventStatus, map[string]string{"text": text, "tool": tool})
-}
+func (s *sseWriter) status(text, tool string) { _ = s.statusEvent(text, tool) }
 
 func (s *sseWriter) widget(w widgets.Widget) error { return s.event(EventWidget, w) }
 

@@ -21,27 +21,35 @@ const (
 
 // sseWriter writes server-sent events, numbered from 1, each flushed at once. It is safe for
 // concurrent use: tool calls running in parallel report their status through it while the
-// keep-alive goroutine may write a ping.
+// keep-alive timer may write a ping.
 type sseWriter struct {
-	mu      sync.Mutex
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	id      int
-	buf     []byte
-	scratch []byte // the data of a speak event
-	last    time.Time
-	err     error
-	clock   func() time.Time
+	mu    sync.Mutex
+	w     http.ResponseWriter
+	rc    http.ResponseController
+	id    int
+	buf   []byte // the event being written; its first bytes live in small
+	last  time.Time
+	err   error
+	clock func() time.Time
+
+	// The keep-alive: a timer whose function pings after idle of silence, until stopped.
+	idle    time.Duration
+	timer   *time.Timer
+	stopped bool
+
+	small [512]byte
 }
 
 func newSSEWriter(w http.ResponseWriter, clock func() time.Time) *sseWriter {
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
+	h["Content-Type"] = []string{"text/event-stream"}
+	h["Cache-Control"] = []string{"no-cache"}
+	h["X-Accel-Buffering"] = []string{"no"}
 	h.Del("Content-Length")
 	w.WriteHeader(http.StatusOK)
-	return &sseWriter{w: w, rc: http.NewResponseController(w), clock: clock, last: clock(), buf: make([]byte, 0, 512)}
+	s := &sseWriter{w: w, rc: *http.NewResponseController(w), clock: clock, last: clock()}
+	s.buf = s.small[:0]
+	return s
 }
 
 // event writes one event whose data is v as one line of JSON. After a write failed (the client
@@ -54,52 +62,85 @@ func (s *sseWriter) event(name string, v any) error {
 	return s.raw(name, data)
 }
 
-// speak writes a speak event. It is the hot path of a turn, so it encodes without reflection.
-func (s *sseWriter) speak(delta string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.scratch = appendJSONString(append(s.scratch[:0], `{"delta":`...), delta)
-	s.scratch = append(s.scratch, '}')
-	return s.writeLocked(EventSpeak, s.scratch)
-}
-
 // raw writes one event whose data is already one line of JSON.
 func (s *sseWriter) raw(name string, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.writeLocked(name, data)
-}
-
-func (s *sseWriter) writeLocked(name string, data []byte) error {
 	if s.err != nil {
 		return s.err
 	}
+	b := append(s.header(name), data...)
+	return s.endLocked(b)
+}
+
+// encoded writes one event whose data enc appends, as one line of JSON, to the buffer it is
+// given.
+func (s *sseWriter) encoded(name string, enc func([]byte) []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	return s.endLocked(enc(s.header(name)))
+}
+
+// speak writes a speak event. It is the hot path of a turn: the data is encoded in place,
+// without reflection or a copy.
+func (s *sseWriter) speak(delta string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	b := append(s.header(EventSpeak), `{"delta":`...)
+	b = appendJSONString(b, delta)
+	return s.endLocked(append(b, '}'))
+}
+
+// start writes the start event.
+func (s *sseWriter) start(turnID, conversationID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := append(s.header(EventStart), `{"conversationId":`...)
+	b = appendJSONString(b, conversationID)
+	b = append(b, `,"turnId":`...)
+	b = appendJSONString(b, turnID)
+	return s.endLocked(append(b, '}'))
+}
+
+// statusEvent writes a status event.
+func (s *sseWriter) statusEvent(text, tool string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	b := append(s.header(EventStatus), `{"text":`...)
+	b = appendJSONString(b, text)
+	b = append(b, `,"tool":`...)
+	b = appendJSONString(b, tool)
+	return s.endLocked(append(b, '}'))
+}
+
+// header starts the next event in s.buf: its id, its name and the data field's name. The
+// caller holds s.mu.
+func (s *sseWriter) header(name string) []byte {
 	s.id++
 	b := append(s.buf[:0], "id: "...)
 	b = strconv.AppendInt(b, int64(s.id), 10)
 	b = append(b, "\nevent: "...)
 	b = append(b, name...)
-	b = append(b, "\ndata: "...)
-	b = append(b, data...)
+	return append(b, "\ndata: "...)
+}
+
+// endLocked ends the event in b and sends it. The caller holds s.mu.
+func (s *sseWriter) endLocked(b []byte) error {
+	if s.err != nil {
+		return s.err
+	}
 	b = append(b, "\n\n"...)
 	s.buf = b
 	return s.flushLocked(b)
-}
-
-// pingIfIdle writes ": ping" when nothing was written for at least idle, and returns how long
-// to wait before the next check.
-func (s *sseWriter) pingIfIdle(idle time.Duration) time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil {
-		return idle
-	}
-	since := s.clock().Sub(s.last)
-	if since < idle {
-		return idle - since
-	}
-	s.flushLocked([]byte(": ping\n\n"))
-	return idle
 }
 
 func (s *sseWriter) flushLocked(b []byte) error {
@@ -115,28 +156,38 @@ func (s *sseWriter) flushLocked(b []byte) error {
 	return nil
 }
 
-// keepAlive pings while the stream is silent, until stop is closed. The returned function stops
-// it and waits for it to end.
+// keepAlive pings while the stream is silent for idle. The returned function stops it; once
+// it returned, the keep-alive writes nothing more.
 func (s *sseWriter) keepAlive(idle time.Duration) (stop func()) {
-	done := make(chan struct{})
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		t := time.NewTimer(idle)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				t.Reset(s.pingIfIdle(idle))
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-exited
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idle = idle
+	s.timer = time.AfterFunc(idle, s.pingIfIdle)
+	return s.stopKeepAlive
+}
+
+// pingIfIdle writes ": ping" when nothing was written for at least idle, and sets the timer
+// for the next check.
+func (s *sseWriter) pingIfIdle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped || s.err != nil {
+		return
 	}
+	next := s.idle
+	if since := s.clock().Sub(s.last); since < s.idle {
+		next = s.idle - since
+	} else {
+		s.flushLocked([]byte(": ping\n\n"))
+	}
+	s.timer.Reset(next)
+}
+
+func (s *sseWriter) stopKeepAlive() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	s.timer.Stop()
 }
 
 // appendJSONString appends s to b as a JSON string. Invalid UTF-8 becomes U+FFFD, as

@@ -2,8 +2,12 @@ package engine
 
 import (
 	"encoding/json"
+	"net/http"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/convengine/engine/widgets"
 )
 
 func FuzzAppendJSONString(f *testing.F) {
@@ -29,4 +33,38 @@ func FuzzAppendJSONString(f *testing.F) {
 			}
 		}
 	})
+}
+
+// discardFlusher is a ResponseWriter that throws away what is written and can be flushed.
+type discardFlusher struct{ h http.Header }
+
+func (d *discardFlusher) Header() http.Header         { return d.h }
+func (d *discardFlusher) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discardFlusher) WriteHeader(int)             {}
+func (d *discardFlusher) Flush()                      {}
+
+// BenchmarkSSEWriter measures writing events with the turn's SSE writer to a connection that
+// costs nothing: the engine's own work per event.
+func BenchmarkSSEWriter(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		write func(s *sseWriter) error
+	}{
+		{"speak", func(s *sseWriter) error { return s.speak("word ") }},
+		{"speak-escaped", func(s *sseWriter) error { return s.speak("\"quoted\"\nline ") }},
+		{"widget", func(s *sseWriter) error {
+			return s.event(EventWidget, widgets.Stat{Label: "Checking", Value: "$1,234.56"})
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := newSSEWriter(&discardFlusher{h: http.Header{}}, time.Now)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := bc.write(s); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
 }

@@ -54,7 +54,6 @@ type MemoryStore struct {
 	sessions map[string]*Session
 	claims   map[string]time.Time
 	actions  map[string]*actionRecord
-	puts     int
 }
 
 func (m *MemoryStore) now() time.Time {
@@ -104,26 +103,40 @@ func (m *MemoryStore) Claim(_ context.Context, key string, expiry time.Time) (bo
 	return true, nil
 }
 
-// sweepLocked drops expired entries every 256 writes, keeping the amortised cost constant.
+// sweepSample bounds the entries of each map one write looks at for expired ones.
+const sweepSample = 8
+
+// sweepLocked drops the expired entries among a few of each map's, visited in Go's random
+// iteration order, so that a write costs the same however many entries are live. An entry
+// outlives its expiry by about n/sweepSample writes, n the size of its map, which keeps the
+// expired entries to a fraction of the live ones; reads never return them.
 func (m *MemoryStore) sweepLocked() {
-	m.puts++
-	if m.puts%256 != 0 {
-		return
-	}
 	now := m.now()
+	n := 0
 	for k, s := range m.sessions {
 		if !now.Before(s.ExpiresAt) {
 			delete(m.sessions, k)
 		}
+		if n++; n == sweepSample {
+			break
+		}
 	}
+	n = 0
 	for k, until := range m.claims {
 		if !now.Before(until) {
 			delete(m.claims, k)
 		}
+		if n++; n == sweepSample {
+			break
+		}
 	}
+	n = 0
 	for k, r := range m.actions {
 		if !now.Before(r.until) {
 			delete(m.actions, k)
+		}
+		if n++; n == sweepSample {
+			break
 		}
 	}
 }

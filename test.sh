@@ -55,4 +55,6 @@ done <<'TARGETS'
 ./intent FuzzTemplate
 ./openai FuzzSpeechWAV
 ./redisstore FuzzRecords
+. FuzzRequestIDSyntax
+./widgets FuzzStrictUnmarshal
 TARGETS

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"runtime/debug"
@@ -25,6 +26,9 @@ const (
 	defaultMaxSteps  = 6
 	defaultToolLimit = 10 * time.Second
 	defaultTurnLimit = 60 * time.Second
+	// speakReserve is the room made for an answer's text up front: a spoken answer of a few
+	// sentences then takes one allocation instead of one per doubling.
+	speakReserve = 256
 )
 
 var conversationIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
@@ -76,6 +80,7 @@ type turn struct {
 	specs []ToolSpec
 
 	out         turnSink
+	step        step // the running completion
 	speak       strings.Builder
 	lineStart   bool // the voice filter is at the start of a line
 	widgets     []widgets.Widget
@@ -131,10 +136,11 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 			e.finishTurn(t)
 		}
 	}
-	e.log.InfoContext(r.Context(), "turn",
-		"requestId", req.ID, "tenant", req.Tenant.Key, "env", req.Environment.Name, "mode", string(t.mode),
-		"steps", t.steps, "toolCalls", t.toolCalls, "widgets", len(t.widgets), "error", t.errCode,
-		"clientGone", r.Context().Err() != nil, "ms", float64(e.now().Sub(start).Microseconds())/1000)
+	e.log.LogAttrs(r.Context(), slog.LevelInfo, "turn",
+		slog.String("requestId", req.ID), slog.String("tenant", req.Tenant.Key), slog.String("env", req.Environment.Name),
+		slog.String("mode", string(t.mode)), slog.Int("steps", t.steps), slog.Int("toolCalls", t.toolCalls),
+		slog.Int("widgets", len(t.widgets)), slog.String("error", t.errCode), slog.Bool("clientGone", r.Context().Err() != nil),
+		slog.Float64("ms", float64(e.now().Sub(start).Microseconds())/1000))
 }
 
 // newTurn validates the body and builds the turn it asks for.
@@ -234,12 +240,12 @@ func (e *Engine) transcribe(ctx context.Context, t *turn, b64 string) *Problem {
 // loadTools lists the tenant's tools (reusing a fresh list) and describes them, with the UI
 // tools, to the model.
 func (e *Engine) loadTools(ctx context.Context, t *turn) *Problem {
-	tools, err := e.toolList(ctx, t.env)
+	idx, err := e.describedTools(ctx, t.env)
 	if err != nil {
 		e.log.WarnContext(ctx, "listing tools failed", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "err", err)
 		return newProblem(http.StatusBadGateway, CodeToolsUnavailable, "the assistant's tools could not be reached; try again")
 	}
-	t.tools, t.specs = describeTools(t.req.Tenant, tools)
+	t.tools, t.specs = idx.byName, idx.specs
 	return nil
 }
 
@@ -325,38 +331,56 @@ func (e *Engine) stepFailed(ctx context.Context, t *turn, err error) {
 
 // modelStep runs one completion, streaming its text out as speak events as it arrives.
 func (e *Engine) modelStep(ctx context.Context, t *turn, mreq *ModelRequest) (string, []ToolCall, FinishReason, error) {
-	var (
-		text   strings.Builder
-		calls  []ToolCall
-		finish FinishReason
-	)
-	for ev, err := range e.model.Stream(ctx, mreq) {
-		if err != nil {
-			return "", nil, "", err
-		}
-		switch ev.Kind {
-		case EventText:
-			text.WriteString(ev.Text)
-			if err := e.speakDelta(t, ev.Text, text.Len() == len(ev.Text)); err != nil {
-				return "", nil, "", err
-			}
-		case EventToolCall:
-			c := ev.ToolCall
-			if c.ID == "" {
-				c.ID = fmt.Sprintf("call_%d_%d", t.steps, len(calls))
-			}
-			if len(c.Arguments) == 0 {
-				c.Arguments = json.RawMessage(`{}`)
-			}
-			calls = append(calls, c)
-		case EventFinish:
-			finish = ev.Finish
-		}
+	st := &t.step
+	*st = step{}
+	st.text.Grow(speakReserve)
+	// An explicit yield function rather than a range-over-func loop, whose variables would all
+	// move to the heap.
+	e.model.Stream(ctx, mreq)(func(ev ModelEvent, err error) bool { return e.onModelEvent(t, ev, err) })
+	if st.err != nil {
+		return "", nil, "", st.err
 	}
 	if err := ctx.Err(); err != nil {
 		return "", nil, "", err
 	}
-	return text.String(), calls, finish, nil
+	return st.text.String(), st.calls, st.finish, nil
+}
+
+// step is what the running completion of a turn produced so far.
+type step struct {
+	text   strings.Builder
+	calls  []ToolCall
+	finish FinishReason
+	err    error // the model's failure, or errClientGone
+}
+
+// onModelEvent handles one event of the running completion, and reports whether to go on.
+func (e *Engine) onModelEvent(t *turn, ev ModelEvent, err error) bool {
+	st := &t.step
+	if err != nil {
+		st.err = err
+		return false
+	}
+	switch ev.Kind {
+	case EventText:
+		st.text.WriteString(ev.Text)
+		if err := e.speakDelta(t, ev.Text, st.text.Len() == len(ev.Text)); err != nil {
+			st.err = err
+			return false
+		}
+	case EventToolCall:
+		c := ev.ToolCall
+		if c.ID == "" {
+			c.ID = fmt.Sprintf("call_%d_%d", t.steps, len(st.calls))
+		}
+		if len(c.Arguments) == 0 {
+			c.Arguments = json.RawMessage(`{}`)
+		}
+		st.calls = append(st.calls, c)
+	case EventFinish:
+		st.finish = ev.Finish
+	}
+	return true
 }
 
 // speakDelta sends text as a speak event. In voice mode markup is removed first. The first

@@ -37,11 +37,25 @@ type warmer struct {
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
+
+	// uiOnly describes no tools but the UI tools: the tool list of every turn of an engine
+	// without a Toolset.
+	uiOnly *toolIndex
 }
 
 type toolsEntry struct {
 	tools []Tool
 	until time.Time
+	// index is tools described for the model, for the tenant it was made for; turns share it.
+	index *toolIndex
+}
+
+// toolIndex is a tool list indexed by name and described for the model, with the UI tools.
+// Turns share it: nothing changes it after it is made.
+type toolIndex struct {
+	tenant *Tenant
+	byName map[string]Tool
+	specs  []ToolSpec
 }
 
 func newWarmer(ttl time.Duration) *warmer {
@@ -49,7 +63,9 @@ func newWarmer(ttl time.Duration) *warmer {
 		ttl = defaultToolListTTL
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &warmer{ttl: ttl, tools: map[string]toolsEntry{}, warmed: map[string]time.Time{}, ctx: ctx, cancel: cancel}
+	uiOnly := &toolIndex{}
+	uiOnly.byName, uiOnly.specs = describeTools(nil, nil)
+	return &warmer{ttl: ttl, tools: map[string]toolsEntry{}, warmed: map[string]time.Time{}, ctx: ctx, cancel: cancel, uiOnly: uiOnly}
 }
 
 // enter registers one piece of background work, or reports false after Close.
@@ -78,6 +94,31 @@ func (w *warmer) cachedTools(key string, now time.Time) ([]Tool, bool) {
 	defer w.mu.Unlock()
 	e, ok := w.tools[key]
 	return e.tools, ok && now.Before(e.until)
+}
+
+// cachedIndex returns the description of the fresh tool list of key, when it was made for
+// tenant (a tenant store may hand out a changed tenant under the same key).
+func (w *warmer) cachedIndex(key string, tenant *Tenant, now time.Time) (*toolIndex, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e, ok := w.tools[key]
+	if !ok || !now.Before(e.until) || e.index == nil || e.index.tenant != tenant {
+		return nil, false
+	}
+	return e.index, true
+}
+
+// putIndex keeps idx with the tool list of key it describes, if that list is still the
+// cached one.
+func (w *warmer) putIndex(key string, tools []Tool, idx *toolIndex) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e, ok := w.tools[key]
+	if !ok || len(e.tools) != len(tools) || (len(tools) > 0 && &e.tools[0] != &tools[0]) {
+		return
+	}
+	e.index = idx
+	w.tools[key] = e
 }
 
 func (w *warmer) putTools(key string, tools []Tool, now time.Time) {
@@ -181,6 +222,26 @@ func (e *Engine) listTools(ctx context.Context, env *ToolEnv) (tools []Tool, err
 		}
 	}()
 	return e.toolset.Tools(ctx, env)
+}
+
+// describedTools returns the tools of env's tenant environment, indexed and described for the
+// model: made once per tool list, and shared by the turns that use it.
+func (e *Engine) describedTools(ctx context.Context, env *ToolEnv) (*toolIndex, error) {
+	if e.toolset == nil {
+		return e.warm.uiOnly, nil
+	}
+	key := warmKey(env)
+	if idx, ok := e.warm.cachedIndex(key, env.Tenant, e.now()); ok {
+		return idx, nil
+	}
+	tools, err := e.toolList(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	idx := &toolIndex{tenant: env.Tenant}
+	idx.byName, idx.specs = describeTools(env.Tenant, tools)
+	e.warm.putIndex(key, tools, idx)
+	return idx, nil
 }
 
 // describeTools indexes a tenant's tools by name and describes them, then the UI tools, to the

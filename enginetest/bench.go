@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/convengine/engine"
@@ -15,7 +18,8 @@ import (
 
 // BenchModel is an [engine.Model] for measuring the engine itself: it streams a fixed answer at
 // a configured pace, so that the engine's overhead is what a measurement shows beyond the
-// model's own delays. It is safe for concurrent use.
+// model's own delays. Its events are made once, so that it costs next to nothing itself. It is
+// safe for concurrent use; do not change its fields once it streamed.
 type BenchModel struct {
 	// FirstTokenDelay is waited before the first delta of the answer.
 	FirstTokenDelay time.Duration
@@ -28,45 +32,60 @@ type BenchModel struct {
 	ToolCalls int
 	// Widgets is the number of stat widgets after the answer.
 	Widgets int
+
+	once    sync.Once
+	calls   []engine.ModelEvent // the first step, when ToolCalls > 0
+	answer  []engine.ModelEvent // the deltas, the widget calls and the finish
+	nDeltas int
+}
+
+func (m *BenchModel) events() {
+	for i := range m.ToolCalls {
+		c := engine.ToolCall{ID: "lookup_" + strconv.Itoa(i), Name: "bench_lookup", Arguments: json.RawMessage(`{"n":` + strconv.Itoa(i) + `}`)}
+		m.calls = append(m.calls, engine.ToolCallEvent(c))
+	}
+	m.calls = append(m.calls, engine.FinishEvent(engine.FinishToolCalls))
+	m.nDeltas = m.Deltas
+	if m.nDeltas == 0 {
+		m.nDeltas = 40
+	}
+	for range m.nDeltas {
+		m.answer = append(m.answer, engine.TextEvent("word "))
+	}
+	for i := range m.Widgets {
+		args := fmt.Sprintf(`{"label":"Figure %d","value":"%d.00"}`, i+1, 100*(i+1))
+		m.answer = append(m.answer, engine.ToolCallEvent(engine.ToolCall{ID: "w" + strconv.Itoa(i), Name: widgets.ToolShowStat, Arguments: json.RawMessage(args)}))
+	}
+	m.answer = append(m.answer, engine.FinishEvent(engine.FinishStop))
 }
 
 // Stream implements [engine.Model].
 func (m *BenchModel) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
+	m.once.Do(m.events)
 	return func(yield func(engine.ModelEvent, error) bool) {
 		if m.ToolCalls > 0 && StepOf(req.Messages) == 0 {
-			for i := range m.ToolCalls {
-				c := engine.ToolCall{ID: "lookup_" + strconv.Itoa(i), Name: "bench_lookup", Arguments: json.RawMessage(`{"n":` + strconv.Itoa(i) + `}`)}
-				if !yield(engine.ToolCallEvent(c), nil) {
+			for _, ev := range m.calls {
+				if !yield(ev, nil) {
 					return
 				}
 			}
-			yield(engine.FinishEvent(engine.FinishToolCalls), nil)
 			return
 		}
-		deltas := m.Deltas
-		if deltas == 0 {
-			deltas = 40
-		}
-		for i := range deltas {
-			d := m.TokenInterval
-			if i == 0 {
-				d = m.FirstTokenDelay
+		for i, ev := range m.answer {
+			if i < m.nDeltas {
+				d := m.TokenInterval
+				if i == 0 {
+					d = m.FirstTokenDelay
+				}
+				if err := sleep(ctx, d); err != nil {
+					yield(engine.ModelEvent{}, err)
+					return
+				}
 			}
-			if err := sleep(ctx, d); err != nil {
-				yield(engine.ModelEvent{}, err)
-				return
-			}
-			if !yield(engine.TextEvent("word "), nil) {
-				return
-			}
-		}
-		for i := range m.Widgets {
-			args := fmt.Sprintf(`{"label":"Figure %d","value":"%d.00"}`, i+1, 100*(i+1))
-			if !yield(engine.ToolCallEvent(engine.ToolCall{ID: "w" + strconv.Itoa(i), Name: widgets.ToolShowStat, Arguments: json.RawMessage(args)}), nil) {
+			if !yield(ev, nil) {
 				return
 			}
 		}
-		yield(engine.FinishEvent(engine.FinishStop), nil)
 	}
 }
 
@@ -89,29 +108,96 @@ func (b BenchBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte(`{"ok":true}`))
 }
 
-// BareSSEHandler writes the bytes of a turn that streams deltas speak events and widgets stat
-// widgets, with none of the engine's work: it is the limit a turn's throughput is measured
-// against.
+// BareSSEHandler writes the bytes of a turn that streams deltas speak events and widgetCount
+// stat widgets, with none of the engine's work and no delays: the limit a turn's throughput is
+// measured against. It is [BareSSE] with those counts.
 func BareSSEHandler(deltas, widgetCount int) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		w.WriteHeader(http.StatusOK)
-		rc := http.NewResponseController(w)
-		id := 0
-		event := func(name, data string) {
-			id++
-			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, name, data)
-			rc.Flush()
+	return &BareSSE{Deltas: deltas, Widgets: widgetCount}
+}
+
+// BareSSE is a plain net/http handler that writes the turn stream an engine serving a
+// [BenchModel] of the same settings writes, event by event, flushing each one, with the model's
+// delays and none of the engine's logic. Driven beside the engine with the same load, it shows
+// what the transport alone costs. Its zero value streams 40 deltas and no widget. It is safe for
+// concurrent use once serving started; do not change its fields afterwards.
+type BareSSE struct {
+	// FirstTokenDelay is waited after the start event, before the first delta.
+	FirstTokenDelay time.Duration
+	// TokenInterval is waited between deltas.
+	TokenInterval time.Duration
+	// Deltas is the number of speak deltas (default 40), each "word ".
+	Deltas int
+	// Widgets is the number of stat widgets after the deltas.
+	Widgets int
+
+	once   sync.Once
+	events [][]byte // every event of a turn, encoded
+}
+
+// Bare streams carry fixed ids of the engine's length.
+const (
+	bareTurnID         = "00000000-0000-4000-8000-000000000000"
+	bareConversationID = "00000000-0000-4000-8000-000000000001"
+)
+
+// ServeHTTP reads the request body and writes the stream.
+func (b *BareSSE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b.once.Do(b.encode)
+	io.Copy(io.Discard, r.Body)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	if id := r.Header.Get("X-Request-ID"); id != "" {
+		h.Set("X-Request-ID", id)
+	}
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	deltas := len(b.events) - 2 - b.Widgets
+	for i, ev := range b.events {
+		var d time.Duration
+		switch {
+		case i == 1:
+			d = b.FirstTokenDelay
+		case i > 1 && i <= deltas:
+			d = b.TokenInterval
 		}
-		event("start", `{"turnId":"00000000-0000-4000-8000-000000000000","conversationId":"00000000-0000-4000-8000-000000000001"}`)
-		for range deltas {
-			event("speak", `{"delta":"word "}`)
+		if sleep(r.Context(), d) != nil {
+			return
 		}
-		for i := range widgetCount {
-			event("widget", fmt.Sprintf(`{"type":"stat","label":"Figure %d","value":"%d.00"}`, i+1, 100*(i+1)))
+		if _, err := w.Write(ev); err != nil {
+			return
 		}
-		event("done", `{"speak":"…","widgets":[],"meta":{"conversationId":"00000000-0000-4000-8000-000000000001","direction":"ltr"}}`)
-	})
+		if rc.Flush() != nil {
+			return
+		}
+	}
+}
+
+func (b *BareSSE) encode() {
+	deltas := b.Deltas
+	if deltas == 0 {
+		deltas = 40
+	}
+	var (
+		id      int
+		speak   strings.Builder
+		widgets []string
+	)
+	event := func(name, data string) {
+		id++
+		b.events = append(b.events, fmt.Appendf(nil, "id: %d\nevent: %s\ndata: %s\n\n", id, name, data))
+	}
+	event("start", `{"conversationId":"`+bareConversationID+`","turnId":"`+bareTurnID+`"}`)
+	for range deltas {
+		event("speak", `{"delta":"word "}`)
+		speak.WriteString("word ")
+	}
+	for i := range b.Widgets {
+		w := fmt.Sprintf(`{"type":"stat","label":"Figure %d","value":"%d.00"}`, i+1, 100*(i+1))
+		widgets = append(widgets, w)
+		event("widget", w)
+	}
+	event("done", `{"speak":"`+speak.String()+`","widgets":[`+strings.Join(widgets, ",")+
+		`],"meta":{"conversationId":"`+bareConversationID+`","turnId":"`+bareTurnID+`","locale":"en","direction":"ltr"}}`)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 )
 
 // Names of the engine's UI tools. A model calls them to add to the spec; the engine turns each
@@ -55,15 +56,15 @@ func FromToolCall(name string, args json.RawMessage) (Widget, error) {
 	switch name {
 	case ToolShowStat:
 		var v Stat
-		err = strictUnmarshal(args, &v)
+		err = strictUnmarshal(args, &v, statFields)
 		w = v
 	case ToolShowList:
 		var v List
-		err = strictUnmarshal(args, &v)
+		err = strictUnmarshal(args, &v, listFields)
 		w = v
 	case ToolShowProgress:
 		var v Progress
-		err = strictUnmarshal(args, &v)
+		err = strictUnmarshal(args, &v, progressFields)
 		w = v
 	default:
 		return nil, fmt.Errorf("%w: %q is not a widget tool", ErrInvalid, name)
@@ -82,7 +83,7 @@ func FollowFromToolCall(args json.RawMessage) (string, error) {
 	var v struct {
 		Text string `json:"text"`
 	}
-	if err := strictUnmarshal(args, &v); err != nil {
+	if err := strictUnmarshal(args, &v, followFields); err != nil {
 		return "", fmt.Errorf("%w: arguments of %s: %v", ErrInvalid, ToolSetFollow, err)
 	}
 	return v.Text, text("text", v.Text, true, MaxTextLen)
@@ -93,7 +94,7 @@ func SuggestionsFromToolCall(args json.RawMessage) ([]string, error) {
 	var v struct {
 		Suggestions []string `json:"suggestions"`
 	}
-	if err := strictUnmarshal(args, &v); err != nil {
+	if err := strictUnmarshal(args, &v, suggestionsFields); err != nil {
 		return nil, fmt.Errorf("%w: arguments of %s: %v", ErrInvalid, ToolSetSuggestions, err)
 	}
 	if len(v.Suggestions) > MaxSuggests {
@@ -107,10 +108,17 @@ func SuggestionsFromToolCall(args json.RawMessage) ([]string, error) {
 	return v.Suggestions, nil
 }
 
-func strictUnmarshal(data []byte, v any) error {
+// strictUnmarshal decodes one JSON value into v, refusing members v has no field for and data
+// after the value. fields names v's members for the fast path (see strict.go).
+func strictUnmarshal(data []byte, v any, fields *fieldSet) error {
 	if len(data) == 0 {
 		data = []byte("{}")
 	}
+	if json.Unmarshal(data, v) == nil && fields.covers(data) {
+		return nil
+	}
+	// The slow path decides, and words the error.
+	reflect.ValueOf(v).Elem().SetZero()
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

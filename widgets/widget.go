@@ -1,6 +1,7 @@
 package widgets
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,6 +117,10 @@ func (l List) Validate() error {
 		errs = append(errs, invalid("items", fmt.Sprintf("has more than %d entries", MaxListLen)))
 	}
 	for i, it := range l.Items {
+		if text("", it.Title, true, MaxTextLen) == nil && text("", it.Subtitle, false, MaxTextLen) == nil &&
+			text("", it.Trailing, false, MaxTextLen) == nil {
+			continue // the field names are written only for an error
+		}
 		f := fmt.Sprintf("items[%d].", i)
 		errs = append(errs,
 			text(f+"title", it.Title, true, MaxTextLen),
@@ -269,7 +274,8 @@ func invalid(field, problem string) error {
 	return fmt.Errorf("%w: %s %s", ErrInvalid, field, problem)
 }
 
+// isJSONObject reports whether raw is one JSON object.
 func isJSONObject(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return len(raw) > 0 && json.Unmarshal(raw, &m) == nil && m != nil
+	trimmed := bytes.TrimLeft(raw, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(raw)
 }

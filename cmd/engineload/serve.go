@@ -1,0 +1,283 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/httptools"
+	"github.com/convengine/engine/intent"
+)
+
+// The servers a -serve child can be.
+const (
+	serveEngine   = "engine"   // an engine with the bench tenant and model
+	serveBare     = "bare"     // the bare SSE handler
+	serveBackend  = "backend"  // the bench tenant's backend
+	serveDemo     = "demo"     // an engine with the demo tenant and the intent model
+	serveDemobank = "demobank" // the demo tenant's backend
+)
+
+// benchKey is the engine key of the bench tenant.
+const benchKey = "pk_bench"
+
+// debugStats is what a -serve child answers at GET /debug/stats: runtime/metrics of its
+// process. With ?gc=1 it collects garbage first, so that the live heap is current.
+type debugStats struct {
+	// FirstSpeak is the time from a turn's handler starting to its first speak event flushed,
+	// for the turns since the last ?reset=1: the server's own share of the time to first speak,
+	// without the network, the client or the server's reading of the request.
+	FirstSpeak   Summary `json:"first_speak"`
+	AllocObjects uint64  `json:"alloc_objects"`
+	AllocBytes   uint64  `json:"alloc_bytes"`
+	HeapLive     uint64  `json:"heap_live_bytes"`
+	HeapObjects  uint64  `json:"heap_objects"`
+	TotalMemory  uint64  `json:"total_memory_bytes"`
+	Goroutines   uint64  `json:"goroutines"`
+	GCCycles     uint64  `json:"gc_cycles"`
+}
+
+var statsMetrics = []string{
+	"/gc/heap/allocs:objects",
+	"/gc/heap/allocs:bytes",
+	"/gc/heap/live:bytes",
+	"/gc/heap/objects:objects",
+	"/memory/classes/total:bytes",
+	"/sched/goroutines:goroutines",
+	"/gc/cycles/total:gc-cycles",
+}
+
+func readStats(gc bool) debugStats {
+	if gc {
+		runtime.GC()
+	}
+	samples := make([]metrics.Sample, len(statsMetrics))
+	for i, name := range statsMetrics {
+		samples[i].Name = name
+	}
+	metrics.Read(samples)
+	v := func(i int) uint64 {
+		if samples[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return samples[i].Value.Uint64()
+	}
+	return debugStats{AllocObjects: v(0), AllocBytes: v(1), HeapLive: v(2), HeapObjects: v(3),
+		TotalMemory: v(4), Goroutines: v(5), GCCycles: v(6)}
+}
+
+// debugHandler serves /debug/stats and the pprof profiles under /debug/pprof/.
+func debugHandler(ft *firstSpeakTimer) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/stats", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		s := readStats(q.Get("gc") == "1")
+		s.FirstSpeak = ft.summary(q.Get("reset") == "1")
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(s)
+	})
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// serve runs a -serve child: the server of kind on a loopback port, whose URL it prints as
+// its first line of output. It serves until its standard input ends (the parent went away or
+// closed it) or ctx is cancelled.
+func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr io.Writer) error {
+	h, closeServer, err := serverOf(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeServer()
+	ft := &firstSpeakTimer{next: h, hist: newHistogram()}
+	mux := http.NewServeMux()
+	mux.Handle("/debug/", debugHandler(ft))
+	mux.Handle("/", ft)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(slog.NewTextHandler(stderr, nil), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "http://%s\n", ln.Addr())
+
+	gone := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, bufio.NewReader(stdin))
+		close(gone)
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	case <-gone:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// bareSession answers create-session with a canned session, so that runs with sessions can
+// drive the bare handler too; the tokens and proofs of later requests are not looked at.
+func bareSession(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusCreated)
+	io.WriteString(w, `{"session_id":"00000000-0000-4000-8000-000000000002","created_at":"2026-01-01T00:00:00Z",`+
+		`"session_token":"bare","expires_at":"2099-01-01T00:00:00Z","theme":{}}`)
+}
+
+// firstSpeakTimer times, in the server, each turn from its handler starting to its first
+// speak event flushed.
+type firstSpeakTimer struct {
+	next http.Handler
+	mu   sync.Mutex
+	hist *hdrhistogram.Histogram
+}
+
+func (f *firstSpeakTimer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != engine.PathTurn {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	tw := &timingWriter{ResponseWriter: w, start: time.Now()}
+	f.next.ServeHTTP(tw, r)
+	if tw.first > 0 {
+		f.mu.Lock()
+		record(f.hist, tw.first)
+		f.mu.Unlock()
+	}
+}
+
+// summary digests the times so far, and forgets them when reset.
+func (f *firstSpeakTimer) summary(reset bool) Summary {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := summarize(f.hist)
+	if reset {
+		f.hist.Reset()
+	}
+	return s
+}
+
+// timingWriter notes when the first speak event written to it is flushed.
+type timingWriter struct {
+	http.ResponseWriter
+	start   time.Time
+	pending bool // a speak event was written, not flushed yet
+	first   time.Duration
+}
+
+var speakEvent = []byte("\nevent: speak\n")
+
+func (t *timingWriter) Write(p []byte) (int, error) {
+	if t.first == 0 && !t.pending && bytes.Contains(p, speakEvent) {
+		t.pending = true
+	}
+	return t.ResponseWriter.Write(p)
+}
+
+// FlushError flushes, for http.ResponseController.
+func (t *timingWriter) FlushError() error {
+	err := http.NewResponseController(t.ResponseWriter).Flush()
+	if t.pending {
+		t.pending = false
+		t.first = time.Since(t.start)
+	}
+	return err
+}
+
+func (t *timingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// serverOf builds the handler of the -serve kind.
+func serverOf(cfg *config) (http.Handler, func(), error) {
+	nop := func() {}
+	switch cfg.serve {
+	case serveBare:
+		mux := http.NewServeMux()
+		mux.Handle("/", &enginetest.BareSSE{FirstTokenDelay: cfg.firstToken, TokenInterval: cfg.tokenInterval,
+			Deltas: cfg.deltas, Widgets: cfg.widgets})
+		mux.HandleFunc("POST "+engine.PathCreateSession, bareSession)
+		return mux, nop, nil
+	case serveBackend:
+		return enginetest.BenchBackend{Latency: cfg.backendLatency}, nop, nil
+	case serveDemobank:
+		return demobank.New(nil), nop, nil
+	case serveEngine, serveDemo:
+		backend := cfg.backend
+		if backend == "" {
+			backend = "http://127.0.0.1:1" // no tool is ever called
+		}
+		var (
+			tenant *engine.Tenant
+			model  engine.Model
+			err    error
+		)
+		if cfg.serve == serveDemo {
+			tenant, err = demobank.Tenant(backend, "")
+			model = intent.New(nil)
+		} else {
+			tenant = &engine.Tenant{Key: benchKey, Name: "Bench", Locale: "en",
+				Environments: map[string]*engine.Environment{engine.EnvProduction: {BackendURL: backend}}}
+			if cfg.toolCalls > 0 {
+				tenant.Tools = json.RawMessage(enginetest.BenchTools)
+			}
+			err = tenant.Validate()
+			model = &enginetest.BenchModel{FirstTokenDelay: cfg.firstToken, TokenInterval: cfg.tokenInterval,
+				Deltas: cfg.deltas, ToolCalls: cfg.toolCalls, Widgets: cfg.widgets}
+		}
+		if err != nil {
+			return nil, nop, err
+		}
+		tenants, err := engine.NewStaticTenants(tenant)
+		if err != nil {
+			return nil, nop, err
+		}
+		key := make([]byte, 32)
+		rand.Read(key)
+		// The turn's log line is formatted as in production; where it goes is not measured.
+		log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		e, err := engine.New(engine.Config{Tenants: tenants, Model: model, Toolset: httptools.New(nil),
+			SigningKey: key, Logger: log})
+		if err != nil {
+			return nil, nop, err
+		}
+		return e.Handler(), func() { e.Close() }, nil
+	}
+	return nil, nop, fmt.Errorf("-serve: unknown server %q", cfg.serve)
+}
