@@ -25,6 +25,7 @@ const (
 	defaultMaxSteps  = 6
 	defaultToolLimit = 10 * time.Second
 	defaultTurnLimit = 60 * time.Second
+	maxCallsPerStep  = 64 // tool calls one completion may ask for
 )
 
 var conversationIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
@@ -334,6 +335,9 @@ func (e *Engine) modelStep(ctx context.Context, t *turn, mreq *ModelRequest) (st
 		if err != nil {
 			return "", nil, "", err
 		}
+		if err := ctx.Err(); err != nil {
+			return "", nil, "", err // a model that ignores its context still stops at the deadline
+		}
 		switch ev.Kind {
 		case EventText:
 			text.WriteString(ev.Text)
@@ -347,6 +351,9 @@ func (e *Engine) modelStep(ctx context.Context, t *turn, mreq *ModelRequest) (st
 			}
 			if len(c.Arguments) == 0 {
 				c.Arguments = json.RawMessage(`{}`)
+			}
+			if len(calls) == maxCallsPerStep {
+				return "", nil, "", fmt.Errorf("the model asked for more than %d tool calls at once", maxCallsPerStep)
 			}
 			calls = append(calls, c)
 		case EventFinish:
