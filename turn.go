@@ -98,6 +98,12 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, req.idOrEmpty())
 		return
 	}
+	release, p := e.turnSlots.acquire()
+	if p != nil {
+		writeProblem(w, p, req.ID)
+		return
+	}
+	defer release()
 	var body turnRequest
 	if p := decodeBody(w, r, e.maxTurnBody, false, &body); p != nil {
 		writeProblem(w, p, req.ID)
