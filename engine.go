@@ -58,6 +58,9 @@ type Config struct {
 	PingInterval time.Duration
 	// Stream configures the voice socket; nil means its defaults.
 	Stream *StreamOptions
+	// MaxConcurrentTurns bounds the turns the engine runs at once (default 1024); a turn past
+	// it is answered 503 overloaded. Negative means no bound.
+	MaxConcurrentTurns int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -90,6 +93,8 @@ type Engine struct {
 	now         func() time.Time
 	streamOpts  StreamOptions
 	streams     streamRegistry
+	limits      *rateLimits
+	turnSlots   turnSlots
 }
 
 // ErrConfig is wrapped by the errors [New] returns for an incomplete configuration.
@@ -125,6 +130,8 @@ func New(cfg Config) (*Engine, error) {
 		maxBody:     cfg.MaxBody,
 		ping:        cfg.PingInterval,
 		now:         cfg.Now,
+		limits:      newRateLimits(maxLimiters),
+		turnSlots:   newTurnSlots(cfg.MaxConcurrentTurns),
 	}
 	if e.now == nil {
 		e.now = time.Now

@@ -1,16 +1,25 @@
 package engine_test
 
 import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/widgets"
 )
@@ -243,4 +252,184 @@ func TestHostileTransport(t *testing.T) {
 			t.Fatalf("the backend was called %d times", n)
 		}
 	})
+}
+
+// wavWith returns a RIFF/WAVE file of the given format holding data, its sizes as given.
+func wavWith(rate, channels, bits int, dataSize uint32, data []byte) []byte {
+	b := []byte("RIFF")
+	b = binary.LittleEndian.AppendUint32(b, uint32(36+len(data)))
+	b = append(b, "WAVEfmt "...)
+	b = binary.LittleEndian.AppendUint32(b, 16)
+	b = binary.LittleEndian.AppendUint16(b, 1)
+	b = binary.LittleEndian.AppendUint16(b, uint16(channels))
+	b = binary.LittleEndian.AppendUint32(b, uint32(rate))
+	b = binary.LittleEndian.AppendUint32(b, uint32(rate*channels*bits/8))
+	b = binary.LittleEndian.AppendUint16(b, uint16(channels*bits/8))
+	b = binary.LittleEndian.AppendUint16(b, uint16(bits))
+	b = append(b, "data"...)
+	b = binary.LittleEndian.AppendUint32(b, dataSize)
+	return append(b, data...)
+}
+
+func audioTurn(wav []byte) string {
+	return `{"audio_base64":"` + base64.StdEncoding.EncodeToString(wav) + `"}`
+}
+
+// TestHostileAudio sends audio_base64 that is not base64, not WAV, of the wrong format or far
+// too long to an engine that has a speech recogniser: each is refused with its problem before
+// the recogniser or the model sees anything.
+func TestHostileAudio(t *testing.T) {
+	var heard atomic.Int64
+	transcriber := transcriberFunc(func(ctx context.Context, pcm []int16, rate int, locale string) (string, error) {
+		heard.Add(1)
+		return "what is my balance", nil
+	})
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
+	small := newHarness(t, engine.Config{Model: model, Transcriber: transcriber})
+	large := newHarness(t, engine.Config{Model: model, Transcriber: transcriber, MaxTurnBody: 4 << 20})
+	second := make([]byte, 2*16000)
+	tenMinutes := make([]byte, 2*16000*600)
+	overAMinute := tenMinutes[:2*16000*61]
+	cases := []struct {
+		name   string
+		h      *harness
+		body   string
+		status int
+		code   string
+	}{
+		{"not base64", small, `{"audio_base64":"%%% not base64 %%%"}`, 422, engine.CodeInvalidAudio},
+		{"base64url alphabet", small, `{"audio_base64":"` + base64.URLEncoding.EncodeToString(append(wavWith(16000, 1, 16, 4, []byte{0xfb, 0xff, 0xfe, 0xff}), 0xfb)) + `"}`, 422, engine.CodeInvalidAudio},
+		{"empty audio", small, `{"audio_base64":""}`, 422, engine.CodeInvalidAudio},
+		{"audio of the wrong type", small, `{"audio_base64":12345}`, 400, engine.CodeInvalidRequest},
+		{"not WAV", small, audioTurn([]byte("this is plain text, not audio at all")), 422, engine.CodeInvalidAudio},
+		{"an MP3", small, audioTurn(append([]byte("ID3\x04\x00\x00\x00\x00\x00\x00"), second...)), 422, engine.CodeInvalidAudio},
+		{"8 kHz", small, audioTurn(wavWith(8000, 1, 16, uint32(len(second)), second)), 422, engine.CodeInvalidAudio},
+		{"44.1 kHz", small, audioTurn(wavWith(44100, 1, 16, uint32(len(second)), second)), 422, engine.CodeInvalidAudio},
+		{"stereo", small, audioTurn(wavWith(16000, 2, 16, uint32(len(second)), second)), 422, engine.CodeInvalidAudio},
+		{"8-bit samples", small, audioTurn(wavWith(16000, 1, 8, uint32(len(second)), second)), 422, engine.CodeInvalidAudio},
+		{"a header claiming 10 minutes", small, audioTurn(wavWith(16000, 1, 16, uint32(len(tenMinutes)), second)), 422, engine.CodeInvalidAudio},
+		{"half a sample", small, audioTurn(wavWith(16000, 1, 16, 3, []byte{1, 2, 3})), 422, engine.CodeInvalidAudio},
+		{"10 minutes", small, audioTurn(wavWith(16000, 1, 16, uint32(len(tenMinutes)), tenMinutes)), 413, engine.CodePayloadTooLarge},
+		{"61 seconds under a larger body bound", large, audioTurn(wavWith(16000, 1, 16, uint32(len(overAMinute)), overAMinute)), 422, engine.CodeInvalidAudio},
+		{"61 seconds as a streaming WAV", large, audioTurn(wavWith(16000, 1, 16, 0xFFFFFFFF, overAMinute)), 422, engine.CodeInvalidAudio},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before, calls := heard.Load(), model.Calls()
+			do := tc.h.do
+			if len(tc.body) > 1<<20 {
+				do = tc.h.doStreaming // the OpenAPI check reads a body of megabytes slowly
+			}
+			p := readProblem(t, do(t.Context(), http.MethodPost, engine.PathTurn, headers(), tc.body))
+			if p.Status != tc.status || p.Code != tc.code {
+				t.Fatalf("got %d %s (%s), want %d %s", p.Status, p.Code, p.Detail, tc.status, tc.code)
+			}
+			if heard.Load() != before || model.Calls() != calls {
+				t.Error("the recogniser or the model ran on refused audio")
+			}
+		})
+	}
+	t.Run("without a recogniser", func(t *testing.T) {
+		h := newHarness(t, engine.Config{Model: model})
+		p := readProblem(t, h.do(t.Context(), http.MethodPost, engine.PathTurn, headers(), audioTurn(wavWith(16000, 1, 16, uint32(len(second)), second))))
+		if p.Status != 503 || p.Code != engine.CodeTranscriberUnavailable || !p.Retryable {
+			t.Errorf("got %+v, want a retryable 503 transcriber_unavailable", p)
+		}
+	})
+	t.Run("valid audio is heard", func(t *testing.T) {
+		res := small.turn(audioTurn(wavWith(16000, 1, 16, uint32(len(second)), second)))
+		if res.spec.Meta.Transcript != "what is my balance" {
+			t.Errorf("transcript %q", res.spec.Meta.Transcript)
+		}
+	})
+	t.Logf("%d hostile audio inputs refused", len(cases)+1)
+}
+
+// TestHostileSocketFlood sends 10 000 small frames down one voice socket as fast as the client
+// can write them. The server answers them or lets the client go (1008), stays bounded, and keeps
+// serving other sockets and turns meanwhile.
+func TestHostileSocketFlood(t *testing.T) {
+	checkLeaks(t)
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}})
+	h.shutdownAtEnd(t)
+	baseline := runtime.NumGoroutine()
+
+	flood := h.dial(t, headers())
+	var (
+		mu       sync.Mutex
+		answers  int
+		sawDone  bool
+		closeErr error
+	)
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		for {
+			_, b, err := flood.ws.Read(context.Background())
+			if err != nil {
+				mu.Lock()
+				closeErr = err
+				mu.Unlock()
+				return
+			}
+			mu.Lock()
+			answers++
+			if strings.Contains(string(b), `"type":"done"`) {
+				sawDone = true
+			}
+			mu.Unlock()
+		}
+	}()
+	const frames = 10_000
+	frame := [][]byte{[]byte(`not json`), []byte(`{"type":"cancel"}`), []byte(`{"type":"dance"}`)}
+	sent, peak := 0, 0
+	othersServed := false
+	serveOthers := func() {
+		// Meanwhile, another user's turn and socket are served.
+		othersServed = true
+		h.turn(helloTurn)
+		other := h.dial(t, headers())
+		other.send(map[string]any{"type": "text", "transcript": "hello"})
+		if r := other.turn(); r.spec.Speak != "Hi." {
+			t.Errorf("another socket during the flood got %q", r.spec.Speak)
+		}
+		other.ws.Close(websocket.StatusNormalClosure, "")
+	}
+	start := time.Now()
+	for i := range frames {
+		if err := flood.ws.Write(t.Context(), websocket.MessageText, frame[i%len(frame)]); err != nil {
+			break
+		}
+		sent++
+		if i%100 == 0 {
+			peak = max(peak, runtime.NumGoroutine())
+		}
+		if i == 100 {
+			serveOthers()
+		}
+	}
+	elapsed := time.Since(start)
+	if !othersServed {
+		serveOthers()
+	}
+	if peak > baseline+64 {
+		t.Errorf("%d goroutines during the flood, %d before", peak, baseline)
+	}
+	mu.Lock()
+	closed := closeErr
+	mu.Unlock()
+	if closed == nil {
+		waitFor(t, "every frame is answered", func() bool { mu.Lock(); defer mu.Unlock(); return answers >= sent || closeErr != nil })
+		flood.send(map[string]any{"type": "text", "transcript": "hello"})
+		waitFor(t, "the flooding socket answers a turn", func() bool { mu.Lock(); defer mu.Unlock(); return sawDone || closeErr != nil })
+	}
+	flood.ws.Close(websocket.StatusNormalClosure, "")
+	<-readerDone
+	mu.Lock()
+	defer mu.Unlock()
+	if code := websocket.CloseStatus(closeErr); !sawDone && code != websocket.StatusPolicyViolation {
+		t.Errorf("the flooding socket neither kept working nor was let go with 1008: %v", closeErr)
+	}
+	t.Logf("%d frames sent in %v, %d answers, closed with %v; goroutines %d before and at most %d during",
+		sent, elapsed.Round(time.Millisecond), answers, websocket.CloseStatus(closeErr), baseline, peak)
 }

@@ -72,8 +72,14 @@ func (r *request) toolEnv() *ToolEnv {
 }
 
 // readHeaders checks the common headers in the order PROTOCOL 1 sets: request id, engine key,
-// user token, session, then the rest.
-func (e *Engine) readHeaders(r *http.Request) (*request, *Problem) { return e.readHeadersWith(r, true) }
+// user token, session, then the rest; then the rate limits of the tenant and the user.
+func (e *Engine) readHeaders(r *http.Request) (*request, *Problem) {
+	req, p := e.readHeadersWith(r, true)
+	if p == nil {
+		p = e.rateLimit(req)
+	}
+	return req, p
+}
 
 // readHeadersWith is readHeaders, skipping the session when withSession is false: for
 // create-session, which makes one.

@@ -105,6 +105,15 @@ type Limits struct {
 	// VerificationMaxAge is how long ago the device gate may have passed when an action is
 	// executed (default 120s).
 	VerificationMaxAge Duration `json:"verification_max_age,omitempty"`
+	// UserPerMinute bounds the requests one user (one X-Token) makes per minute: turns,
+	// executions, speech and voice sockets; zero means no bound. UserBurst is how many may
+	// come at once (default a tenth of UserPerMinute, at least 1).
+	UserPerMinute int `json:"user_per_minute,omitempty"`
+	UserBurst     int `json:"user_burst,omitempty"`
+	// TenantPerMinute and TenantBurst bound the same requests of all the tenant's users
+	// together, per engine process.
+	TenantPerMinute int `json:"tenant_per_minute,omitempty"`
+	TenantBurst     int `json:"tenant_burst,omitempty"`
 }
 
 // Duration is a [time.Duration] written in configuration files as "10s", "1m30s".
@@ -216,6 +225,9 @@ func (t *Tenant) Validate() error {
 	}
 	if t.Limits.MaxSteps < 0 || t.Limits.MaxSteps > 32 {
 		bad("limits.max_steps", "must be from 1 to 32")
+	}
+	if l := t.Limits; l.UserPerMinute < 0 || l.UserBurst < 0 || l.TenantPerMinute < 0 || l.TenantBurst < 0 {
+		bad("limits", "user_per_minute, user_burst, tenant_per_minute and tenant_burst cannot be negative")
 	}
 	return errors.Join(errs...)
 }

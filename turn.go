@@ -28,7 +28,8 @@ const (
 	defaultTurnLimit = 60 * time.Second
 	// speakReserve is the room made for an answer's text up front: a spoken answer of a few
 	// sentences then takes one allocation instead of one per doubling.
-	speakReserve = 256
+	speakReserve    = 256
+	maxCallsPerStep = 64 // tool calls one completion may ask for
 )
 
 var conversationIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
@@ -102,6 +103,12 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, req.idOrEmpty())
 		return
 	}
+	release, p := e.turnSlots.acquire()
+	if p != nil {
+		writeProblem(w, p, req.ID)
+		return
+	}
+	defer release()
 	var body turnRequest
 	if p := decodeBody(w, r, e.maxTurnBody, false, &body); p != nil {
 		writeProblem(w, p, req.ID)
@@ -332,7 +339,7 @@ func (e *Engine) stepFailed(ctx context.Context, t *turn, err error) {
 // modelStep runs one completion, streaming its text out as speak events as it arrives.
 func (e *Engine) modelStep(ctx context.Context, t *turn, mreq *ModelRequest) (string, []ToolCall, FinishReason, error) {
 	st := &t.step
-	*st = step{}
+	*st = step{ctx: ctx}
 	st.text.Grow(speakReserve)
 	// An explicit yield function rather than a range-over-func loop, whose variables would all
 	// move to the heap.
@@ -348,6 +355,7 @@ func (e *Engine) modelStep(ctx context.Context, t *turn, mreq *ModelRequest) (st
 
 // step is what the running completion of a turn produced so far.
 type step struct {
+	ctx    context.Context
 	text   strings.Builder
 	calls  []ToolCall
 	finish FinishReason
@@ -359,6 +367,10 @@ func (e *Engine) onModelEvent(t *turn, ev ModelEvent, err error) bool {
 	st := &t.step
 	if err != nil {
 		st.err = err
+		return false
+	}
+	if err := st.ctx.Err(); err != nil {
+		st.err = err // a model that ignores its context still stops at the deadline
 		return false
 	}
 	switch ev.Kind {
@@ -375,6 +387,10 @@ func (e *Engine) onModelEvent(t *turn, ev ModelEvent, err error) bool {
 		}
 		if len(c.Arguments) == 0 {
 			c.Arguments = json.RawMessage(`{}`)
+		}
+		if len(st.calls) == maxCallsPerStep {
+			st.err = fmt.Errorf("the model asked for more than %d tool calls at once", maxCallsPerStep)
+			return false
 		}
 		st.calls = append(st.calls, c)
 	case EventFinish:

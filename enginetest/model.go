@@ -50,6 +50,9 @@ func (m *ScriptedModel) Stream(ctx context.Context, req *engine.ModelRequest) it
 				return
 			}
 			if !yield(ev, nil) {
+				if ctx.Err() != nil {
+					m.cancelled.Add(1) // the engine stopped reading because the turn ended
+				}
 				return
 			}
 		}
