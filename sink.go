@@ -20,10 +20,26 @@ var _ turnSink = (*sseWriter)(nil)
 
 func (s *sseWriter) status(text, tool string) { _ = s.statusEvent(text, tool) }
 
-func (s *sseWriter) widget(w widgets.Widget) error { return s.event(EventWidget, w) }
+// widget writes a widget event and keeps its bytes for done, so that each widget is encoded
+// once per turn.
+func (s *sseWriter) widget(w widgets.Widget) error {
+	data, err := encodeWidget(w)
+	if err != nil {
+		return err
+	}
+	s.widgetData = append(s.widgetData, data)
+	return s.raw(EventWidget, data)
+}
 
 func (s *sseWriter) fail(code, message string, retryable bool) {
 	_ = s.event(EventError, map[string]any{"code": code, "message": message, "retryable": retryable})
 }
 
-func (s *sseWriter) done(spec widgets.Spec) error { return s.event(EventDone, spec) }
+// done writes the done event around the widgets already sent; a spec whose widgets were not
+// all sent first is encoded whole.
+func (s *sseWriter) done(spec widgets.Spec) error {
+	if len(s.widgetData) != len(spec.Widgets) {
+		return s.event(EventDone, spec)
+	}
+	return s.encoded(EventDone, func(b []byte) []byte { return appendSpec(b, &spec, s.widgetData) })
+}

@@ -23,14 +23,15 @@ const (
 // concurrent use: tool calls running in parallel report their status through it while the
 // keep-alive timer may write a ping.
 type sseWriter struct {
-	mu    sync.Mutex
-	w     http.ResponseWriter
-	rc    http.ResponseController
-	id    int
-	buf   []byte // the event being written; its first bytes live in small
-	last  time.Time
-	err   error
-	clock func() time.Time
+	widgetData [][]byte // the widgets sent so far, encoded, for done
+	mu         sync.Mutex
+	w          http.ResponseWriter
+	rc         http.ResponseController
+	id         int
+	buf        []byte // the event being written; its first bytes live in small
+	last       time.Time
+	err        error
+	clock      func() time.Time
 
 	// The keep-alive: a timer whose function pings after idle of silence, until stopped.
 	idle    time.Duration
