@@ -16,6 +16,8 @@ import (
 type demo struct {
 	tenant  *engine.Tenant
 	servers []*http.Server
+	// banks are the URLs of the banks: production, then staging.
+	banks []string
 }
 
 func startDemo(log *slog.Logger) (*demo, error) {
@@ -33,6 +35,7 @@ func startDemo(log *slog.Logger) (*demo, error) {
 		d.servers = append(d.servers, srv)
 		urls = append(urls, "http://"+ln.Addr().String())
 	}
+	d.banks = urls
 	t, err := demobank.Tenant(urls[0], urls[1])
 	if err != nil {
 		d.Close()
@@ -50,7 +53,7 @@ func (d *demo) Close() error {
 	return errors.Join(errs...)
 }
 
-func printDemo(w io.Writer, base string) {
+func printDemo(w io.Writer, base string, banks []string) {
 	fmt.Fprintf(w, `
 Demo tenant ready. Engine key: %s
 Try a turn:
@@ -62,5 +65,8 @@ Try a turn:
 
 Other things to say: "show my recent transactions", "how close am I to my savings goal",
 "send 20 dollars to Alex"; or {"mode":"home"} for the opening glance.
-`, demobank.EngineKey, base, demobank.EngineKey)
+
+The demo bank's own API (the tenant backend; X-Token names the user):
+  production %s   staging %s
+`, demobank.EngineKey, base, demobank.EngineKey, banks[0], banks[1])
 }

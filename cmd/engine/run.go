@@ -35,6 +35,11 @@ type options struct {
 	addr, tenants, publicURL, logLevel, redisURL, speech string
 	metrics, version                                     bool
 
+	// debugAddr serves runtime figures and profiles, for soaks and diagnosis; off when empty.
+	debugAddr string
+	// maxTurns bounds the turns the process runs at once (Config.MaxConcurrentTurns).
+	maxTurns int
+
 	// demoWeb serves the web client at /demo/: by default with the offline demo only.
 	demoWeb, demoWebSet bool
 }
@@ -133,7 +138,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg := engine.Config{
 		Tenants: tenants, Model: chosen.model, Toolset: tools, SigningKey: key,
 		Synthesizer: chosen.synthesizer, Transcriber: chosen.transcriber,
-		PublicURL: opts.publicURL, Logger: log,
+		PublicURL: opts.publicURL, Logger: log, MaxConcurrentTurns: opts.maxTurns,
 	}
 	stores.apply(&cfg)
 	mx, err := newMetrics(opts.metrics)
@@ -167,10 +172,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	base := "http://" + ln.Addr().String()
 	var banner strings.Builder
 	if demo != nil {
-		printDemo(&banner, base)
+		printDemo(&banner, base, demo.banks)
 	}
 	if demoWeb {
 		fmt.Fprintf(&banner, "\nWeb client: %s/demo/\n", base)
+	}
+	if opts.debugAddr != "" {
+		stopDebug, addr, err := serveDebug(opts.debugAddr, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopDebug()
+		fmt.Fprintf(&banner, "\nDebug figures and profiles (private): http://%s/debug/stats\n", addr)
 	}
 	// One write, so that whoever waits for the address sees the whole banner.
 	fmt.Fprintf(stdout, "%s\nengine listening on %s\n", banner.String(), base)
@@ -221,6 +235,13 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.logLevel, "log-level", env("ENGINE_LOG_LEVEL", "info"), "debug, info, warn or error (ENGINE_LOG_LEVEL)")
 	fs.StringVar(&o.speech, "speech", env("ENGINE_SPEECH", "auto"), "auto: espeak-ng and pocketsphinx when installed; off: no speech (ENGINE_SPEECH)")
 	fs.BoolVar(&o.version, "version", false, "print the engine's version and exit")
+	fs.StringVar(&o.debugAddr, "debug-addr", env("ENGINE_DEBUG_ADDR", ""), "private address serving runtime figures (/debug/stats) and pprof profiles; off when empty (ENGINE_DEBUG_ADDR)")
+	maxTurns := env("ENGINE_MAX_TURNS", "0")
+	n, err := strconv.Atoi(maxTurns)
+	if err != nil {
+		return o, fmt.Errorf("ENGINE_MAX_TURNS: %q is not an integer", maxTurns)
+	}
+	fs.IntVar(&o.maxTurns, "max-turns", n, "turns the process runs at once, over SSE and voice sockets; past it a turn is answered 503 overloaded (0: 1024; negative: no bound) (ENGINE_MAX_TURNS)")
 	fs.BoolVar(&o.demoWeb, "demo-web", true, "serve the reference web client at /demo/; on by default with the offline demo, off with -tenants unless set (ENGINE_DEMO_WEB)")
 	if v := getenv("ENGINE_DEMO_WEB"); v != "" {
 		b, err := strconv.ParseBool(v)

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/convengine/engine/internal/debugstats"
+)
+
+// serveDebug serves the process's runtime figures and pprof profiles on addr, apart from the
+// engine's routes so that they are never public by accident. It returns a function that stops
+// the server and the address it listens on.
+func serveDebug(addr string, log *slog.Logger) (stop func(), bound string, err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("-debug-addr: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           debugstats.Handler(),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	go srv.Serve(ln)
+	return func() { srv.Close() }, ln.Addr().String(), nil
+}
