@@ -165,7 +165,9 @@ func localTargets(ctx context.Context, cfg *config, stderr io.Writer) (targets [
 		if err != nil {
 			return nil, stop, err
 		}
-		return []*target{local(eng, "engine", demobank.EngineKey, 0)}, stop, nil
+		t := local(eng, "engine", demobank.EngineKey, 0)
+		t.bank = bank.url
+		return []*target{t}, stop, nil
 	}
 	return nil, stop, errors.New("-local: no local servers for mode " + cfg.mode)
 }

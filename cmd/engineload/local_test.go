@@ -95,6 +95,10 @@ func TestLocal(t *testing.T) {
 		if len(rep.Runs) != 1 || rep.Runs[0].OK != 6 || rep.Runs[0].Server == nil || !gone(rep.Runs[0].Server.PID) {
 			t.Fatalf("report %+v", rep)
 		}
+		// Six measured and two warm-up actions, each run once by the demo bank.
+		if l := rep.Ledger; l == nil || l.Actions != 8 || l.Executed != 8 || l.Transfers != 8 || !l.ok() {
+			t.Errorf("ledger %+v", rep.Ledger)
+		}
 	})
 }
 

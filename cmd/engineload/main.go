@@ -32,6 +32,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -43,6 +44,9 @@ func main() {
 	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "engineload:", err)
+		}
+		if errors.Is(err, errSoakFailed) {
+			os.Exit(1)
 		}
 		os.Exit(2)
 	}
@@ -75,6 +79,20 @@ type config struct {
 
 	local bool
 	pid   int
+	// phases are the entries of a -mode that runs several operations at once.
+	phases []phaseSpec
+	// runID tells this run's end users apart from earlier runs' on the same server.
+	runID string
+	// ledger keeps the outcome of every executed action.
+	ledger *ledger
+
+	// a soak: the server's stats and bank, the checks after the run
+	stats     string
+	bank      string
+	soak      bool
+	settle    time.Duration
+	heapSlack int64
+	allow     []string
 
 	// the bench model and backend of -local
 	firstToken     time.Duration
@@ -102,7 +120,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("engineload", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.mode, "mode", "turn", "what to drive: "+modeNames())
+	fs.StringVar(&c.mode, "mode", "turn", "what to drive: "+modeNames()+`; several at once as name[=workers][@rate],… (e.g. "turn=1000,voice=1000@10,execute=8@5")`)
 	fs.StringVar(&c.target, "target", "http://127.0.0.1:8080", "base URL of the engine")
 	fs.StringVar(&c.key, "key", "pk_demo", "engine key (X-Engine-Key)")
 	fs.StringVar(&c.token, "token", "load-user", "end user's token (X-Token); execute appends a suffix per action")
@@ -135,6 +153,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "-local: write a CPU profile of the engine during its measured phase")
 	fs.StringVar(&c.memProfile, "memprofile", "", "-local: write the engine's heap profile after the run")
 	fs.BoolVar(&c.quiet, "q", false, "no live progress")
+	fs.StringVar(&c.stats, "stats", "", "URL of the server's /debug/stats (the reference server's -debug-addr), for its memory and goroutines")
+	fs.StringVar(&c.bank, "bank", "", "URL of the demo bank behind the engine: its ledger is checked after executes (the reference server's banner names it)")
+	fs.BoolVar(&c.soak, "soak", false, "check after the run: no error but -allow codes, the server's goroutines and heap back to before, each confirmed action run once (-bank); exit status 1 when a check fails")
+	fs.DurationVar(&c.settle, "settle", 150*time.Second, "-soak: how long the server may take to close what the run opened (its idle connections to tenant backends close after 90 s)")
+	heapSlack := fs.String("heap-slack", "32MiB", "-soak: live heap the server may keep above its baseline after the run (its caches, the demo bank's new users)")
+	allow := fs.String("allow", "rate_limited", "-soak: error codes the run may meet, comma-separated")
 	fs.StringVar(&c.serve, "serve", "", "")
 	fs.StringVar(&c.backend, "backend", "", "")
 	fs.Usage = func() {
@@ -161,9 +185,28 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return c, nil
 	}
 	var errs []error
-	if _, ok := modes[c.mode]; !ok {
-		errs = append(errs, fmt.Errorf("-mode %q: must be one of %s", c.mode, modeNames()))
+	if specs, err := parsePhases(c.mode, c.concurrency, c.rate); err != nil {
+		errs = append(errs, err)
+	} else if len(specs) == 1 && !c.soak {
+		c.mode, c.concurrency, c.rate = specs[0].name, specs[0].concurrency, specs[0].rate
+	} else { // several at once, or a soak of one: the checks of a soak are measureMix's
+		c.phases = specs
+		if c.local || c.raw || c.rounds > 1 || c.cpuProfile != "" || c.memProfile != "" {
+			errs = append(errs, errors.New("several operations at once, and soaks, drive a -target: they exclude -local, -raw, -rounds, -cpuprofile and -memprofile"))
+		}
 	}
+	if n, err := parseBytes(*heapSlack); err != nil {
+		errs = append(errs, fmt.Errorf("-heap-slack: %w", err))
+	} else {
+		c.heapSlack = n
+	}
+	for a := range strings.SplitSeq(*allow, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			c.allow = append(c.allow, a)
+		}
+	}
+	c.runID = strconv.FormatInt(time.Now().UnixNano(), 36)
+	c.ledger = newLedger()
 	if c.concurrency < 1 {
 		errs = append(errs, errors.New("-c must be at least 1"))
 	}
@@ -182,7 +225,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if c.n == 0 && c.duration == 0 {
 		c.duration = 10 * time.Second
 	}
-	if c.warmup < 0 {
+	if c.warmup < 0 && c.phases == nil { // a phase of several warms up one operation per worker
 		c.warmup = c.concurrency
 	}
 	return c, errors.Join(errs...)
@@ -197,11 +240,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cfg.serve != "" {
 		return serve(ctx, cfg, stdin, stdout, stderr)
 	}
-	rep, err := measure(ctx, cfg, stdout, stderr)
-	if err != nil {
-		return err
+	rep, failed := measure(ctx, cfg, stdout, stderr)
+	if rep == nil {
+		return failed
 	}
 	printReport(stdout, rep)
+	if rep.Soak != nil {
+		printSoak(stdout, rep.Soak)
+	}
 	if cfg.jsonOut != "" {
 		if err := writeJSON(cfg.jsonOut, rep); err != nil {
 			return err
@@ -212,5 +258,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return err
 		}
 	}
+	if failed != nil {
+		return failed
+	}
+	if rep.Soak != nil && len(rep.Soak.Failures) > 0 {
+		return errSoakFailed
+	}
 	return nil
 }
+
+// errSoakFailed ends a soak whose checks failed, after its report.
+var errSoakFailed = errors.New("the soak failed its checks")

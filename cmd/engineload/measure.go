@@ -106,6 +106,9 @@ func (ty *tally) add(rec *recorder, elapsed time.Duration, before, after snapsho
 
 // measure runs the whole measurement: every target, every round.
 func measure(ctx context.Context, cfg *config, stdout, stderr io.Writer) (*Report, error) {
+	if cfg.phases != nil {
+		return measureMix(ctx, cfg, stdout)
+	}
 	var targets []*target
 	if cfg.local {
 		ts, stop, err := localTargets(ctx, cfg, stderr)
@@ -119,7 +122,7 @@ func measure(ctx context.Context, cfg *config, stdout, stderr io.Writer) (*Repor
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("-target %q: must be an absolute http or https URL", cfg.target)
 		}
-		targets = []*target{{name: u.Host, url: strings.TrimSuffix(cfg.target, "/"), key: cfg.key, pid: cfg.pid}}
+		targets = []*target{{name: u.Host, url: strings.TrimSuffix(cfg.target, "/"), key: cfg.key, pid: cfg.pid, stats: cfg.stats, bank: cfg.bank}}
 	}
 	m := modes[cfg.mode](cfg)
 	p := plan{concurrency: cfg.concurrency, n: cfg.n, duration: cfg.duration, rate: cfg.rate, warmup: cfg.warmup}
@@ -151,6 +154,15 @@ func measure(ctx context.Context, cfg *config, stdout, stderr io.Writer) (*Repor
 	}
 	if len(rep.Runs) == 2 && rep.Runs[0].Name == "bare" && rep.Runs[0].Throughput > 0 {
 		rep.Ratio = round3(rep.Runs[1].Throughput / rep.Runs[0].Throughput)
+	}
+	if bank := targets[len(targets)-1].bank; bank != "" && cfg.ledger.len() > 0 {
+		var err error
+		if rep.Ledger, err = cfg.ledger.check(ctx, targets[len(targets)-1].http, bank); err != nil {
+			return nil, err
+		}
+		if !rep.Ledger.ok() {
+			return rep, fmt.Errorf("the bank's ledger does not match the actions: %d missing, %d duplicated, %d unasked", rep.Ledger.Missing, rep.Ledger.Duplicated, rep.Ledger.Unasked)
+		}
 	}
 	return rep, nil
 }
@@ -296,6 +308,9 @@ func settingsOf(cfg *config) Settings {
 		Session: cfg.session || cfg.bound, Bound: cfg.bound, Raw: cfg.raw, Transcript: cfg.say}
 	if cfg.n == 0 {
 		s.Duration = cfg.duration.String()
+	}
+	for _, p := range cfg.phases {
+		s.Phases = append(s.Phases, p.label())
 	}
 	if cfg.local {
 		s.Model = &ModelSettings{FirstToken: cfg.firstToken.String(), TokenInterval: cfg.tokenInterval.String(),

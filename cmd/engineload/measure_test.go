@@ -26,6 +26,18 @@ import (
 // demoEngine serves the demo tenant, in process, as the reference server does, until the
 // returned function is called.
 func demoEngine(t *testing.T) (string, func()) {
+	d := startDemo(t, http.DefaultTransport)
+	return d.url, d.stop
+}
+
+// demo is the demo tenant's engine and bank, in process.
+type demo struct {
+	url, bank string
+	stop      func()
+}
+
+// startDemo serves the demo tenant whose tools go through tr.
+func startDemo(t *testing.T, tr http.RoundTripper) demo {
 	t.Helper()
 	bank := httptest.NewServer(demobank.New(nil))
 	tenant, err := demobank.Tenant(bank.URL, "")
@@ -36,19 +48,19 @@ func demoEngine(t *testing.T) (string, func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	toolClient := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	toolClient := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	e, err := engine.New(engine.Config{Tenants: tenants, Model: intent.New(nil), Toolset: httptools.New(&httptools.Options{Client: toolClient}),
 		Synthesizer: silence{}, SigningKey: bytes.Repeat([]byte{3}, 32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(e.Handler())
-	return srv.URL, func() {
+	return demo{url: srv.URL, bank: bank.URL, stop: func() {
 		srv.Close()
 		e.Close()
 		toolClient.CloseIdleConnections()
 		bank.Close()
-	}
+	}}
 }
 
 // silence is a synthesizer that answers a tenth of a second of silence at once.

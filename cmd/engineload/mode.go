@@ -48,7 +48,7 @@ var errExhausted = errors.New("engineload: worker exhausted")
 // modes are the operations the tool knows, by the name -mode takes.
 var modes = map[string]func(*config) mode{
 	"turn":    func(c *config) mode { return &turnMode{cfg: c} },
-	"execute": func(c *config) mode { return &executeMode{cfg: c} },
+	"execute": func(c *config) mode { return &executeMode{cfg: c, ledger: c.ledger} },
 	"tts":     func(c *config) mode { return &ttsMode{cfg: c} },
 }
 
@@ -71,6 +71,9 @@ type target struct {
 	pid int
 	// stats is the server's /debug/stats URL, "" when it has none.
 	stats string
+	// bank is the URL of the demo bank behind the engine, whose ledger is checked after
+	// executes; "" when unknown.
+	bank string
 	// offset is the model's configured first-token delay, subtracted for the added latency.
 	offset time.Duration
 	// http sends every request of the phase.

@@ -39,3 +39,23 @@ func parseStat(data []byte) (time.Duration, error) {
 	}
 	return time.Duration(utime+stime) * clockTick, nil
 }
+
+// processRSS returns the resident memory of a process, VmRSS of /proc/<pid>/status.
+func processRSS(pid int) (uint64, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, fmt.Errorf("reading the memory of process %d: %w", pid, err)
+	}
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("VmRSS:")); ok {
+			f := bytes.Fields(v)
+			if len(f) == 2 && string(f[1]) == "kB" {
+				kb, err := strconv.ParseUint(string(f[0]), 10, 64)
+				if err == nil {
+					return kb << 10, nil
+				}
+			}
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+}

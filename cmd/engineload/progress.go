@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,19 @@ func newProgress(w io.Writer, quiet bool) *progress {
 
 // start shows the progress of rec until the returned function is called.
 func (p *progress) start(label string, rec *recorder, live *atomic.Int64) (stop func()) {
+	return p.startAll([]progressItem{{label, rec, live}})
+}
+
+// progressItem is one phase shown in a progress line.
+type progressItem struct {
+	label string
+	rec   *recorder
+	live  *atomic.Int64
+}
+
+// startAll shows the progress of phases that run together, on one line, until the returned
+// function is called.
+func (p *progress) startAll(items []progressItem) (stop func()) {
 	if p.quiet {
 		return func() {}
 	}
@@ -48,12 +62,16 @@ func (p *progress) start(label string, rec *recorder, live *atomic.Int64) (stop 
 				}
 				return
 			case now := <-t.C:
-				ok, errs := rec.counts()
-				tickOK, _, p50, p99 := rec.tickStats()
-				rate := float64(tickOK) / now.Sub(last).Seconds()
+				parts := make([]string, len(items))
+				for i, it := range items {
+					ok, errs := it.rec.counts()
+					tickOK, _, p50, p99 := it.rec.tickStats()
+					rate := float64(tickOK) / now.Sub(last).Seconds()
+					parts[i] = fmt.Sprintf("%s %d ok  %d failed  %.0f/s  %d in flight  p50 %s  p99 %s",
+						it.label, ok, errs, rate, it.live.Load(), p50, p99)
+				}
 				last = now
-				line := fmt.Sprintf("%s %5.0fs  %d ok  %d failed  %.0f/s  %d in flight  p50 %s  p99 %s",
-					label, now.Sub(begin).Seconds(), ok, errs, rate, live.Load(), p50, p99)
+				line := fmt.Sprintf("%5.0fs  %s", now.Sub(begin).Seconds(), strings.Join(parts, " | "))
 				if p.tty {
 					fmt.Fprint(p.w, "\r\x1b[K"+line)
 				} else {

@@ -19,22 +19,28 @@ type Report struct {
 	Runs      []Run    `json:"runs"`
 	// Ratio is the engine's throughput divided by the bare handler's, in a -local turn run.
 	Ratio float64 `json:"throughput_ratio,omitempty"`
+	// Ledger compares the actions executed with the bank's ledger, when the bank is known.
+	Ledger *LedgerCheck `json:"ledger,omitempty"`
+	// Soak is what -soak found.
+	Soak *Soak `json:"soak,omitempty"`
 }
 
 // Settings are the load and, with -local, the bench model's pace.
 type Settings struct {
-	Target      string         `json:"target,omitempty"`
-	Concurrency int            `json:"concurrency"`
-	N           int            `json:"n,omitempty"`
-	Duration    string         `json:"duration,omitempty"`
-	Rate        float64        `json:"rate,omitempty"`
-	Warmup      int            `json:"warmup"`
-	Rounds      int            `json:"rounds"`
-	Session     bool           `json:"session"`
-	Bound       bool           `json:"bound"`
-	Raw         bool           `json:"raw"`
-	Transcript  string         `json:"transcript"`
-	Model       *ModelSettings `json:"model,omitempty"`
+	Target      string `json:"target,omitempty"`
+	Concurrency int    `json:"concurrency"`
+	// Phases are the operations run at once, as -mode named them, when there are several.
+	Phases     []string       `json:"phases,omitempty"`
+	N          int            `json:"n,omitempty"`
+	Duration   string         `json:"duration,omitempty"`
+	Rate       float64        `json:"rate,omitempty"`
+	Warmup     int            `json:"warmup"`
+	Rounds     int            `json:"rounds"`
+	Session    bool           `json:"session"`
+	Bound      bool           `json:"bound"`
+	Raw        bool           `json:"raw"`
+	Transcript string         `json:"transcript"`
+	Model      *ModelSettings `json:"model,omitempty"`
 }
 
 // ModelSettings describe the bench model and backend of a -local run.
@@ -61,6 +67,8 @@ type Machine struct {
 type Run struct {
 	Name string `json:"name"`
 	URL  string `json:"url"`
+	// Operation says what one operation is, when the run's phases differ.
+	Operation string `json:"operation,omitempty"`
 	// OK and Failed count the measured operations.
 	OK     int64        `json:"ok"`
 	Failed int64        `json:"failed"`
@@ -113,7 +121,9 @@ func writeJSON(file string, rep *Report) error {
 func printReport(w io.Writer, rep *Report) {
 	s := rep.Settings
 	load := fmt.Sprintf("%d workers", s.Concurrency)
-	if s.Rate > 0 {
+	if len(s.Phases) > 0 {
+		load = strings.Join(s.Phases, ", ") + " at once"
+	} else if s.Rate > 0 {
 		load += fmt.Sprintf(", %.0f/s open loop", s.Rate)
 	}
 	if s.N > 0 {
@@ -143,6 +153,9 @@ func printReport(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %s, %s, load average %.2f at the end\n", mc.CPUs, mc.CPUModel, mc.Go, mc.OS, mc.LoadAverage)
 	for _, r := range rep.Runs {
 		fmt.Fprintf(w, "\n%s (%s)\n", r.Name, r.URL)
+		if r.Operation != "" {
+			fmt.Fprintf(w, "  %s\n", r.Operation)
+		}
 		fmt.Fprintf(w, "  %d ok, %d failed in %.2fs: %.1f/s", r.OK, r.Failed, r.Seconds, r.Throughput)
 		if r.LateStarts > 0 {
 			fmt.Fprintf(w, ", %d late starts", r.LateStarts)
@@ -184,6 +197,10 @@ func printReport(w io.Writer, rep *Report) {
 			}
 		}
 		fmt.Fprintf(w, "  load tool: %.1f µs CPU per operation\n", r.ClientCPUPerOp)
+	}
+	if l := rep.Ledger; l != nil {
+		fmt.Fprintf(w, "\nledger (%s): %d actions: %d executed, %d declined, %d unanswered; the bank holds %d transfers: %d missing, %d duplicated, %d unasked\n",
+			l.Bank, l.Actions, l.Executed, l.Declined, l.Unknown, l.Transfers, l.Missing, l.Duplicated, l.Unasked)
 	}
 	if rep.Ratio > 0 {
 		fmt.Fprintf(w, "\nengine throughput / bare handler throughput: %.3f\n", rep.Ratio)
