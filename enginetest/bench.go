@@ -27,6 +27,11 @@ type BenchModel struct {
 	TokenInterval time.Duration
 	// Deltas is the number of speak deltas (default 40), each "word ".
 	Deltas int
+	// Sentences, when positive, makes the deltas that many sentences of about equal length:
+	// the last delta of each is "word. " instead of "word ", so that the voice socket speaks
+	// each sentence as soon as it ends. Zero makes one sentence without a full stop, spoken
+	// when the answer ends.
+	Sentences int
 	// ToolCalls is the number of calls of the data tool "bench_lookup" made, in parallel,
 	// before the answer; their results are not read.
 	ToolCalls int
@@ -49,14 +54,44 @@ func (m *BenchModel) events() {
 	if m.nDeltas == 0 {
 		m.nDeltas = 40
 	}
-	for range m.nDeltas {
-		m.answer = append(m.answer, engine.TextEvent("word "))
+	for i := range m.nDeltas {
+		d := "word "
+		if m.endsSentence(i + 1) {
+			d = "word. "
+		}
+		m.answer = append(m.answer, engine.TextEvent(d))
 	}
 	for i := range m.Widgets {
 		args := fmt.Sprintf(`{"label":"Figure %d","value":"%d.00"}`, i+1, 100*(i+1))
 		m.answer = append(m.answer, engine.ToolCallEvent(engine.ToolCall{ID: "w" + strconv.Itoa(i), Name: widgets.ToolShowStat, Arguments: json.RawMessage(args)}))
 	}
 	m.answer = append(m.answer, engine.FinishEvent(engine.FinishStop))
+}
+
+// endsSentence reports whether delta i (from 1) ends a sentence.
+func (m *BenchModel) endsSentence(i int) bool {
+	s := min(m.Sentences, m.nDeltas)
+	if s <= 0 {
+		return false
+	}
+	// Sentence j (from 1) ends at delta j*n/s; i ends one when floor(i*s/n) rises at i.
+	return i*s/m.nDeltas > (i-1)*s/m.nDeltas
+}
+
+// FirstSentenceDelay is the model's own time until the first sentence of its answer is
+// complete: FirstTokenDelay and TokenInterval up to the delta that ends it (the last delta
+// when Sentences is zero). It is the model's share of the time to the first audio of a voice
+// turn, and does not count the tool calls' step.
+func (m *BenchModel) FirstSentenceDelay() time.Duration {
+	m.once.Do(m.events)
+	k := m.nDeltas
+	for i := 1; i <= m.nDeltas; i++ {
+		if m.endsSentence(i) {
+			k = i
+			break
+		}
+	}
+	return m.FirstTokenDelay + time.Duration(k-1)*m.TokenInterval
 }
 
 // Stream implements [engine.Model].
