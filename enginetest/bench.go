@@ -23,7 +23,10 @@ import (
 type BenchModel struct {
 	// FirstTokenDelay is waited before the first delta of the answer.
 	FirstTokenDelay time.Duration
-	// TokenInterval is waited between deltas.
+	// TokenInterval is the time between deltas. Delta i (from 0) is due FirstTokenDelay +
+	// i×TokenInterval after the answer's step began, as a provider streams at its own pace:
+	// the lateness of one wait does not add up over the deltas, and a consumer slower than
+	// that pace gets the deltas as fast as it takes them.
 	TokenInterval time.Duration
 	// Deltas is the number of speak deltas (default 40), each "word ".
 	Deltas int
@@ -106,13 +109,10 @@ func (m *BenchModel) Stream(ctx context.Context, req *engine.ModelRequest) iter.
 			}
 			return
 		}
+		pace := newPace(m.FirstTokenDelay, m.TokenInterval)
 		for i, ev := range m.answer {
 			if i < m.nDeltas {
-				d := m.TokenInterval
-				if i == 0 {
-					d = m.FirstTokenDelay
-				}
-				if err := sleep(ctx, d); err != nil {
+				if err := sleep(ctx, pace.wait(i)); err != nil {
 					yield(engine.ModelEvent{}, err)
 					return
 				}
@@ -122,6 +122,28 @@ func (m *BenchModel) Stream(ctx context.Context, req *engine.ModelRequest) iter.
 			}
 		}
 	}
+}
+
+// pace schedules deltas: delta i (from 0) is due first + i×interval after the pace began.
+type pace struct {
+	first, interval time.Duration
+	began           time.Time // zero when there is nothing to wait for
+}
+
+func newPace(first, interval time.Duration) pace {
+	p := pace{first: first, interval: interval}
+	if first > 0 || interval > 0 {
+		p.began = time.Now()
+	}
+	return p
+}
+
+// wait returns the time until delta i is due.
+func (p pace) wait(i int) time.Duration {
+	if p.began.IsZero() {
+		return 0
+	}
+	return p.first + time.Duration(i)*p.interval - time.Since(p.began)
 }
 
 // BenchTools is the tool configuration (package httptools) of a tenant whose one data tool,
@@ -158,7 +180,7 @@ func BareSSEHandler(deltas, widgetCount int) http.Handler {
 type BareSSE struct {
 	// FirstTokenDelay is waited after the start event, before the first delta.
 	FirstTokenDelay time.Duration
-	// TokenInterval is waited between deltas.
+	// TokenInterval is the time between deltas, paced as [BenchModel] paces them.
 	TokenInterval time.Duration
 	// Deltas is the number of speak deltas (default 40), each "word ".
 	Deltas int
@@ -189,13 +211,11 @@ func (b *BareSSE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	deltas := len(b.events) - 2 - b.Widgets
+	pace := newPace(b.FirstTokenDelay, b.TokenInterval)
 	for i, ev := range b.events {
 		var d time.Duration
-		switch {
-		case i == 1:
-			d = b.FirstTokenDelay
-		case i > 1 && i <= deltas:
-			d = b.TokenInterval
+		if i >= 1 && i <= deltas {
+			d = pace.wait(i - 1)
 		}
 		if sleep(r.Context(), d) != nil {
 			return
