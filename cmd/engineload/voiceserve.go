@@ -110,8 +110,10 @@ func (h *hijackTimer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	tc := &timedConn{Conn: conn, v: h.v}
 	tc.waiting.Store(true)
 	// Reads of what the server had buffered go on through brw.Reader; the library reads the
-	// rest from the connection returned. Writes go through the timed connection.
-	return tc, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(tc, brw.Writer.Size())), nil
+	// rest from the connection returned. Writes go through the timed connection, from the
+	// same buffer, so that the measurement costs the socket no memory.
+	brw.Writer.Reset(tc)
+	return tc, brw, nil
 }
 
 func (h *hijackTimer) Unwrap() http.ResponseWriter { return h.ResponseWriter }
