@@ -319,6 +319,7 @@ func settingsOf(cfg *config) Settings {
 	if cfg.n == 0 {
 		s.Duration = cfg.duration.String()
 	}
+	s.Speech = speechSettings(cfg)
 	if cfg.local {
 		s.Model = &ModelSettings{FirstToken: cfg.firstToken.String(), TokenInterval: cfg.tokenInterval.String(),
 			Deltas: cfg.deltas, Widgets: cfg.widgets, ToolCalls: cfg.toolCalls, BackendLatency: cfg.backendLatency.String()}

@@ -35,6 +35,8 @@ type Settings struct {
 	Raw         bool           `json:"raw"`
 	Transcript  string         `json:"transcript"`
 	Model       *ModelSettings `json:"model,omitempty"`
+	// Speech are the settings of the voice and idle modes.
+	Speech *SpeechSettings `json:"speech,omitempty"`
 }
 
 // ModelSettings describe the bench model and backend of a -local run.
@@ -145,6 +147,7 @@ func printReport(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, "bench model: first token %s, %d deltas %s apart, %d widgets, %d tool calls (backend %s)\n",
 			m.FirstToken, m.Deltas, m.TokenInterval, m.Widgets, m.ToolCalls, m.BackendLatency)
 	}
+	printSpeech(w, s.Speech)
 	mc := rep.Machine
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %s, %s, load average %.2f at the end\n", mc.CPUs, mc.CPUModel, mc.Go, mc.OS, mc.LoadAverage)
 	for _, r := range rep.Runs {

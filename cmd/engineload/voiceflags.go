@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"time"
 )
 
@@ -35,4 +37,51 @@ func (v *voiceFlags) check() error {
 		return errors.New("-utterance and -hold must be positive; -transcribe-delay, -synth-delay and -sentences cannot be negative")
 	}
 	return nil
+}
+
+// SpeechSettings are the settings of a voice or idle run.
+type SpeechSettings struct {
+	// Utterance is the length of each turn's audio; empty for typed turns.
+	Utterance string `json:"utterance,omitempty"`
+	VoiceText bool   `json:"voice_text,omitempty"`
+	Hold      string `json:"hold,omitempty"`
+	// With -local: the bench speech, the model's sentences, and the time the bench parts take
+	// before a turn's first audio, subtracted for the added time and the engine's share.
+	TranscribeDelay string `json:"transcribe_delay,omitempty"`
+	SynthDelay      string `json:"synth_delay,omitempty"`
+	Sentences       int    `json:"sentences,omitempty"`
+	Offset          string `json:"offset,omitempty"`
+}
+
+func speechSettings(cfg *config) *SpeechSettings {
+	var s SpeechSettings
+	switch cfg.mode {
+	case "voice":
+		if cfg.voiceText {
+			s.VoiceText = true
+		} else {
+			s.Utterance = cfg.utterance.String()
+		}
+	case "idle":
+		s.Hold = cfg.hold.String()
+	default:
+		return nil
+	}
+	if cfg.local && cfg.mode == "voice" {
+		s.TranscribeDelay, s.SynthDelay, s.Sentences = cfg.transcribeDelay.String(), cfg.synthDelay.String(), cfg.sentences
+		s.Offset = voiceOffset(cfg).String()
+	}
+	return &s
+}
+
+// printSpeech writes the speech settings of a run for people.
+func printSpeech(w io.Writer, s *SpeechSettings) {
+	switch {
+	case s == nil:
+	case s.Hold != "":
+		fmt.Fprintf(w, "idle: each operation holds a socket for %s\n", s.Hold)
+	case s.Offset != "":
+		fmt.Fprintf(w, "bench speech: transcription %s, synthesis %s per sentence, %d sentences; %s before the first audio is theirs and the model's\n",
+			s.TranscribeDelay, s.SynthDelay, max(s.Sentences, 1), s.Offset)
+	}
 }
