@@ -21,5 +21,14 @@
 // typed events as they arrive ([*SpeakEvent] deltas first, so that speech can start), or call
 // [TurnStream.Spec] for the assembled render spec.
 //
+// # Voice
+//
+// [Client.Stream] opens the live voice socket (WebSocket /engine/stream) with the same headers,
+// session and retry rules, and returns a [Stream]. [Stream.SendAudio] sends the user's speech
+// (16-bit PCM, 16 kHz, mono) and [Stream.EndOfSpeech] ends the utterance; [Stream.SendText]
+// sends a typed turn and [Stream.Cancel] stops the answer. Range over [Stream.Events] for the
+// answer: a [*TranscriptEvent], [*SpeakEvent] deltas and [*AudioEvent] PCM interleaved, a
+// [*SpecEvent], then a [*DoneEvent]. Keep reading while the socket is open.
+//
 // The examples are the best way in.
 package client

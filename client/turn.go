@@ -103,8 +103,11 @@ type WidgetEvent struct {
 }
 
 // ErrorEvent reports a failure after the stream started; a [DoneEvent] with an apology follows.
+// On the voice socket an error before the turn's transcript ends the turn by itself.
 type ErrorEvent struct {
-	ID        string `json:"-"`
+	ID string `json:"-"`
+	// TurnID is the turn the error concerns, on the voice socket; empty when it concerns none.
+	TurnID    string `json:"-"`
 	Code      string `json:"code"`
 	Message   string `json:"message"`
 	Retryable bool   `json:"retryable"`
@@ -114,6 +117,9 @@ type ErrorEvent struct {
 type DoneEvent struct {
 	ID   string
 	Spec widgets.Spec
+	// TurnID is the turn's id, on the voice socket (where Spec is that of the [*SpecEvent]
+	// before it).
+	TurnID string
 }
 
 // UnknownEvent is an event this version of the client does not know.

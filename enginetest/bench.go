@@ -23,10 +23,18 @@ import (
 type BenchModel struct {
 	// FirstTokenDelay is waited before the first delta of the answer.
 	FirstTokenDelay time.Duration
-	// TokenInterval is waited between deltas.
+	// TokenInterval is the time between deltas. Delta i (from 0) is due FirstTokenDelay +
+	// i×TokenInterval after the answer's step began, as a provider streams at its own pace:
+	// the lateness of one wait does not add up over the deltas, and a consumer slower than
+	// that pace gets the deltas as fast as it takes them.
 	TokenInterval time.Duration
 	// Deltas is the number of speak deltas (default 40), each "word ".
 	Deltas int
+	// Sentences, when positive, makes the deltas that many sentences of about equal length:
+	// the last delta of each is "word. " instead of "word ", so that the voice socket speaks
+	// each sentence as soon as it ends. Zero makes one sentence without a full stop, spoken
+	// when the answer ends.
+	Sentences int
 	// ToolCalls is the number of calls of the data tool "bench_lookup" made, in parallel,
 	// before the answer; their results are not read.
 	ToolCalls int
@@ -49,14 +57,44 @@ func (m *BenchModel) events() {
 	if m.nDeltas == 0 {
 		m.nDeltas = 40
 	}
-	for range m.nDeltas {
-		m.answer = append(m.answer, engine.TextEvent("word "))
+	for i := range m.nDeltas {
+		d := "word "
+		if m.endsSentence(i + 1) {
+			d = "word. "
+		}
+		m.answer = append(m.answer, engine.TextEvent(d))
 	}
 	for i := range m.Widgets {
 		args := fmt.Sprintf(`{"label":"Figure %d","value":"%d.00"}`, i+1, 100*(i+1))
 		m.answer = append(m.answer, engine.ToolCallEvent(engine.ToolCall{ID: "w" + strconv.Itoa(i), Name: widgets.ToolShowStat, Arguments: json.RawMessage(args)}))
 	}
 	m.answer = append(m.answer, engine.FinishEvent(engine.FinishStop))
+}
+
+// endsSentence reports whether delta i (from 1) ends a sentence.
+func (m *BenchModel) endsSentence(i int) bool {
+	s := min(m.Sentences, m.nDeltas)
+	if s <= 0 {
+		return false
+	}
+	// Sentence j (from 1) ends at delta j*n/s; i ends one when floor(i*s/n) rises at i.
+	return i*s/m.nDeltas > (i-1)*s/m.nDeltas
+}
+
+// FirstSentenceDelay is the model's own time until the first sentence of its answer is
+// complete: FirstTokenDelay and TokenInterval up to the delta that ends it (the last delta
+// when Sentences is zero). It is the model's share of the time to the first audio of a voice
+// turn, and does not count the tool calls' step.
+func (m *BenchModel) FirstSentenceDelay() time.Duration {
+	m.once.Do(m.events)
+	k := m.nDeltas
+	for i := 1; i <= m.nDeltas; i++ {
+		if m.endsSentence(i) {
+			k = i
+			break
+		}
+	}
+	return m.FirstTokenDelay + time.Duration(k-1)*m.TokenInterval
 }
 
 // Stream implements [engine.Model].
@@ -71,13 +109,10 @@ func (m *BenchModel) Stream(ctx context.Context, req *engine.ModelRequest) iter.
 			}
 			return
 		}
+		pace := newPace(m.FirstTokenDelay, m.TokenInterval)
 		for i, ev := range m.answer {
 			if i < m.nDeltas {
-				d := m.TokenInterval
-				if i == 0 {
-					d = m.FirstTokenDelay
-				}
-				if err := sleep(ctx, d); err != nil {
+				if err := sleep(ctx, pace.wait(i)); err != nil {
 					yield(engine.ModelEvent{}, err)
 					return
 				}
@@ -87,6 +122,28 @@ func (m *BenchModel) Stream(ctx context.Context, req *engine.ModelRequest) iter.
 			}
 		}
 	}
+}
+
+// pace schedules deltas: delta i (from 0) is due first + i×interval after the pace began.
+type pace struct {
+	first, interval time.Duration
+	began           time.Time // zero when there is nothing to wait for
+}
+
+func newPace(first, interval time.Duration) pace {
+	p := pace{first: first, interval: interval}
+	if first > 0 || interval > 0 {
+		p.began = time.Now()
+	}
+	return p
+}
+
+// wait returns the time until delta i is due.
+func (p pace) wait(i int) time.Duration {
+	if p.began.IsZero() {
+		return 0
+	}
+	return p.first + time.Duration(i)*p.interval - time.Since(p.began)
 }
 
 // BenchTools is the tool configuration (package httptools) of a tenant whose one data tool,
@@ -123,7 +180,7 @@ func BareSSEHandler(deltas, widgetCount int) http.Handler {
 type BareSSE struct {
 	// FirstTokenDelay is waited after the start event, before the first delta.
 	FirstTokenDelay time.Duration
-	// TokenInterval is waited between deltas.
+	// TokenInterval is the time between deltas, paced as [BenchModel] paces them.
 	TokenInterval time.Duration
 	// Deltas is the number of speak deltas (default 40), each "word ".
 	Deltas int
@@ -154,13 +211,11 @@ func (b *BareSSE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	deltas := len(b.events) - 2 - b.Widgets
+	pace := newPace(b.FirstTokenDelay, b.TokenInterval)
 	for i, ev := range b.events {
 		var d time.Duration
-		switch {
-		case i == 1:
-			d = b.FirstTokenDelay
-		case i > 1 && i <= deltas:
-			d = b.TokenInterval
+		if i >= 1 && i <= deltas {
+			d = pace.wait(i - 1)
 		}
 		if sleep(r.Context(), d) != nil {
 			return

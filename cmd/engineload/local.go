@@ -130,6 +130,8 @@ func localTargets(ctx context.Context, cfg *config, stderr io.Writer) (targets [
 		"-deltas", strconv.Itoa(cfg.deltas), "-widgets", strconv.Itoa(cfg.widgets),
 		"-tool-calls", strconv.Itoa(cfg.toolCalls),
 		"-first-token", cfg.firstToken.String(), "-token-interval", cfg.tokenInterval.String(),
+		"-sentences", strconv.Itoa(cfg.sentences), "-transcribe-delay", cfg.transcribeDelay.String(),
+		"-synth-delay", cfg.synthDelay.String(), "-voice-text=" + strconv.FormatBool(cfg.voiceText),
 	}
 	local := func(c *child, name, key string, offset time.Duration) *target {
 		return &target{name: name, url: c.url, key: key, pid: c.pid(), stats: c.url + "/debug/stats", offset: offset}
@@ -156,6 +158,16 @@ func localTargets(ctx context.Context, cfg *config, stderr io.Writer) (targets [
 			return nil, stop, err
 		}
 		return []*target{local(bare, "bare", benchKey, cfg.firstToken), local(eng, "engine", benchKey, cfg.firstToken)}, stop, nil
+	case "voice", "idle":
+		eng, err := start(serveEngine, model...)
+		if err != nil {
+			return nil, stop, err
+		}
+		offset := time.Duration(0)
+		if cfg.mode == "voice" {
+			offset = voiceOffset(cfg)
+		}
+		return []*target{local(eng, "engine", benchKey, offset)}, stop, nil
 	case "execute":
 		bank, err := start(serveDemobank)
 		if err != nil {

@@ -101,6 +101,7 @@ type config struct {
 	widgets        int
 	toolCalls      int
 	backendLatency time.Duration
+	voiceFlags
 
 	jsonOut, svgOut        string
 	cpuProfile, memProfile string
@@ -148,6 +149,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.widgets, "widgets", 2, "-local: widgets per turn")
 	fs.IntVar(&c.toolCalls, "tool-calls", 0, "-local: data tool calls per turn, made before the answer")
 	fs.DurationVar(&c.backendLatency, "backend-latency", 0, "-local: latency of the bench backend's tool")
+	c.voiceFlags.addFlags(fs)
 	fs.StringVar(&c.jsonOut, "json", "", "write the report as JSON to this file")
 	fs.StringVar(&c.svgOut, "svg", "", "write a chart of the latency distribution to this SVG file")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "-local: write a CPU profile of the engine during its measured phase")
@@ -207,6 +209,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	c.runID = strconv.FormatInt(time.Now().UnixNano(), 36)
 	c.ledger = newLedger()
+	if err := c.voiceFlags.check(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.concurrency < 1 {
 		errs = append(errs, errors.New("-c must be at least 1"))
 	}
@@ -240,6 +245,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cfg.serve != "" {
 		return serve(ctx, cfg, stdin, stdout, stderr)
 	}
+	raiseFileLimit(stderr)
 	rep, failed := measure(ctx, cfg, stdout, stderr)
 	if rep == nil {
 		return failed

@@ -84,6 +84,10 @@ type tally struct {
 	last      *debugStats // after the last round
 	// firstSpeak are the server's first-speak times of each round.
 	firstSpeak []Summary
+	// firstAudio are the engine's shares of the voice turns' first audio, of each round.
+	firstAudio []Summary
+	// sockets is what the sockets of an idle run cost the server (the last round's).
+	sockets *SocketCost
 }
 
 func (ty *tally) add(rec *recorder, elapsed time.Duration, before, after snapshot) {
@@ -100,6 +104,9 @@ func (ty *tally) add(rec *recorder, elapsed time.Duration, before, after snapsho
 		ty.last = after.stats
 		if after.stats.FirstSpeak.Count > 0 {
 			ty.firstSpeak = append(ty.firstSpeak, after.stats.FirstSpeak)
+		}
+		if after.stats.FirstAudio.Count > 0 {
+			ty.firstAudio = append(ty.firstAudio, after.stats.FirstAudio)
 		}
 	}
 }
@@ -169,10 +176,17 @@ func measure(ctx context.Context, cfg *config, stdout, stderr io.Writer) (*Repor
 
 // runPhase drives one target once: it prepares the workers, warms up, then measures.
 func runPhase(ctx context.Context, cfg *config, m mode, t *target, p plan, prog *progress, label string, ty *tally) error {
+	po, _ := m.(phaseObserver)
+	if po != nil {
+		if err := po.beforePrepare(ctx, t); err != nil {
+			return err
+		}
+	}
 	workers, err := prepare(ctx, m, t, p)
 	if err != nil {
 		return err
 	}
+	defer closeWorkers(workers)
 	var live atomic.Int64
 	if p.warmup > 0 {
 		if _, err := drive(ctx, workers, plan{concurrency: p.concurrency, n: p.warmup}, newRecorder(0), &live); err != nil {
@@ -204,6 +218,11 @@ func runPhase(ctx context.Context, cfg *config, m mode, t *target, p plan, prog 
 		return err
 	}
 	ty.add(rec, elapsed, before, after)
+	if po != nil {
+		if ty.sockets, err = po.afterPhase(ctx, t, len(workers)); err != nil {
+			return err
+		}
+	}
 	if cfg.memProfile != "" && t.name == "engine" && t.stats != "" {
 		return fetchProfile(ctx, t, "/debug/pprof/heap?gc=1", cfg.memProfile)
 	}
@@ -254,7 +273,7 @@ func runOf(ty *tally, cfg *config) Run {
 	rec := ty.rec
 	ok, errs := rec.counts()
 	r := Run{Name: ty.t.name, URL: ty.t.url, OK: ok, Failed: errs, Errors: rec.errorList(), LateStarts: rec.late,
-		Seconds: round3(ty.seconds), Done: summarize(rec.total)}
+		Seconds: round3(ty.seconds), Done: summarize(rec.total), Sockets: ty.sockets}
 	if ty.seconds > 0 {
 		r.Throughput = round3(float64(ok) / ty.seconds)
 	}
@@ -281,6 +300,9 @@ func runOf(ty *tally, cfg *config) Run {
 		}
 		if len(ty.firstSpeak) > 0 {
 			s.FirstSpeak = worstOf(ty.firstSpeak)
+		}
+		if len(ty.firstAudio) > 0 {
+			s.FirstAudio = worstOf(ty.firstAudio)
 		}
 		r.Server = s
 	}
@@ -312,6 +334,7 @@ func settingsOf(cfg *config) Settings {
 	for _, p := range cfg.phases {
 		s.Phases = append(s.Phases, p.label())
 	}
+	s.Speech = speechSettings(cfg)
 	if cfg.local {
 		s.Model = &ModelSettings{FirstToken: cfg.firstToken.String(), TokenInterval: cfg.tokenInterval.String(),
 			Deltas: cfg.deltas, Widgets: cfg.widgets, ToolCalls: cfg.toolCalls, BackendLatency: cfg.backendLatency.String()}

@@ -11,10 +11,6 @@ import (
 	"time"
 )
 
-// A closer is a worker that holds something open between operations (a voice socket), closed
-// when its phase ends.
-type closer interface{ close() }
-
 // phaseRun is one phase of a mixed run: its operations, workers and record.
 type phaseRun struct {
 	spec    phaseSpec
@@ -154,14 +150,6 @@ func (ph *phaseRun) plan(cfg *config) plan {
 		warmup = 0 // a paced phase starts at its pace
 	}
 	return plan{concurrency: ph.spec.concurrency, n: cfg.n, duration: cfg.duration, rate: ph.spec.rate, warmup: warmup}
-}
-
-func closeWorkers(ws []worker) {
-	for _, w := range ws {
-		if c, ok := w.(closer); ok {
-			c.close()
-		}
-	}
 }
 
 func sumOps(rec *recorder) int64 {

@@ -50,6 +50,8 @@ var modes = map[string]func(*config) mode{
 	"turn":    func(c *config) mode { return &turnMode{cfg: c} },
 	"execute": func(c *config) mode { return &executeMode{cfg: c, ledger: c.ledger} },
 	"tts":     func(c *config) mode { return &ttsMode{cfg: c} },
+	"voice":   func(c *config) mode { return &voiceMode{cfg: c} },
+	"idle":    func(c *config) mode { return &idleMode{cfg: c} },
 }
 
 func modeNames() string {

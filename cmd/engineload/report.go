@@ -41,6 +41,8 @@ type Settings struct {
 	Raw        bool           `json:"raw"`
 	Transcript string         `json:"transcript"`
 	Model      *ModelSettings `json:"model,omitempty"`
+	// Speech are the settings of the voice and idle modes.
+	Speech *SpeechSettings `json:"speech,omitempty"`
 }
 
 // ModelSettings describe the bench model and backend of a -local run.
@@ -86,6 +88,8 @@ type Run struct {
 	// Done is the time to the done event, or to the end of the answer.
 	Done   Summary     `json:"done"`
 	Server *ServerCost `json:"server,omitempty"`
+	// Sockets is what the sockets of an idle run cost the server.
+	Sockets *SocketCost `json:"sockets,omitempty"`
 	// ClientCPUPerOp is the load tool's own CPU time per operation, in microseconds.
 	ClientCPUPerOp float64 `json:"client_cpu_per_op_us"`
 }
@@ -107,6 +111,10 @@ type ServerCost struct {
 	// starting to the first speak event flushed (-local turn runs; with rounds, the worst
 	// round's figures).
 	FirstSpeak *Summary `json:"first_speak,omitempty"`
+	// FirstAudio is the engine's share of a voice turn's time to first audio: from its
+	// end_of_speech read to its first audio written, less the configured time of the bench
+	// transcriber, model (to its first sentence) and synthesizer (-local voice runs).
+	FirstAudio *Summary `json:"first_audio,omitempty"`
 }
 
 func writeJSON(file string, rep *Report) error {
@@ -149,6 +157,7 @@ func printReport(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, "bench model: first token %s, %d deltas %s apart, %d widgets, %d tool calls (backend %s)\n",
 			m.FirstToken, m.Deltas, m.TokenInterval, m.Widgets, m.ToolCalls, m.BackendLatency)
 	}
+	printSpeech(w, s.Speech)
 	mc := rep.Machine
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %s, %s, load average %.2f at the end\n", mc.CPUs, mc.CPUModel, mc.Go, mc.OS, mc.LoadAverage)
 	for _, r := range rep.Runs {
@@ -176,7 +185,7 @@ func printReport(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, "  %-12s %9.3f %9.3f %9.3f %9.3f %9.3f\n", label, s.P50, s.P90, s.P99, s.P999, s.Max)
 		}
 		first := "first speak"
-		if rep.Mode == "tts" {
+		if rep.Mode == "tts" || rep.Mode == "voice" {
 			first = "first audio"
 		}
 		line(first, r.First)
@@ -184,6 +193,7 @@ func printReport(w io.Writer, rep *Report) {
 		line("done", &r.Done)
 		if r.Server != nil {
 			line("server first", r.Server.FirstSpeak)
+			line("engine share", r.Server.FirstAudio)
 		}
 		if sc := r.Server; sc != nil {
 			fmt.Fprintf(w, "  server: %.1f µs CPU per operation (%.2f s)", sc.CPUPerOp, sc.CPUSeconds)
@@ -196,6 +206,7 @@ func printReport(w io.Writer, rep *Report) {
 					bytesString(sc.HeapBefore), bytesString(sc.HeapAfter), sc.GoroutinesBefore, sc.GoroutinesAfter, bytesString(sc.MemoryAfter))
 			}
 		}
+		printSockets(w, r.Sockets)
 		fmt.Fprintf(w, "  load tool: %.1f µs CPU per operation\n", r.ClientCPUPerOp)
 	}
 	if l := rep.Ledger; l != nil {

@@ -45,14 +45,20 @@ type debugStats struct {
 	// FirstSpeak is the time from a turn's handler starting to its first speak event flushed,
 	// for the turns since the last ?reset=1: the server's own share of the time to first speak,
 	// without the network, the client or the server's reading of the request.
-	FirstSpeak   Summary `json:"first_speak"`
-	AllocObjects uint64  `json:"alloc_objects"`
-	AllocBytes   uint64  `json:"alloc_bytes"`
-	HeapLive     uint64  `json:"heap_live_bytes"`
-	HeapObjects  uint64  `json:"heap_objects"`
-	TotalMemory  uint64  `json:"total_memory_bytes"`
-	Goroutines   uint64  `json:"goroutines"`
-	GCCycles     uint64  `json:"gc_cycles"`
+	FirstSpeak Summary `json:"first_speak"`
+	// FirstAudio is the engine's share of a voice turn's time to first audio: from the
+	// client's end_of_speech (or text) read to the turn's first audio message written, less
+	// the configured time of the bench transcriber, model and synthesizer (see voiceTimer).
+	FirstAudio Summary `json:"first_audio"`
+	// Sockets is the number of open voice sockets.
+	Sockets      int64  `json:"sockets"`
+	AllocObjects uint64 `json:"alloc_objects"`
+	AllocBytes   uint64 `json:"alloc_bytes"`
+	HeapLive     uint64 `json:"heap_live_bytes"`
+	HeapObjects  uint64 `json:"heap_objects"`
+	TotalMemory  uint64 `json:"total_memory_bytes"`
+	Goroutines   uint64 `json:"goroutines"`
+	GCCycles     uint64 `json:"gc_cycles"`
 }
 
 var statsMetrics = []string{
@@ -85,12 +91,14 @@ func readStats(gc bool) debugStats {
 }
 
 // debugHandler serves /debug/stats and the pprof profiles under /debug/pprof/.
-func debugHandler(ft *firstSpeakTimer) http.Handler {
+func debugHandler(ft *firstSpeakTimer, vt *voiceTimer) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /debug/stats", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		s := readStats(q.Get("gc") == "1")
 		s.FirstSpeak = ft.summary(q.Get("reset") == "1")
+		s.FirstAudio = vt.summary(q.Get("reset") == "1")
+		s.Sockets = vt.open.Load()
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(s)
 	})
@@ -106,15 +114,17 @@ func debugHandler(ft *firstSpeakTimer) http.Handler {
 // its first line of output. It serves until its standard input ends (the parent went away or
 // closed it) or ctx is cancelled.
 func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr io.Writer) error {
-	h, closeServer, err := serverOf(cfg)
+	vt := newVoiceTimer(nil, cfg)
+	h, closeServer, err := serverOf(cfg, vt)
 	if err != nil {
 		return err
 	}
 	defer closeServer()
 	ft := &firstSpeakTimer{next: h, hist: newHistogram()}
+	vt.next = ft
 	mux := http.NewServeMux()
-	mux.Handle("/debug/", debugHandler(ft))
-	mux.Handle("/", ft)
+	mux.Handle("/debug/", debugHandler(ft, vt))
+	mux.Handle("/", vt)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -224,8 +234,8 @@ func (t *timingWriter) FlushError() error {
 
 func (t *timingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
-// serverOf builds the handler of the -serve kind.
-func serverOf(cfg *config) (http.Handler, func(), error) {
+// serverOf builds the handler of the -serve kind; vt counts an engine's voice sockets.
+func serverOf(cfg *config, vt *voiceTimer) (http.Handler, func(), error) {
 	nop := func() {}
 	switch cfg.serve {
 	case serveBare:
@@ -258,8 +268,7 @@ func serverOf(cfg *config) (http.Handler, func(), error) {
 				tenant.Tools = json.RawMessage(enginetest.BenchTools)
 			}
 			err = tenant.Validate()
-			model = &enginetest.BenchModel{FirstTokenDelay: cfg.firstToken, TokenInterval: cfg.tokenInterval,
-				Deltas: cfg.deltas, ToolCalls: cfg.toolCalls, Widgets: cfg.widgets}
+			model = benchModel(cfg)
 		}
 		if err != nil {
 			return nil, nop, err
@@ -272,8 +281,10 @@ func serverOf(cfg *config) (http.Handler, func(), error) {
 		rand.Read(key)
 		// The turn's log line is formatted as in production; where it goes is not measured.
 		log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		transcriber, synthesizer := benchSpeech(cfg)
 		e, err := engine.New(engine.Config{Tenants: tenants, Model: model, Toolset: httptools.New(nil),
-			SigningKey: key, Logger: log})
+			SigningKey: key, Logger: log, Transcriber: transcriber, Synthesizer: synthesizer,
+			Observer: &engine.Observer{Socket: vt.socket}})
 		if err != nil {
 			return nil, nop, err
 		}

@@ -1,0 +1,399 @@
+package client
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/convengine/engine/widgets"
+)
+
+// PathStream is the path of the voice socket.
+const PathStream = "/engine/stream"
+
+// Limits of the voice socket.
+const (
+	// MaxStreamMessage is the largest message the engine reads on the voice socket.
+	MaxStreamMessage = 64 << 10
+	// audioChunk is the PCM sent per audio message: half a second, 22 KiB in base64.
+	audioChunk = 16 << 10
+)
+
+// Errors of the voice socket.
+var (
+	// ErrStreamClosed is returned by the methods of a [Stream] that was closed.
+	ErrStreamClosed = errors.New("client: the voice socket is closed")
+	// ErrOddAudio is returned by [Stream.SendAudio] for PCM of an odd number of bytes.
+	ErrOddAudio = errors.New("client: audio must hold whole 16-bit samples")
+	// ErrMessageTooLarge is returned when a message would exceed [MaxStreamMessage].
+	ErrMessageTooLarge = errors.New("client: the message is larger than the voice socket takes")
+)
+
+// StreamOptions configure a voice socket. Nil means the defaults.
+type StreamOptions struct {
+	// Context is sent with the socket's first message: the conversation, the screen, the
+	// country and the locale of the turns. Nil sends none: the tenant's locale and a new
+	// conversation.
+	Context *StreamContext
+}
+
+// StreamContext is what the app knows about where the user is, for the turns of a voice
+// socket.
+type StreamContext struct {
+	// SessionID names the conversation; a new one when empty.
+	SessionID   string `json:"sessionId,omitempty"`
+	Screen      any    `json:"screen,omitempty"`
+	CountryCode string `json:"country_code,omitempty"`
+	// Locale is a BCP 47 tag such as "en-US".
+	Locale string `json:"locale,omitempty"`
+}
+
+// Stream is an open voice socket (the engine's WebSocket /engine/stream). Send the user's
+// speech with [Stream.SendAudio] and [Stream.EndOfSpeech], or typed text with
+// [Stream.SendText]; read the answers with [Stream.Next] or [Stream.Events]. The send
+// methods may be called from any goroutine; read from one goroutine, and keep reading while
+// the socket is open: the engine's keep-alive pings are answered while it is read, and a
+// socket that is not read is closed by the engine. Close it when done.
+type Stream struct {
+	ws       *websocket.Conn
+	maxEvent int
+
+	sendMu  sync.Mutex
+	context []byte // JSON of the context for the next message; nil when sent
+	buf     []byte // the message being built, under sendMu
+
+	spec      *widgets.Spec // of the turn being read
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// Stream opens the voice socket. The upgrade request carries the headers of every request
+// (X-Engine-Key, X-Token, X-Request-ID, forwarded headers, the session and its DPoP proof)
+// and follows the package's retry rules; a refused upgrade is returned as an [*Error].
+func (c *Client) Stream(ctx context.Context, opts *StreamOptions) (*Stream, error) {
+	var ctxJSON []byte
+	if opts != nil && opts.Context != nil {
+		b, err := json.Marshal(opts.Context)
+		if err != nil {
+			return nil, fmt.Errorf("client: encoding the context: %w", err)
+		}
+		ctxJSON = b
+	}
+	id := c.prefix + c.newID()
+	var nonceRetried, sessionRetried bool
+	for {
+		sess := c.Session()
+		req, err := c.newRequest(ctx, http.MethodGet, PathStream, nil, id, sess)
+		if err != nil {
+			return nil, err
+		}
+		ws, resp, err := websocket.Dial(ctx, c.baseStr+PathStream, &websocket.DialOptions{HTTPClient: c.http, HTTPHeader: req.Header})
+		if resp != nil {
+			if n := resp.Header.Get("DPoP-Nonce"); n != "" {
+				c.mu.Lock()
+				c.nonce = n
+				c.mu.Unlock()
+			}
+		}
+		if err == nil {
+			ws.SetReadLimit(int64(c.maxEvent))
+			return &Stream{ws: ws, maxEvent: c.maxEvent, context: ctxJSON, closed: make(chan struct{})}, nil
+		}
+		if resp == nil || resp.StatusCode == http.StatusSwitchingProtocols {
+			return nil, fmt.Errorf("client: opening the voice socket: %w", err)
+		}
+		perr := readError(resp)
+		switch {
+		case perr.Code == CodeUseDPoPNonce && sess != nil && sess.key != nil && !nonceRetried && resp.Header.Get("DPoP-Nonce") != "":
+			nonceRetried = true
+		case perr.Code == CodeInvalidSession && sess != nil && !sessionRetried:
+			sessionRetried = true
+			if _, err := c.renewSession(ctx, sess); err != nil {
+				return nil, fmt.Errorf("re-creating the session after %w: %w", perr, err)
+			}
+		default:
+			return nil, perr
+		}
+	}
+}
+
+// SetContext makes the next message carry ctx, which replaces the socket's context for the
+// turns that follow.
+func (s *Stream) SetContext(c *StreamContext) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("client: encoding the context: %w", err)
+	}
+	s.sendMu.Lock()
+	s.context = b
+	s.sendMu.Unlock()
+	return nil
+}
+
+// SendAudio sends a piece of the user's speech: 16-bit little-endian PCM, 16 kHz, mono. It
+// is split into messages of half a second; any length may be sent at once. The engine
+// answers once [Stream.EndOfSpeech] ends the utterance.
+func (s *Stream) SendAudio(ctx context.Context, pcm []byte) error {
+	if len(pcm)%2 != 0 {
+		return ErrOddAudio
+	}
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	for first := true; first || len(pcm) > 0; first = false {
+		n := min(len(pcm), audioChunk)
+		b := s.start("audio")
+		b = append(b, `,"chunk":"`...)
+		b = base64.StdEncoding.AppendEncode(b, pcm[:n])
+		b = append(b, '"')
+		if err := s.write(ctx, b); err != nil {
+			return err
+		}
+		pcm = pcm[n:]
+	}
+	return nil
+}
+
+// EndOfSpeech ends the utterance: the engine transcribes it and answers.
+func (s *Stream) EndOfSpeech(ctx context.Context) error { return s.send(ctx, "end_of_speech") }
+
+// SendText sends a typed turn, 1 to 8 000 characters; it cuts short an answer still running.
+func (s *Stream) SendText(ctx context.Context, text string) error {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	b := s.start("text")
+	b = append(b, `,"transcript":`...)
+	t, err := json.Marshal(text)
+	if err != nil {
+		return fmt.Errorf("client: encoding the text: %w", err)
+	}
+	return s.write(ctx, append(b, t...))
+}
+
+// Cancel stops the running answer: the engine answers with a [*CancelledEvent] and sends
+// nothing more of that turn.
+func (s *Stream) Cancel(ctx context.Context) error { return s.send(ctx, "cancel") }
+
+func (s *Stream) send(ctx context.Context, typ string) error {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	return s.write(ctx, s.start(typ))
+}
+
+// start begins a message of type typ, with the context when it is still to be sent; the
+// caller holds sendMu and ends the object with write.
+func (s *Stream) start(typ string) []byte {
+	b := append(s.buf[:0], `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, '"')
+	if s.context != nil {
+		b = append(b, `,"context":`...)
+		b = append(b, s.context...)
+	}
+	return b
+}
+
+// write sends the message b, closing its object; the caller holds sendMu.
+func (s *Stream) write(ctx context.Context, b []byte) error {
+	b = append(b, '}')
+	s.buf = b
+	if len(b) > MaxStreamMessage {
+		return ErrMessageTooLarge
+	}
+	select {
+	case <-s.closed:
+		return ErrStreamClosed
+	default:
+	}
+	if err := s.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		return s.wrap("sending", err)
+	}
+	s.context = nil
+	return nil
+}
+
+// Next waits for the next message of the engine and returns it as an event: a
+// [*TranscriptEvent], [*SpeakEvent], [*AudioEvent], [*SpecEvent], [*DoneEvent],
+// [*CancelledEvent], [*ErrorEvent], or an [*UnknownEvent] of a newer engine. It returns an
+// error when the socket ended: [ErrStreamClosed] after Close, else the close or connection
+// error (websocket.CloseStatus tells the engine's close code).
+func (s *Stream) Next(ctx context.Context) (Event, error) {
+	select {
+	case <-s.closed:
+		return nil, ErrStreamClosed
+	default:
+	}
+	typ, data, err := s.ws.Read(ctx)
+	if err != nil {
+		return nil, s.wrap("reading", err)
+	}
+	if typ != websocket.MessageText {
+		s.ws.Close(websocket.StatusUnsupportedData, "messages are JSON text")
+		return nil, errors.New("client: the engine sent a binary message")
+	}
+	var m streamMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("client: decoding a voice socket message: %w", err)
+	}
+	bad := func(err error) (Event, error) {
+		return nil, fmt.Errorf("client: %s message: %w", m.Type, err)
+	}
+	switch m.Type {
+	case EventTranscript:
+		s.spec = nil
+		return &TranscriptEvent{TurnID: m.TurnID, Text: m.Text}, nil
+	case EventSpeak:
+		return &SpeakEvent{Delta: m.Delta}, nil
+	case EventAudio:
+		return &AudioEvent{Seq: m.Seq, SampleRate: m.SampleRate, PCM: m.Chunk}, nil
+	case EventSpec:
+		var spec widgets.Spec
+		if err := json.Unmarshal(m.Spec, &spec); err != nil {
+			return bad(err)
+		}
+		s.spec = &spec
+		return &SpecEvent{Spec: spec}, nil
+	case EventDone:
+		ev := &DoneEvent{TurnID: m.TurnID}
+		if s.spec != nil {
+			ev.Spec = *s.spec
+		}
+		s.spec = nil
+		return ev, nil
+	case EventCancelled:
+		s.spec = nil
+		return &CancelledEvent{TurnID: m.TurnID}, nil
+	case EventError:
+		if m.Error == nil {
+			return bad(errors.New("no error object"))
+		}
+		return &ErrorEvent{TurnID: m.TurnID, Code: m.Error.Code, Message: m.Error.Message, Retryable: m.Error.Retryable}, nil
+	}
+	return &UnknownEvent{Name: m.Type, Data: json.RawMessage(data)}, nil
+}
+
+// Events returns the engine's messages as events, as [Stream.Next] reads them, until the
+// socket ends (with its error) or ctx ends. Stopping early leaves the rest for a later call.
+func (s *Stream) Events(ctx context.Context) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		for {
+			ev, err := s.Next(ctx)
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// Close closes the socket with 1000 (normal closure): a turn still running on the engine is
+// cancelled. It may be called more than once, from any goroutine; only the first call does
+// anything.
+func (s *Stream) Close() error {
+	err := ErrStreamClosed
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		err = s.ws.Close(websocket.StatusNormalClosure, "")
+		if errors.Is(err, net.ErrClosed) || websocket.CloseStatus(err) != -1 {
+			err = nil // the engine closed it first
+		}
+		if err != nil {
+			err = fmt.Errorf("client: closing the voice socket: %w", err)
+		}
+	})
+	if errors.Is(err, ErrStreamClosed) {
+		return nil
+	}
+	return err
+}
+
+// wrap describes a failure of the socket; after Close it is ErrStreamClosed.
+func (s *Stream) wrap(doing string, err error) error {
+	select {
+	case <-s.closed:
+		return ErrStreamClosed
+	default:
+	}
+	if code := websocket.CloseStatus(err); code != -1 {
+		return fmt.Errorf("client: %s on the voice socket: the engine closed it (%d): %w", doing, int(code), err)
+	}
+	return fmt.Errorf("client: %s on the voice socket: %w", doing, err)
+}
+
+// streamMessage is any message of the engine on the voice socket.
+type streamMessage struct {
+	Type       string          `json:"type"`
+	TurnID     string          `json:"turnId"`
+	Text       string          `json:"text"`
+	Delta      string          `json:"delta"`
+	Seq        int             `json:"seq"`
+	SampleRate int             `json:"sampleRate"`
+	Chunk      []byte          `json:"chunk"` // base64 in JSON
+	Spec       json.RawMessage `json:"spec"`
+	Error      *struct {
+		Code      string `json:"code"`
+		Message   string `json:"message"`
+		Retryable bool   `json:"retryable"`
+	} `json:"error"`
+}
+
+// Event names of the voice socket, besides speak, error and done.
+const (
+	EventTranscript = "transcript"
+	EventAudio      = "audio"
+	EventSpec       = "spec"
+	EventCancelled  = "cancelled"
+)
+
+// TranscriptEvent opens a turn of the voice socket with what the engine heard (or what was
+// typed).
+type TranscriptEvent struct {
+	TurnID string
+	Text   string
+}
+
+// AudioEvent is a piece of the spoken answer: 16-bit little-endian mono PCM at SampleRate.
+// Seq counts the turn's audio events from 1.
+type AudioEvent struct {
+	Seq        int
+	SampleRate int
+	PCM        []byte
+}
+
+// SpecEvent carries the turn's render spec, after its last audio; a [*DoneEvent] follows.
+type SpecEvent struct {
+	Spec widgets.Spec
+}
+
+// CancelledEvent answers [Stream.Cancel], or a new utterance or text that cut the running
+// answer short. TurnID is the cancelled turn's, empty when no answer was running.
+type CancelledEvent struct {
+	TurnID string
+}
+
+// EventName returns "transcript".
+func (*TranscriptEvent) EventName() string { return EventTranscript }
+
+// EventName returns "audio".
+func (*AudioEvent) EventName() string { return EventAudio }
+
+// EventName returns "spec".
+func (*SpecEvent) EventName() string { return EventSpec }
+
+// EventName returns "cancelled".
+func (*CancelledEvent) EventName() string { return EventCancelled }
+
+// Duration returns the length of the event's audio.
+func (a *AudioEvent) Duration() time.Duration {
+	if a.SampleRate <= 0 {
+		return 0
+	}
+	return time.Duration(len(a.PCM)/2) * time.Second / time.Duration(a.SampleRate)
+}
