@@ -122,7 +122,7 @@ func (e *Engine) rateLimit(ctx context.Context, req *request) *Problem {
 func (e *Engine) allow(ctx context.Context, req *request, limits []RateLimit) (ok bool, wait time.Duration, unavailable bool) {
 	rl := e.limits
 	if rl.shared != nil {
-		if e.now().UnixNano() >= rl.pause.Load() {
+		if paused := rl.pause.Load(); e.now().UnixNano() >= paused {
 			ok, wait, err := rl.shared.Allow(ctx, limits)
 			if err == nil {
 				return ok, wait, false
@@ -130,9 +130,11 @@ func (e *Engine) allow(ctx context.Context, req *request, limits []RateLimit) (o
 			if ctx.Err() != nil { // the client left: nothing is known about the limiter
 				return true, 0, false
 			}
-			rl.pause.Store(e.now().Add(rateLimiterPause).UnixNano())
-			e.log.WarnContext(ctx, "rate limiter unavailable; this process applies the limits alone for a second",
-				"requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+			// Of the requests that saw the limiter fail together, one pauses it and logs.
+			if rl.pause.CompareAndSwap(paused, e.now().Add(rateLimiterPause).UnixNano()) {
+				e.log.WarnContext(ctx, "rate limiter unavailable; this process applies the limits alone for a second",
+					"requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+			}
 		}
 		unavailable = true
 	}
