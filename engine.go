@@ -58,6 +58,10 @@ type Config struct {
 	PingInterval time.Duration
 	// Stream configures the voice socket; nil means its defaults.
 	Stream *StreamOptions
+	// RateLimiter keeps the tenants' and users' rate limits (Tenant.Limits); nil means
+	// buckets in this process's memory, so that N replicas allow N times the limits. While it
+	// fails, each process applies the limits alone.
+	RateLimiter RateLimiter
 	// MaxConcurrentTurns bounds the turns the engine runs at once (default 1024); a turn past
 	// it is answered 503 overloaded. Negative means no bound.
 	MaxConcurrentTurns int
@@ -93,7 +97,7 @@ type Engine struct {
 	now         func() time.Time
 	streamOpts  StreamOptions
 	streams     streamRegistry
-	limits      *rateLimits
+	limits      *rateLimiting
 	turnSlots   turnSlots
 }
 
@@ -130,7 +134,6 @@ func New(cfg Config) (*Engine, error) {
 		maxBody:     cfg.MaxBody,
 		ping:        cfg.PingInterval,
 		now:         cfg.Now,
-		limits:      newRateLimits(maxLimiters),
 		turnSlots:   newTurnSlots(cfg.MaxConcurrentTurns),
 	}
 	if e.now == nil {
@@ -179,6 +182,9 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("%w: SigningKey: %v", ErrConfig, err)
 	}
 	e.signer = signer
+	if e.limits, err = newRateLimiting(cfg.RateLimiter, cfg.SigningKey, e.now); err != nil {
+		return nil, fmt.Errorf("%w: SigningKey: %v", ErrConfig, err)
+	}
 	return e, nil
 }
 

@@ -31,6 +31,9 @@ type Observer struct {
 	ToolEnd func(ctx context.Context, e ToolEvent)
 	// Speech is called after each synthesis or transcription.
 	Speech func(ctx context.Context, e SpeechEvent)
+	// RateLimit is called when a rate limit refuses a request, and for each request checked
+	// against the process's own buckets while Config.RateLimiter fails.
+	RateLimit func(ctx context.Context, e RateLimitEvent)
 	// Socket is called when a voice socket opens (open true) and when it closes.
 	Socket func(ctx context.Context, tenant string, open bool)
 }

@@ -1,16 +1,17 @@
 package engine
 
 import (
-	"container/list"
+	"context"
+	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"net/http"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // Problem codes of the engine's admission control.
@@ -25,102 +26,87 @@ const (
 const (
 	// defaultMaxConcurrentTurns is Config.MaxConcurrentTurns when it is zero.
 	defaultMaxConcurrentTurns = 1024
-	// maxLimiters bounds the rate limiters kept in memory; the least recently used go first.
-	maxLimiters = 1 << 16
+	// rateLimiterPause is how long the engine decides with its own buckets after the shared
+	// rate limiter failed, rather than wait for it on every request.
+	rateLimiterPause = time.Second
 )
 
-// rateLimits keeps the token buckets of tenants and users, in memory, most recently used
-// first. A user's key is a hash of the tenant and the user token: the token itself is never
-// kept. A bucket evicted from a full map starts again full, as does one that was idle long
-// enough to refill: eviction never makes a limit stricter.
-type rateLimits struct {
-	mu      sync.Mutex
-	max     int
-	entries map[string]*list.Element // of *limiterEntry
-	lru     *list.List
+// RateLimitEvent describes a request that a rate limit refused, or that the engine checked
+// against its own buckets because the shared [RateLimiter] failed.
+type RateLimitEvent struct {
+	RequestID   string
+	Tenant      string
+	Environment string
+	// Limited is true when the request was refused (429).
+	Limited bool
+	// Unavailable is true when Config.RateLimiter failed, or failed less than a second ago, and
+	// the request was checked against this process's own buckets instead.
+	Unavailable bool
+	// RetryAfter is how long the refused request was told to wait.
+	RetryAfter time.Duration
 }
 
-type limiterEntry struct {
-	key string
-	lim *rate.Limiter
+// rateLimiting applies the rate limits of tenants and users: with the shared limiter of
+// Config.RateLimiter when there is one, else, and while it fails, with buckets in memory.
+type rateLimiting struct {
+	shared  RateLimiter // nil: local only
+	local   *MemoryRateLimiter
+	userKey []byte       // keys the hash that names a user's bucket
+	pause   atomic.Int64 // until when (Unix ns) the shared limiter is not asked, after it failed
 }
 
-func newRateLimits(max int) *rateLimits {
-	return &rateLimits{max: max, entries: map[string]*list.Element{}, lru: list.New()}
+func newRateLimiting(shared RateLimiter, signingKey []byte, now func() time.Time) (*rateLimiting, error) {
+	key, err := hkdf.Key(sha256.New, signingKey, nil, "engine rate limit user v1", 32)
+	if err != nil {
+		return nil, err
+	}
+	return &rateLimiting{shared: shared, local: &MemoryRateLimiter{Now: now}, userKey: key}, nil
 }
 
-// len returns how many buckets are kept.
-func (rl *rateLimits) len() int {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	return rl.lru.Len()
+// userBucket returns the name of the bucket of the user of token: the same on every replica
+// that shares the signing key, and of no use to find the token from.
+func (rl *rateLimiting) userBucket(tenantKey string, token Secret) string {
+	mac := hmac.New(sha256.New, rl.userKey)
+	mac.Write([]byte(tenantKey))
+	mac.Write([]byte{0})
+	mac.Write([]byte(token))
+	return hex.EncodeToString(mac.Sum(nil)[:16])
 }
 
-// limiter returns the bucket of key with the given rate, making or retuning it. It is called
-// with rl.mu held.
-func (rl *rateLimits) limiter(key string, perMinute, burst int, now time.Time) *rate.Limiter {
-	limit := rate.Limit(float64(perMinute) / 60)
-	if burst <= 0 {
-		burst = max(1, perMinute/10)
+// burstOf returns the burst of a bucket: burst, or a tenth of perMinute, at least 1.
+func burstOf(perMinute, burst int) int {
+	if burst > 0 {
+		return burst
 	}
-	if el, ok := rl.entries[key]; ok {
-		rl.lru.MoveToFront(el)
-		lim := el.Value.(*limiterEntry).lim
-		if lim.Limit() != limit || lim.Burst() != burst { // the tenant's configuration changed
-			lim.SetLimitAt(now, limit)
-			lim.SetBurstAt(now, burst)
-		}
-		return lim
-	}
-	for rl.lru.Len() >= rl.max {
-		oldest := rl.lru.Back()
-		delete(rl.entries, oldest.Value.(*limiterEntry).key)
-		rl.lru.Remove(oldest)
-	}
-	lim := rate.NewLimiter(limit, burst)
-	rl.entries[key] = rl.lru.PushFront(&limiterEntry{key: key, lim: lim})
-	return lim
+	return max(1, perMinute/10)
 }
 
-// admit takes one request from the buckets of the request's user and tenant, as their limits
-// set. When either is empty it takes from neither and returns how long to wait.
-func (rl *rateLimits) admit(l Limits, tenantKey string, userToken Secret, now time.Time) (ok bool, wait time.Duration) {
-	if l.UserPerMinute <= 0 && l.TenantPerMinute <= 0 {
-		return true, 0
-	}
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	var taken []*rate.Reservation
-	take := func(key string, perMinute, burst int) bool {
-		r := rl.limiter(key, perMinute, burst, now).ReserveN(now, 1)
-		if d := r.DelayFrom(now); d > 0 {
-			r.CancelAt(now)
-			wait = max(wait, d)
-			return false
-		}
-		taken = append(taken, r)
-		return true
-	}
-	ok = true
+// rateLimit applies the limits of the request's tenant and user, taking from both buckets or
+// neither, and answers 429 with Retry-After in whole seconds when the request is one too many.
+// When the shared limiter fails, the request is checked against this process's own buckets:
+// rate limits protect capacity, and an outage of their store should not stop every request.
+func (e *Engine) rateLimit(ctx context.Context, req *request) *Problem {
+	l := req.Tenant.Limits
+	var buf [2]RateLimit
+	limits := buf[:0]
 	if l.UserPerMinute > 0 {
-		sum := sha256.Sum256([]byte(tenantKey + "\x00" + string(userToken)))
-		ok = take(fmt.Sprintf("u\x00%s\x00%x", tenantKey, sum[:16]), l.UserPerMinute, l.UserBurst)
+		limits = append(limits, RateLimit{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key, req.UserToken),
+			PerMinute: l.UserPerMinute, Burst: burstOf(l.UserPerMinute, l.UserBurst)})
 	}
-	if ok && l.TenantPerMinute > 0 {
-		ok = take("t\x00"+tenantKey, l.TenantPerMinute, l.TenantBurst)
+	if l.TenantPerMinute > 0 {
+		limits = append(limits, RateLimit{Tenant: req.Tenant.Key, PerMinute: l.TenantPerMinute,
+			Burst: burstOf(l.TenantPerMinute, l.TenantBurst)})
 	}
-	if !ok {
-		for _, r := range taken {
-			r.CancelAt(now)
+	if len(limits) == 0 {
+		return nil
+	}
+	ok, wait, unavailable := e.allow(ctx, req, limits)
+	if unavailable || !ok {
+		if e.obs.RateLimit != nil {
+			e.obs.RateLimit(ctx, RateLimitEvent{RequestID: req.ID, Tenant: req.Tenant.Key,
+				Environment: req.Environment.Name, Limited: !ok, Unavailable: unavailable, RetryAfter: wait})
 		}
 	}
-	return ok, wait
-}
-
-// rateLimit applies the limits of the request's tenant and user, answering 429 with
-// Retry-After in whole seconds when the request is one too many.
-func (e *Engine) rateLimit(req *request) *Problem {
-	ok, wait := e.limits.admit(req.Tenant.Limits, req.Tenant.Key, req.UserToken, e.now())
 	if ok {
 		return nil
 	}
@@ -129,6 +115,31 @@ func (e *Engine) rateLimit(req *request) *Problem {
 		fmt.Sprintf("too many requests; try again in %d seconds", secs))
 	p.header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
 	return p
+}
+
+// allow asks the shared limiter, or the local one when there is none or the shared one failed
+// a moment ago (unavailable is then true).
+func (e *Engine) allow(ctx context.Context, req *request, limits []RateLimit) (ok bool, wait time.Duration, unavailable bool) {
+	rl := e.limits
+	if rl.shared != nil {
+		if paused := rl.pause.Load(); e.now().UnixNano() >= paused {
+			ok, wait, err := rl.shared.Allow(ctx, limits)
+			if err == nil {
+				return ok, wait, false
+			}
+			if ctx.Err() != nil { // the client left: nothing is known about the limiter
+				return true, 0, false
+			}
+			// Of the requests that saw the limiter fail together, one pauses it and logs.
+			if rl.pause.CompareAndSwap(paused, e.now().Add(rateLimiterPause).UnixNano()) {
+				e.log.WarnContext(ctx, "rate limiter unavailable; this process applies the limits alone for a second",
+					"requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+			}
+		}
+		unavailable = true
+	}
+	ok, wait, _ = rl.local.Allow(ctx, limits)
+	return ok, wait, unavailable
 }
 
 // turnSlots bounds the turns a process runs at once; a nil channel means no bound.

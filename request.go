@@ -76,7 +76,7 @@ func (r *request) toolEnv() *ToolEnv {
 func (e *Engine) readHeaders(r *http.Request) (*request, *Problem) {
 	req, p := e.readHeadersWith(r, true)
 	if p == nil {
-		p = e.rateLimit(req)
+		p = e.rateLimit(r.Context(), req)
 	}
 	return req, p
 }

@@ -111,7 +111,7 @@ type Limits struct {
 	UserPerMinute int `json:"user_per_minute,omitempty"`
 	UserBurst     int `json:"user_burst,omitempty"`
 	// TenantPerMinute and TenantBurst bound the same requests of all the tenant's users
-	// together, per engine process.
+	// together: per engine process, or across every replica that shares Config.RateLimiter.
 	TenantPerMinute int `json:"tenant_per_minute,omitempty"`
 	TenantBurst     int `json:"tenant_burst,omitempty"`
 }

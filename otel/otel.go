@@ -46,6 +46,7 @@ type Observability struct {
 	problems   metric.Int64Counter
 	speech     metric.Float64Histogram
 	sockets    metric.Int64UpDownCounter
+	rateLimits metric.Int64Counter
 }
 
 // New creates the instruments.
@@ -76,6 +77,9 @@ func New(opts *Options) (*Observability, error) {
 	add(err)
 	o.sockets, err = m.Int64UpDownCounter("engine.sockets.open", metric.WithDescription("Open voice sockets."))
 	add(err)
+	o.rateLimits, err = m.Int64Counter("engine.rate_limits", metric.WithDescription(
+		"Requests refused by a rate limit, or checked by the process alone while the shared rate limiter failed, by tenant."))
+	add(err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -93,6 +97,7 @@ func (o *Observability) Observer() *engine.Observer {
 		ToolEnd:    o.toolEnd,
 		Speech:     o.speechDone,
 		Socket:     o.socket,
+		RateLimit:  o.rateLimit,
 	}
 }
 
@@ -167,6 +172,11 @@ func (o *Observability) socket(ctx context.Context, tenant string, open bool) {
 		n = -1
 	}
 	o.sockets.Add(ctx, n, metric.WithAttributes(attribute.String("engine.tenant", tenant)))
+}
+
+func (o *Observability) rateLimit(ctx context.Context, e engine.RateLimitEvent) {
+	o.rateLimits.Add(ctx, 1, metric.WithAttributes(attribute.String("engine.tenant", e.Tenant),
+		attribute.Bool("engine.limited", e.Limited), attribute.Bool("engine.unavailable", e.Unavailable)))
 }
 
 // Transport returns an http.RoundTripper that adds the W3C trace context (traceparent,

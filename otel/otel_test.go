@@ -41,6 +41,7 @@ func TestARealTurnMakesSpansAndMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tenant.Limits.UserPerMinute, tenant.Limits.UserBurst = 1, 1
 	store, _ := engine.NewStaticTenants(tenant)
 	tools := httptools.New(&httptools.Options{Client: &http.Client{Transport: otel.Transport(nil)}})
 	eng, err := engine.New(engine.Config{Tenants: store, Model: intent.New(nil), Toolset: tools,
@@ -66,6 +67,7 @@ func TestARealTurnMakesSpansAndMetrics(t *testing.T) {
 	}
 	post(demobank.EngineKey, `{"transcript":"what is my balance"}`)
 	post("pk_unknown", `{}`)
+	post(demobank.EngineKey, `{"transcript":"what is my balance"}`) // past the user's burst of 1
 
 	ended := spans.Ended()
 	var turn, tool sdktrace.ReadOnlySpan
@@ -122,7 +124,7 @@ func TestARealTurnMakesSpansAndMetrics(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]int64{"engine.turns": 1, "engine.turn.duration": 1, "engine.turn.first_speak": 1,
-		"engine.tool.duration": 1, "engine.errors": 1} {
+		"engine.tool.duration": 1, "engine.errors": 2, "engine.rate_limits": 1} {
 		if counts[name] != want {
 			t.Errorf("%s = %d, want %d (all: %v)", name, counts[name], want, counts)
 		}

@@ -1,6 +1,8 @@
 package redisstore_test
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -97,4 +99,64 @@ func BenchmarkExecute(b *testing.B) {
 		}
 		return st.FinishAction(b.Context(), id, reply, time.Now().Add(benchWindow))
 	})
+}
+
+// BenchmarkAllow measures a request's rate limits: its user's bucket and its tenant's, taken
+// together, for users of one tenant in turn (one caller, then 64 at once), in memory and in
+// Redis. The limits are high enough never to refuse.
+func BenchmarkAllow(b *testing.B) {
+	needRedis(b)
+	p := prefix(b) + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
+	limiters := []struct {
+		name string
+		rl   engine.RateLimiter
+	}{
+		{"memory", &engine.MemoryRateLimiter{}},
+		{"redis", redisstore.New(client(b, standalone), &redisstore.Options{Prefix: p})},
+		{"cluster", redisstore.New(clusterClient(b, clusterNode), &redisstore.Options{Prefix: p})},
+	}
+	var n atomic.Int64
+	limits := func() []engine.RateLimit {
+		return []engine.RateLimit{
+			{Tenant: "pk_bench", User: fmt.Sprintf("%032x", n.Add(1)%10_000), PerMinute: 600, Burst: 1_000_000},
+			{Tenant: "pk_bench", PerMinute: 60_000_000, Burst: 1_000_000_000},
+		}
+	}
+	allow := func(b *testing.B, rl engine.RateLimiter) bool {
+		ok, _, err := rl.Allow(b.Context(), limits())
+		if err == nil && !ok {
+			err = errors.New("a request was refused")
+		}
+		if err != nil {
+			b.Error(err)
+		}
+		return err == nil
+	}
+	for _, l := range limiters {
+		b.Run(l.name, func(b *testing.B) {
+			var took []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if !allow(b, l.rl) {
+					return
+				}
+				took = append(took, time.Since(start))
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2])/1e3, "p50-µs")
+			b.ReportMetric(float64(took[len(took)*99/100])/1e3, "p99-µs")
+		})
+		b.Run(l.name+"/parallel", func(b *testing.B) {
+			b.SetParallelism(32)
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if !allow(b, l.rl) {
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+		})
+	}
 }

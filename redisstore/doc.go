@@ -2,12 +2,14 @@
 // protocol (Valkey, Redis Cluster, managed Redis), so that many engine replicas behind a load
 // balancer agree without sticky sessions.
 //
-// A [Store] is an [engine.SessionStore], an [engine.ReplayStore] and an [engine.ActionStore]:
+// A [Store] is an [engine.SessionStore], an [engine.ReplayStore], an [engine.ActionStore] and
+// an [engine.RateLimiter]:
 //
 //	store, err := redisstore.NewFromURL("redis://redis.internal:6379/0", nil)
 //	if err != nil { … }
 //	defer store.Close()
-//	e, err := engine.New(engine.Config{…, Sessions: store, Replay: store, Actions: store})
+//	e, err := engine.New(engine.Config{…, Sessions: store, Replay: store, Actions: store,
+//		RateLimiter: store})
 //
 // A host that already has a client passes it to [New].
 //
@@ -19,9 +21,13 @@
 //	engine:session:{0f6c…}          a session
 //	engine:replay:pk_demo:{7d2a…}   a single-use value (a proof or token id)
 //	engine:action:pk_demo:{7d2a…}   a confirmed action: claimed, then its reply
+//	engine:rate:{pk_demo}:t         the tenant's rate limit bucket
+//	engine:rate:{pk_demo}:u:9c1e…   a user's, named by a keyed hash of the token
 //
 // The braces are a Redis Cluster hash tag: every key about one id lands in one slot, and ids
-// spread over all slots. Each record is a single key that expires with it, so nothing needs
+// spread over all slots. Rate limit buckets are tagged with the tenant, so that one script
+// takes from a request's user and tenant buckets together; it measures time with the server's
+// clock, one clock for every replica. Each record is a single key that expires with it, so nothing needs
 // sweeping. The prefix should hold no braces, unless every key is meant to share one slot.
 //
 // # Values
@@ -39,4 +45,8 @@
 // never runs twice because Redis was down. A call that Redis carried out but answered too late
 // errs on the same side: its claim stands, and holds the action as in progress until its lease
 // ends.
+//
+// Rate limits are the exception: when [Store.Allow] fails, the engine applies the limits with
+// each process's own buckets until Redis answers again, so that an outage does not stop every
+// request.
 package redisstore

@@ -24,7 +24,7 @@ func ExampleNewFromURL() {
 	if err := store.Ping(ctx); err != nil {
 		log.Fatal(err)
 	}
-	cfg := engine.Config{Sessions: store, Replay: store, Actions: store /* Tenants, Model, SigningKey, … */}
+	cfg := engine.Config{Sessions: store, Replay: store, Actions: store, RateLimiter: store /* Tenants, Model, SigningKey, … */}
 	_ = cfg
 }
 
@@ -35,6 +35,6 @@ func ExampleNew() {
 		ContextTimeoutEnabled: true,
 	})
 	store := redisstore.New(client, &redisstore.Options{Timeout: 300 * time.Millisecond})
-	cfg := engine.Config{Sessions: store, Replay: store, Actions: store /* Tenants, Model, SigningKey, … */}
+	cfg := engine.Config{Sessions: store, Replay: store, Actions: store, RateLimiter: store /* Tenants, Model, SigningKey, … */}
 	_ = cfg
 }

@@ -36,6 +36,12 @@ type deployment struct {
 
 func newDeployment(t *testing.T, srv *redistest.Server) *deployment {
 	t.Helper()
+	return newDeploymentWith(t, srv, engine.Limits{})
+}
+
+// newDeploymentWith is newDeployment with the tenant's rate limits set as in limits.
+func newDeploymentWith(t *testing.T, srv *redistest.Server, limits engine.Limits) *deployment {
+	t.Helper()
 	bank := demobank.New(nil)
 	backend := enginetest.NewBackend(bank)
 	bankSrv := httptest.NewServer(backend)
@@ -45,6 +51,8 @@ func newDeployment(t *testing.T, srv *redistest.Server) *deployment {
 		t.Fatal(err)
 	}
 	tn.Limits.ToolTimeout = engine.Duration(time.Second)
+	tn.Limits.UserPerMinute, tn.Limits.UserBurst = limits.UserPerMinute, limits.UserBurst
+	tn.Limits.TenantPerMinute, tn.Limits.TenantBurst = limits.TenantPerMinute, limits.TenantBurst
 	tenants, err := engine.NewStaticTenants(tn)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +62,7 @@ func newDeployment(t *testing.T, srv *redistest.Server) *deployment {
 	for i := range d.replicas {
 		store := redisstore.New(client(t, srv), &redisstore.Options{Prefix: prefix(t), Timeout: generous})
 		e, err := engine.New(engine.Config{Tenants: tenants, Model: intent.New(nil), Toolset: httptools.New(nil),
-			SigningKey: key, Sessions: store, Replay: store, Actions: store,
+			SigningKey: key, Sessions: store, Replay: store, Actions: store, RateLimiter: store,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
@@ -68,20 +76,31 @@ func newDeployment(t *testing.T, srv *redistest.Server) *deployment {
 // post sends body to path on replica i and returns the status and the body of the answer.
 func (d *deployment) post(t *testing.T, i int, path, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, d.replicas[i].URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = http.Header{"X-Engine-Key": {demobank.EngineKey}, "X-Token": {userToken},
-		"X-Request-Id": {"prod-replicas-test"}, "Content-Type": {"application/json"}}
-	resp, err := d.replicas[i].Client().Do(req)
-	if err != nil {
-		t.Error(err)
+	resp := d.postAs(t, i, userToken, path, body)
+	if resp == nil {
 		return 0, ""
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// postAs sends body to path on replica i as the user of token, and returns the answer, or nil
+// when there is none.
+func (d *deployment) postAs(t *testing.T, i int, token, path, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, d.replicas[i].URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = http.Header{"X-Engine-Key": {demobank.EngineKey}, "X-Token": {token},
+		"X-Request-Id": {"prod-replicas-test"}, "Content-Type": {"application/json"}}
+	resp, err := d.replicas[i].Client().Do(req)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	return resp
 }
 
 // turn runs a turn on replica i and returns its render spec.

@@ -32,9 +32,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Store is an [engine.SessionStore], an [engine.ReplayStore] and an [engine.ActionStore] in
-// Redis. Its methods are safe for concurrent use, and any number of Stores, in any number of
-// processes, can share one server and prefix.
+// Store is an [engine.SessionStore], an [engine.ReplayStore], an [engine.ActionStore] and an
+// [engine.RateLimiter] in Redis. Its methods are safe for concurrent use, and any number of
+// Stores, in any number of processes, can share one server and prefix.
 type Store struct {
 	client  redis.UniversalClient
 	inline  bool // the client ends a call at its context's deadline
@@ -44,12 +44,14 @@ type Store struct {
 	now     func() time.Time
 	begin   *redis.Script
 	abandon *redis.Script
+	rate    *redis.Script
 }
 
 var (
 	_ engine.SessionStore = (*Store)(nil)
 	_ engine.ReplayStore  = (*Store)(nil)
 	_ engine.ActionStore  = (*Store)(nil)
+	_ engine.RateLimiter  = (*Store)(nil)
 )
 
 // New returns a Store over client: a single server, a cluster, a ring or a failover client.
@@ -78,6 +80,7 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 		now:     o.Now,
 		begin:   redis.NewScript(beginScript),
 		abandon: redis.NewScript(abandonScript),
+		rate:    redis.NewScript(rateScript),
 	}
 }
 
@@ -208,6 +211,7 @@ const (
 	kindSession = "session"
 	kindReplay  = "replay"
 	kindAction  = "action"
+	kindRate    = "rate"
 )
 
 // key returns the key of the record of id: the prefix, the kind, the namespace of the id (what

@@ -5,10 +5,15 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/internal/redistest"
 	"github.com/convengine/engine/widgets"
 )
@@ -92,5 +97,53 @@ func TestTwoReplicasShareActions(t *testing.T) {
 	statusA, replyA := execute(a)
 	if statusA != 200 || replyA != replyB {
 		t.Fatalf("replay on A: %d %s, want B's reply %s", statusA, replyA, replyB)
+	}
+}
+
+// TestTwoReplicasShareRateLimits runs two reference servers on one Redis with a tenant allowing
+// each user a burst of two: the user's third turn is refused by the other server.
+func TestTwoReplicasShareRateLimits(t *testing.T) {
+	redis := redistest.StartT(t)
+	bank := httptest.NewServer(demobank.New(nil))
+	defer bank.Close()
+	tn, err := demobank.Tenant(bank.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn.Limits.UserPerMinute, tn.Limits.UserBurst = 1, 2
+	data, _ := json.Marshal(map[string]any{"tenants": []*engine.Tenant{tn}})
+	path := filepath.Join(t.TempDir(), "tenants.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"ENGINE_SIGNING_KEY": base64.StdEncoding.EncodeToString([]byte("a shared signing key of 32 bytes")),
+		"ENGINE_REDIS_URL":   "redis://" + redis.Addr,
+	}
+	a, _ := startServer(t, []string{"-tenants", path}, env)
+	b, _ := startServer(t, []string{"-tenants", path}, env)
+
+	status := func(base string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/engine", strings.NewReader(`{"transcript":"what is my balance"}`))
+		req.Header.Set("X-Engine-Key", tn.Key)
+		req.Header.Set("X-Token", "demo-user-token")
+		req.Header.Set("X-Request-ID", "prod-limits")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, resp.Header.Get("Retry-After")
+	}
+	for _, base := range []string{a, b} {
+		if code, _ := status(base); code != http.StatusOK {
+			t.Fatalf("a turn within the burst: %d", code)
+		}
+	}
+	for _, base := range []string{a, b} {
+		if code, retry := status(base); code != http.StatusTooManyRequests || retry == "" {
+			t.Errorf("a third turn: %d, Retry-After %q; want 429 with a Retry-After", code, retry)
+		}
 	}
 }

@@ -9,12 +9,13 @@ import (
 	"github.com/convengine/engine/redisstore"
 )
 
-// stores are the engine's shared state: Redis when a URL is given, memory otherwise.
+// stores are the engine's shared state, rate limits included: Redis when a URL is given,
+// memory otherwise.
 type stores struct{ redis *redisstore.Store }
 
 func (s stores) apply(cfg *engine.Config) {
 	if s.redis != nil {
-		cfg.Sessions, cfg.Replay, cfg.Actions = s.redis, s.redis, s.redis
+		cfg.Sessions, cfg.Replay, cfg.Actions, cfg.RateLimiter = s.redis, s.redis, s.redis, s.redis
 	}
 }
 
