@@ -29,6 +29,19 @@ go vet ./...
 echo "== go test -race"
 go test -race -count=1 -timeout 10m ./...
 
+# The soak in its short form: the reference server under SSE turns, voice-socket turns and
+# confirmed actions at once, then back to its baseline, each action run once. The full soak
+# (10 minutes, 1 000 turns in flight and 1 000 sockets) is ./soak.sh without arguments.
+echo "== soak (short form)"
+soak_dir="$(mktemp -d)"
+if ! SOAK_DIR="$soak_dir" ./soak.sh 20s 200 200 10 5 >"$soak_dir/soak.out" 2>&1; then
+  tail -n 60 "$soak_dir/soak.out"
+  echo "FAIL soak (its files are in $soak_dir)"
+  exit 1
+fi
+sed -n '/phases at once/,$p' "$soak_dir/soak.out"
+rm -rf "$soak_dir"
+
 # Fuzz targets, a few seconds each: "package target" pairs.
 # A budget of executions rather than of time: a time budget can end a run while a worker is
 # inside an input, which go test reports as "context deadline exceeded" on a busy machine.
