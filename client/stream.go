@@ -60,12 +60,20 @@ type StreamContext struct {
 // Stream is an open voice socket (the engine's WebSocket /engine/stream). Send the user's
 // speech with [Stream.SendAudio] and [Stream.EndOfSpeech], or typed text with
 // [Stream.SendText]; read the answers with [Stream.Next] or [Stream.Events]. The send
-// methods may be called from any goroutine; read from one goroutine, and keep reading while
-// the socket is open: the engine's keep-alive pings are answered while it is read, and a
-// socket that is not read is closed by the engine. Close it when done.
+// methods may be called from any goroutine; read from one goroutine. A goroutine of the
+// Stream reads the socket all the time, so that the engine's keep-alive pings are answered
+// between turns too; it holds up to 64 messages the app has not read yet, after which it
+// waits (and pings go unanswered) until the app reads again. Close it when done.
 type Stream struct {
 	ws       *websocket.Conn
 	maxEvent int
+
+	// msgs are the messages read from the socket, in order; closed when the socket ended,
+	// with readErr saying how.
+	msgs    chan streamFrame
+	readErr error
+	// reading is closed when the reading goroutine returned.
+	reading chan struct{}
 
 	sendMu  sync.Mutex
 	context []byte // JSON of the context for the next message; nil when sent
@@ -106,7 +114,10 @@ func (c *Client) Stream(ctx context.Context, opts *StreamOptions) (*Stream, erro
 		}
 		if err == nil {
 			ws.SetReadLimit(int64(c.maxEvent))
-			return &Stream{ws: ws, maxEvent: c.maxEvent, context: ctxJSON, closed: make(chan struct{})}, nil
+			s := &Stream{ws: ws, maxEvent: c.maxEvent, context: ctxJSON, closed: make(chan struct{}),
+				msgs: make(chan streamFrame, streamBacklog), reading: make(chan struct{})}
+			go s.read()
+			return s, nil
 		}
 		if resp == nil || resp.StatusCode == http.StatusSwitchingProtocols {
 			return nil, fmt.Errorf("client: opening the voice socket: %w", err)
@@ -220,21 +231,61 @@ func (s *Stream) write(ctx context.Context, b []byte) error {
 	return nil
 }
 
+// streamBacklog is how many messages the reading goroutine holds for the app.
+const streamBacklog = 64
+
+// streamFrame is one message read from the socket.
+type streamFrame struct {
+	typ  websocket.MessageType
+	data []byte
+}
+
+// read reads the socket until it ends, handing each message to Next. Reading answers the
+// engine's pings.
+func (s *Stream) read() {
+	defer close(s.reading)
+	defer close(s.msgs)
+	for {
+		// Not a context that ends: coder/websocket closes the connection when a read's
+		// context ends. Close ends this read.
+		typ, data, err := s.ws.Read(context.Background())
+		if err != nil {
+			s.readErr = err
+			return
+		}
+		select {
+		case s.msgs <- streamFrame{typ, data}:
+		case <-s.closed:
+			return
+		}
+	}
+}
+
 // Next waits for the next message of the engine and returns it as an event: a
 // [*TranscriptEvent], [*SpeakEvent], [*AudioEvent], [*SpecEvent], [*DoneEvent],
 // [*CancelledEvent], [*ErrorEvent], or an [*UnknownEvent] of a newer engine. It returns an
 // error when the socket ended: [ErrStreamClosed] after Close, else the close or connection
-// error (websocket.CloseStatus tells the engine's close code).
+// error (websocket.CloseStatus tells the engine's close code); or ctx's error when ctx ends
+// first, which leaves the socket open.
 func (s *Stream) Next(ctx context.Context) (Event, error) {
 	select {
 	case <-s.closed:
 		return nil, ErrStreamClosed
 	default:
 	}
-	typ, data, err := s.ws.Read(ctx)
-	if err != nil {
-		return nil, s.wrap("reading", err)
+	var f streamFrame
+	select {
+	case <-s.closed:
+		return nil, ErrStreamClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case m, ok := <-s.msgs:
+		if !ok {
+			return nil, s.wrap("reading", s.readErr)
+		}
+		f = m
 	}
+	typ, data := f.typ, f.data
 	if typ != websocket.MessageText {
 		s.ws.Close(websocket.StatusUnsupportedData, "messages are JSON text")
 		return nil, errors.New("client: the engine sent a binary message")
@@ -304,6 +355,7 @@ func (s *Stream) Close() error {
 		if errors.Is(err, net.ErrClosed) || websocket.CloseStatus(err) != -1 {
 			err = nil // the engine closed it first
 		}
+		<-s.reading
 		if err != nil {
 			err = fmt.Errorf("client: closing the voice socket: %w", err)
 		}

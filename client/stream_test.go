@@ -298,3 +298,27 @@ func TestStreamBoundSession(t *testing.T) {
 	s.Close()
 	d.close()
 }
+
+// A socket the app does not read between turns still answers the engine's pings, so the
+// engine keeps it open; a Next whose context ends leaves the socket usable.
+func TestStreamAnswersPingsBetweenTurns(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	d := newDemo(t, engine.Config{
+		Synthesizer: &enginetest.BenchSynthesizer{Duration: 500 * time.Millisecond, SampleRate: 16000},
+		Stream:      &engine.StreamOptions{PingInterval: 20 * time.Millisecond},
+	})
+	s := openStream(t, d.client(nil), nil)
+	time.Sleep(300 * time.Millisecond) // fifteen pings, none read by the app
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	_, err := s.Next(ctx)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Next with nothing to read: %v", err)
+	}
+	if err := s.SendText(t.Context(), "what is my balance"); err != nil {
+		t.Fatal(err)
+	}
+	readTurn(t, s).check(t, "what is my balance")
+	s.Close()
+	d.close()
+}
