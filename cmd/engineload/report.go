@@ -185,7 +185,7 @@ func printReport(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, "  %-12s %9.3f %9.3f %9.3f %9.3f %9.3f\n", label, s.P50, s.P90, s.P99, s.P999, s.Max)
 		}
 		first := "first speak"
-		if rep.Mode == "tts" || rep.Mode == "voice" {
+		if mode, _, _ := strings.Cut(r.Name, "×"); rep.Mode == "tts" || rep.Mode == "voice" || mode == "tts" || mode == "voice" {
 			first = "first audio"
 		}
 		line(first, r.First)
