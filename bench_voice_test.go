@@ -171,8 +171,8 @@ func BenchmarkIdleSocketMemory(b *testing.B) {
 		}
 		time.Sleep(500 * time.Millisecond) // let the last handlers settle into their reads
 		after := heapAndStacks()
-		perSocket := float64(after-before) / float64(n)
-		b.ReportMetric(perSocket, "bytes/socket")
+		b.ReportMetric(float64(after.total()-before.total())/float64(n), "bytes/socket")
+		b.ReportMetric(float64(int64(after.stack)-int64(before.stack))/float64(n), "stack-bytes/socket")
 		b.ReportMetric(float64(runtime.NumGoroutine()-goroutines)/float64(n), "goroutines/socket")
 		b.ReportMetric(float64(n), "sockets")
 		if *idleProfile != "" {
@@ -205,13 +205,18 @@ func writeProfiles(b *testing.B, prefix string) {
 	}
 }
 
+// memory is the heap and the goroutine stacks in use.
+type memory struct{ heap, stack uint64 }
+
+func (m memory) total() int64 { return int64(m.heap + m.stack) }
+
 // heapAndStacks returns the bytes of heap and goroutine stacks in use after a collection.
-func heapAndStacks() uint64 {
+func heapAndStacks() memory {
 	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return m.HeapInuse + m.StackInuse
+	return memory{heap: m.HeapInuse, stack: m.StackInuse}
 }
 
 // TestIdleSocketClients is the client process of BenchmarkIdleSocketMemory: it opens the

@@ -58,8 +58,9 @@ type Config struct {
 	PingInterval time.Duration
 	// Stream configures the voice socket; nil means its defaults.
 	Stream *StreamOptions
-	// MaxConcurrentTurns bounds the turns the engine runs at once (default 1024); a turn past
-	// it is answered 503 overloaded. Negative means no bound.
+	// MaxConcurrentTurns bounds the turns the engine runs at once (default 1024), those of
+	// voice sockets included; a turn past it is answered 503 overloaded (on a socket, an
+	// overloaded error message). Negative means no bound.
 	MaxConcurrentTurns int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
