@@ -30,6 +30,18 @@ func (c *voiceClient) sayHi() {
 	c.send(map[string]any{"type": "end_of_speech"})
 }
 
+// waitForFreeSlot waits until the process takes a turn again: a turn that ended has sent its
+// last message a moment before it gives its slot back. The probe is a turn whose body is
+// refused (400) once it has a slot, and that is overloaded (503) while none is free.
+func (h *harness) waitForFreeSlot(t *testing.T) {
+	t.Helper()
+	waitFor(t, "a turn slot is free", func() bool {
+		resp := h.do(t.Context(), http.MethodPost, engine.PathTurn, headers(), `{}`)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusBadRequest
+	})
+}
+
 var hearsHi = transcriberFunc(func(context.Context, []int16, int, string) (string, error) { return "hi", nil })
 
 // TestSocketTurnsShareTheTurnBound runs a process that may run one turn: while a turn of
@@ -53,6 +65,7 @@ func TestSocketTurnsShareTheTurnBound(t *testing.T) {
 		c.expectRefused(engine.CodeOverloaded)
 		m.release <- struct{}{}
 		wg.Wait()
+		h.waitForFreeSlot(t)
 
 		go func() { <-m.started; m.release <- struct{}{} }()
 		c.send(map[string]any{"type": "text", "transcript": "hi"})
@@ -80,6 +93,7 @@ func TestSocketTurnsShareTheTurnBound(t *testing.T) {
 		m.release <- struct{}{}
 		for busy.next().Type != "done" {
 		}
+		h.waitForFreeSlot(t)
 		go func() { <-m.started; m.release <- struct{}{} }()
 		if res := h.turn(helloTurn); res.spec.Speak != "Done." {
 			t.Errorf("after the socket's turn the SSE answer is %q", res.spec.Speak)
