@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -125,7 +126,10 @@ func BenchmarkVoiceTurnLatency(b *testing.B) { benchmarkVoiceLatency(b, false) }
 // BenchmarkVoiceTurnLatencyPocketsphinx is the same with pocketsphinx listening.
 func BenchmarkVoiceTurnLatencyPocketsphinx(b *testing.B) { benchmarkVoiceLatency(b, true) }
 
-var idleSockets = flag.Int("voice.sockets", 2000, "idle voice sockets BenchmarkIdleSocketMemory opens")
+var (
+	idleSockets = flag.Int("voice.sockets", 2000, "idle voice sockets BenchmarkIdleSocketMemory opens")
+	idleProfile = flag.String("voice.profile", "", "file prefix: BenchmarkIdleSocketMemory writes PREFIX.heap and PREFIX.goroutine while the sockets are open")
+)
 
 // BenchmarkIdleSocketMemory opens -voice.sockets idle voice sockets from a child process and
 // reports the engine's memory and goroutines per socket. The clients live in another process
@@ -167,22 +171,52 @@ func BenchmarkIdleSocketMemory(b *testing.B) {
 		}
 		time.Sleep(500 * time.Millisecond) // let the last handlers settle into their reads
 		after := heapAndStacks()
-		perSocket := float64(after-before) / float64(n)
-		b.ReportMetric(perSocket, "bytes/socket")
+		b.ReportMetric(float64(after.total()-before.total())/float64(n), "bytes/socket")
+		b.ReportMetric(float64(int64(after.stack)-int64(before.stack))/float64(n), "stack-bytes/socket")
 		b.ReportMetric(float64(runtime.NumGoroutine()-goroutines)/float64(n), "goroutines/socket")
 		b.ReportMetric(float64(n), "sockets")
+		if *idleProfile != "" {
+			writeProfiles(b, *idleProfile)
+		}
 		stdin.Close()
 		cmd.Wait()
 	}
 }
 
+// writeProfiles writes the heap profile and the goroutines' stacks to prefix.heap and
+// prefix.goroutine.
+func writeProfiles(b *testing.B, prefix string) {
+	for _, name := range []string{"heap", "goroutine"} {
+		f, err := os.Create(prefix + "." + name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		debug := 0
+		if name == "goroutine" {
+			debug = 1
+		}
+		err = pprof.Lookup(name).WriteTo(f, debug)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// memory is the heap and the goroutine stacks in use.
+type memory struct{ heap, stack uint64 }
+
+func (m memory) total() int64 { return int64(m.heap + m.stack) }
+
 // heapAndStacks returns the bytes of heap and goroutine stacks in use after a collection.
-func heapAndStacks() uint64 {
+func heapAndStacks() memory {
 	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return m.HeapInuse + m.StackInuse
+	return memory{heap: m.HeapInuse, stack: m.StackInuse}
 }
 
 // TestIdleSocketClients is the client process of BenchmarkIdleSocketMemory: it opens the

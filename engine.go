@@ -62,8 +62,9 @@ type Config struct {
 	// buckets in this process's memory, so that N replicas allow N times the limits. While it
 	// fails, each process applies the limits alone.
 	RateLimiter RateLimiter
-	// MaxConcurrentTurns bounds the turns the engine runs at once (default 1024); a turn past
-	// it is answered 503 overloaded. Negative means no bound.
+	// MaxConcurrentTurns bounds the turns the engine runs at once (default 1024), those of
+	// voice sockets included; a turn past it is answered 503 overloaded (on a socket, an
+	// overloaded error message). Negative means no bound.
 	MaxConcurrentTurns int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time

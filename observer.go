@@ -14,7 +14,8 @@ import (
 // Events carry identifiers, names, durations and outcome codes, never a token, a forwarded
 // value, a transcript or a tool's arguments or result.
 type Observer struct {
-	// Request is called after every request on the engine's routes.
+	// Request is called after every request on the engine's routes; for the voice socket,
+	// after its upgrade (status 101), and Socket tells when the socket closes.
 	Request func(ctx context.Context, e RequestEvent)
 	// TurnStart is called when a turn's answer begins (over SSE or the voice socket). The
 	// context it returns is the turn's from then on, so that it can carry a span.

@@ -113,7 +113,7 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The origin was checked above, with the problem responses of every route.
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	ws, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		e.log.WarnContext(r.Context(), "voice socket upgrade failed", "requestId", req.ID, "err", err)
 		return
@@ -122,13 +122,18 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request) {
 	c := &voiceConn{e: e, req: req, opts: e.streamOpts, ws: ws, started: e.now()}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.turnsCtx, c.stopTurns = context.WithCancel(c.ctx)
-	defer c.cancel()
 	if !e.streams.add(c) {
+		c.cancel()
 		ws.Close(websocket.StatusGoingAway, "the server is shutting down")
 		return
 	}
-	defer e.streams.remove(c)
-	c.serve()
+	// The socket lives in a goroutine of its own, so that the server's state of the request
+	// (the connection, the request and its headers) is freed when the handler returns.
+	go func() {
+		defer e.streams.remove(c)
+		defer c.cancel()
+		c.serve()
+	}()
 }
 
 // checkUpgrade requires a WebSocket upgrade from an allowed origin.
@@ -198,6 +203,11 @@ func headerHasToken(h http.Header, name, token string) bool {
 // for WebSockets, which it no longer tracks: call both.
 func (e *Engine) Shutdown(ctx context.Context) error {
 	conns := e.streams.shutdown()
+	for _, c := range conns {
+		if !c.busy.Load() {
+			c.goAway() // a busy socket goes when its turn ends
+		}
+	}
 	all := make(chan struct{})
 	go func() {
 		e.streams.wg.Wait()
@@ -297,9 +307,11 @@ type frame struct {
 	reason string
 }
 
-// voiceConn is one voice socket. Its handler's goroutine reads and owns the state of the
-// conversation; one writer goroutine sends the queued messages in order; each turn runs in
-// a goroutine of its own, one at a time.
+// voiceConn is one voice socket. Its reader goroutine reads and owns the state of the
+// conversation; each turn runs in a goroutine of its own, one at a time. What is to be sent
+// is queued, and a writer goroutine, which runs only while the queue holds something, sends
+// it in order. Pings and the idle time-out are timers: an idle socket has one goroutine, the
+// reader's, and no buffer of its own besides the connection's.
 type voiceConn struct {
 	e       *Engine
 	req     *request
@@ -311,13 +323,20 @@ type voiceConn struct {
 	cancel    context.CancelFunc
 	turnsCtx  context.Context // parent of the turns' contexts; ends with ctx or an abort
 	stopTurns context.CancelFunc
-	out       chan frame
 	goingAway <-chan struct{} // closed when the engine shuts down
-	workers   sync.WaitGroup  // the writer and pings
+
+	mu      sync.Mutex // guards what follows
+	queue   []frame
+	space   chan struct{} // closed when the writer takes a message off a full queue
+	writing bool          // the writer goroutine runs
+	closing bool          // a close is queued: nothing is queued after it
+	ended   bool          // the socket is over: no worker starts
+	ping    *time.Timer
+	idle    *time.Timer
+	workers sync.WaitGroup // the writer and a ping under way
 
 	busy         atomic.Bool  // a turn runs
 	lastActivity atomic.Int64 // unix nanoseconds of the client's last message
-	closeOnce    sync.Once
 
 	// Owned by the reader.
 	context        streamContext
@@ -357,22 +376,41 @@ func (c *voiceConn) serve() {
 		socket(ctx, c.req.Tenant.Key, true)
 		defer socket(ctx, c.req.Tenant.Key, false)
 	}
-	c.out = make(chan frame, c.opts.SendQueue)
 	c.conversationID = uuid.NewString()
 	c.touch()
-	c.workers.Add(1)
-	go c.writeLoop()
+	c.mu.Lock()
+	c.ping = time.AfterFunc(c.opts.PingInterval, c.pingClient)
+	c.idle = time.AfterFunc(c.opts.IdleTimeout, c.checkIdle)
+	c.mu.Unlock()
 
-	reason := c.readLoop()
+	reason := c.readSafely()
 
 	c.cancel()
 	if c.turn != nil {
 		<-c.turn.done
 	}
+	c.mu.Lock()
+	c.ended = true
+	c.ping.Stop()
+	c.idle.Stop()
+	c.mu.Unlock()
 	c.workers.Wait()
 	c.ws.CloseNow()
 	c.e.log.Info("voice socket closed", "requestId", c.req.ID, "tenant", c.req.Tenant.Key, "turns", c.turns,
 		"reason", reason, "seconds", c.e.now().Sub(c.started).Seconds())
+}
+
+// readSafely is readLoop, ending the socket, not the process, when it panics.
+func (c *voiceConn) readSafely() (reason string) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.e.log.Error("voice socket panicked", "requestId", c.req.ID, "tenant", c.req.Tenant.Key,
+				"panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
+			c.ws.CloseNow()
+			reason = "panic"
+		}
+	}()
+	return c.readLoop()
 }
 
 // readLoop reads the client's messages until the socket ends, and returns why it ended.
@@ -520,8 +558,7 @@ func (c *voiceConn) onEndOfSpeech() bool {
 	}
 	pcm := c.pcm
 	c.pcm = nil
-	c.startTurn(pcm, "")
-	return true
+	return c.startTurn(pcm, "")
 }
 
 func (c *voiceConn) onText(m *clientMessage) bool {
@@ -539,8 +576,7 @@ func (c *voiceConn) onText(m *clientMessage) bool {
 		return false
 	}
 	c.pcm, c.refused = nil, false
-	c.startTurn(nil, text)
-	return true
+	return c.startTurn(nil, text)
 }
 
 // stopTurn cancels the running turn, if any, and waits until it stopped: model, tools and
@@ -558,10 +594,21 @@ func (c *voiceConn) stopTurn() string {
 	return c.turn.id
 }
 
-// startTurn answers the user's audio (pcm) or typed text in a goroutine of its own.
-func (c *voiceConn) startTurn(pcm []int16, text string) {
+// startTurn answers the user's audio (pcm) or typed text in a goroutine of its own. Like a
+// turn of POST /engine, the turn passes the rate limits of the tenant and the user, and takes
+// one of the process's turn slots while it runs; a turn refused is answered with an error
+// message (rate_limited, overloaded) and the socket stays. It returns false when the client
+// is to be dropped.
+func (c *voiceConn) startTurn(pcm []int16, text string) bool {
 	if c.turn != nil {
 		<-c.turn.done // it ended; what it wrote (the history) is visible from here on
+	}
+	if p := c.e.rateLimit(c.turnsCtx, c.req); p != nil {
+		return c.trySend(errorMessage("", p.Code, p.Detail, p.Retryable))
+	}
+	release, p := c.e.turnSlots.acquire()
+	if p != nil {
+		return c.trySend(errorMessage("", p.Code, p.Detail, p.Retryable))
 	}
 	ctx, cancel := context.WithCancel(c.turnsCtx)
 	rt := &runningTurn{id: uuid.NewString(), cancel: cancel, done: make(chan struct{})}
@@ -572,6 +619,7 @@ func (c *voiceConn) startTurn(pcm []int16, text string) {
 	c.busy.Store(true)
 	go func() {
 		defer close(rt.done)
+		defer release()
 		defer cancel()
 		defer c.turnEnded()
 		defer func() {
@@ -589,6 +637,7 @@ func (c *voiceConn) startTurn(pcm []int16, text string) {
 			c.remember(user, answer)
 		}
 	}()
+	return true
 }
 
 // voiceTurn is what a turn starts from.
@@ -694,39 +743,71 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 // touch records the client's activity, or the end of a turn, for the idle time-out.
 func (c *voiceConn) touch() { c.lastActivity.Store(c.e.now().UnixNano()) }
 
+// Outcomes of push.
+const (
+	queued = iota
+	queueFull
+	queueClosed // a close was queued, or the socket ended
+)
+
+// push queues f for the writer, and starts the writer when it does not run. When the queue
+// holds SendQueue messages, push waits for room while wait is set (until ctx or the socket
+// ends: queueClosed), and answers queueFull otherwise. A close is queued whatever the room.
+func (c *voiceConn) push(ctx context.Context, f frame, wait bool) int {
+	c.mu.Lock()
+	for f.close == 0 && len(c.queue) >= c.opts.SendQueue && !c.closing && !c.ended {
+		if !wait {
+			c.mu.Unlock()
+			return queueFull
+		}
+		if c.space == nil {
+			c.space = make(chan struct{})
+		}
+		space := c.space
+		c.mu.Unlock()
+		select {
+		case <-space:
+		case <-ctx.Done():
+			return queueClosed
+		case <-c.ctx.Done():
+			return queueClosed
+		}
+		c.mu.Lock()
+	}
+	defer c.mu.Unlock()
+	if c.closing || c.ended {
+		return queueClosed
+	}
+	c.queue = append(c.queue, f)
+	c.closing = f.close != 0
+	if !c.writing {
+		c.writing = true
+		c.workers.Add(1)
+		go c.writeLoop()
+	}
+	return queued
+}
+
 // send queues a message for the writer, waiting while the queue is full. It reports false
 // when ctx or the socket ended first.
 func (c *voiceConn) send(ctx context.Context, data []byte) bool {
-	select {
-	case c.out <- frame{data: data}:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-c.ctx.Done():
-		return false
-	}
+	return c.push(ctx, frame{data: data}, true) == queued
 }
 
 // trySend queues a message from the reader, which must not wait: a client whose queue is
-// full while it keeps sending is closed with 1008, and trySend reports false.
+// full while it keeps sending is closed with 1008, and trySend reports false. A message for
+// a socket that is closing is dropped.
 func (c *voiceConn) trySend(data []byte) bool {
-	select {
-	case c.out <- frame{data: data}:
-		return true
-	default:
+	if c.push(c.ctx, frame{data: data}, false) == queueFull {
 		c.ws.Close(websocket.StatusPolicyViolation, "the client does not read its messages")
 		return false
 	}
+	return true
 }
 
 // goAway closes the socket with 1001 once the queued messages are written.
 func (c *voiceConn) goAway() {
-	c.closeOnce.Do(func() {
-		select {
-		case c.out <- frame{close: websocket.StatusGoingAway, reason: "the server is shutting down"}:
-		case <-c.ctx.Done():
-		}
-	})
+	c.push(c.ctx, frame{close: websocket.StatusGoingAway, reason: "the server is shutting down"}, false)
 }
 
 // abort stops the running turn and closes the socket at once. The socket's own context stays
@@ -736,93 +817,94 @@ func (c *voiceConn) abort(code websocket.StatusCode, reason string) {
 	c.ws.Close(code, reason)
 }
 
-// writeLoop writes the queued messages in order, pings the client, and closes an idle socket.
+// writeLoop writes the queued messages in order, and returns when the queue is empty.
 func (c *voiceConn) writeLoop() {
 	defer c.workers.Done()
-	ping := time.NewTimer(c.opts.PingInterval)
-	defer ping.Stop()
-	idle := time.NewTimer(c.opts.IdleTimeout)
-	defer idle.Stop()
-	goingAway := c.goingAway
-	var pinging atomic.Bool
 	for {
-		select {
-		case <-c.ctx.Done():
+		c.mu.Lock()
+		if len(c.queue) == 0 || c.ctx.Err() != nil {
+			c.queue = nil
+			c.writing = false
+			c.mu.Unlock()
 			return
-		case f := <-c.out:
-			if f.close != 0 {
-				c.ws.Close(f.close, f.reason)
-				return
+		}
+		f := c.queue[0]
+		c.queue[0] = frame{}
+		c.queue = c.queue[1:]
+		if c.space != nil {
+			close(c.space)
+			c.space = nil
+		}
+		c.mu.Unlock()
+		if f.close != 0 {
+			c.ws.Close(f.close, f.reason)
+			continue
+		}
+		wctx, cancel := context.WithTimeout(c.ctx, c.opts.WriteTimeout)
+		err := c.ws.Write(wctx, websocket.MessageText, f.data)
+		cancel()
+		if err != nil {
+			if c.ctx.Err() == nil {
+				c.e.log.Info("voice socket write failed", "requestId", c.req.ID, "tenant", c.req.Tenant.Key, "err", err)
 			}
-			wctx, cancel := context.WithTimeout(c.ctx, c.opts.WriteTimeout)
-			err := c.ws.Write(wctx, websocket.MessageText, f.data)
-			cancel()
-			if err != nil {
-				if c.ctx.Err() == nil {
-					c.e.log.Info("voice socket write failed", "requestId", c.req.ID, "tenant", c.req.Tenant.Key, "err", err)
-				}
-				c.cancel()
-				c.ws.CloseNow()
-				return
-			}
-		case <-ping.C:
-			ping.Reset(c.opts.PingInterval)
-			if pinging.Swap(true) {
-				continue
-			}
-			c.workers.Add(1)
-			go func() {
-				defer c.workers.Done()
-				defer pinging.Store(false)
-				pctx, cancel := context.WithTimeout(c.ctx, c.opts.PingInterval)
-				defer cancel()
-				if err := c.ws.Ping(pctx); err != nil && c.ctx.Err() == nil {
-					c.e.log.Info("voice socket ping failed", "requestId", c.req.ID, "tenant", c.req.Tenant.Key, "err", err)
-					c.cancel()
-					c.ws.CloseNow()
-				}
-			}()
-		case <-idle.C:
-			if c.busy.Load() {
-				idle.Reset(c.opts.IdleTimeout)
-				continue
-			}
-			if since := c.e.now().Sub(time.Unix(0, c.lastActivity.Load())); since < c.opts.IdleTimeout {
-				idle.Reset(c.opts.IdleTimeout - since)
-				continue
-			}
-			c.ws.Close(websocket.StatusNormalClosure, "idle")
-			return
-		case <-goingAway:
-			goingAway = nil
-			if !c.busy.Load() {
-				c.closeOnce.Do(func() {})
-				c.drain()
-				c.ws.Close(websocket.StatusGoingAway, "the server is shutting down")
-				return
-			}
+			c.cancel()
+			c.ws.CloseNow()
 		}
 	}
 }
 
-// drain writes what is queued, for a socket about to close.
-func (c *voiceConn) drain() {
-	for {
-		select {
-		case f := <-c.out:
-			if f.close != 0 {
-				return
-			}
-			wctx, cancel := context.WithTimeout(c.ctx, c.opts.WriteTimeout)
-			err := c.ws.Write(wctx, websocket.MessageText, f.data)
-			cancel()
-			if err != nil {
-				return
-			}
-		default:
+// startWorker counts a goroutine of the socket in workers, unless the socket ended.
+func (c *voiceConn) startWorker() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return false
+	}
+	c.workers.Add(1)
+	return true
+}
+
+// pingClient pings the client, which must answer within the interval, and sets the next ping.
+func (c *voiceConn) pingClient() {
+	if !c.startWorker() {
+		return
+	}
+	defer c.workers.Done()
+	ctx, cancel := context.WithTimeout(c.ctx, c.opts.PingInterval)
+	err := c.ws.Ping(ctx)
+	cancel()
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.e.log.Info("voice socket ping failed", "requestId", c.req.ID, "tenant", c.req.Tenant.Key, "err", err)
+			c.cancel()
+			c.ws.CloseNow()
+		}
+		return
+	}
+	c.mu.Lock()
+	if !c.ended {
+		c.ping.Reset(c.opts.PingInterval)
+	}
+	c.mu.Unlock()
+}
+
+// checkIdle closes the socket (1000) when neither the client nor a turn did anything for
+// IdleTimeout, and otherwise sets the next check.
+func (c *voiceConn) checkIdle() {
+	wait := c.opts.IdleTimeout
+	if !c.busy.Load() {
+		since := c.e.now().Sub(time.Unix(0, c.lastActivity.Load()))
+		if since >= c.opts.IdleTimeout {
+			c.push(c.ctx, frame{close: websocket.StatusNormalClosure, reason: "idle"}, false)
 			return
 		}
+		wait -= since
 	}
+	c.mu.Lock()
+	if !c.ended {
+		c.idle.Reset(wait)
+	}
+	c.mu.Unlock()
 }
 
 // Messages of the server (PROTOCOL 7).

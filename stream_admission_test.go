@@ -1,0 +1,150 @@
+package engine_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+)
+
+// expectRefused reads an error message with code, retryable and about no turn, and checks that
+// the socket is still open by answering a cancel.
+func (c *voiceClient) expectRefused(code string) {
+	c.t.Helper()
+	m := c.expect("error")
+	if m.Error.Code != code || !m.Error.Retryable || m.TurnID != "" || m.Error.Message == "" {
+		c.t.Errorf("got %s, want a retryable %s about no turn", m.raw, code)
+	}
+	c.send(map[string]any{"type": "cancel"})
+	c.expect("cancelled")
+}
+
+// sayHi sends a short utterance, which hearsHi transcribes as "hi".
+func (c *voiceClient) sayHi() {
+	c.t.Helper()
+	c.sendAudio(make([]int16, 1600), nil)
+	c.send(map[string]any{"type": "end_of_speech"})
+}
+
+// waitForFreeSlot waits until the process takes a turn again: a turn that ended has sent its
+// last message a moment before it gives its slot back. The probe is a turn whose body is
+// refused (400) once it has a slot, and that is overloaded (503) while none is free.
+func (h *harness) waitForFreeSlot(t *testing.T) {
+	t.Helper()
+	waitFor(t, "a turn slot is free", func() bool {
+		resp := h.do(t.Context(), http.MethodPost, engine.PathTurn, headers(), `{}`)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusBadRequest
+	})
+}
+
+var hearsHi = transcriberFunc(func(context.Context, []int16, int, string) (string, error) { return "hi", nil })
+
+// TestSocketTurnsShareTheTurnBound runs a process that may run one turn: while a turn of
+// POST /engine runs, a socket's typed and spoken turns are refused as overloaded and the
+// socket stays; while a socket's turn runs, a turn of POST /engine and another socket's turn
+// are refused. Once the running turn ended, the others are served.
+func TestSocketTurnsShareTheTurnBound(t *testing.T) {
+	checkLeaks(t)
+	m := &blockingModel{started: make(chan struct{}, 4), release: make(chan struct{})}
+	h := newHarness(t, engine.Config{Model: m, Transcriber: hearsHi, MaxConcurrentTurns: 1})
+	h.shutdownAtEnd(t)
+
+	t.Run("an SSE turn runs", func(t *testing.T) {
+		c := h.dial(t, headers())
+		var wg sync.WaitGroup
+		wg.Go(func() { h.turn(helloTurn) })
+		<-m.started
+		c.send(map[string]any{"type": "text", "transcript": "hi"})
+		c.expectRefused(engine.CodeOverloaded)
+		c.sayHi()
+		c.expectRefused(engine.CodeOverloaded)
+		m.release <- struct{}{}
+		wg.Wait()
+		h.waitForFreeSlot(t)
+
+		go func() { <-m.started; m.release <- struct{}{} }()
+		c.send(map[string]any{"type": "text", "transcript": "hi"})
+		if r := c.turn(); r.spec.Speak != "Done." {
+			t.Errorf("after the SSE turn the socket's answer is %q", r.spec.Speak)
+		}
+	})
+
+	t.Run("a socket turn runs", func(t *testing.T) {
+		busy, other := h.dial(t, headers()), h.dial(t, headers())
+		busy.sayHi()
+		busy.expect("transcript")
+		<-m.started
+
+		resp := h.do(t.Context(), http.MethodPost, engine.PathTurn, headers(), helloTurn)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
+			t.Errorf("status %d, Retry-After %q; want 503 and 1", resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+		if p := readProblem(t, resp); p.Code != engine.CodeOverloaded || !p.Retryable {
+			t.Errorf("problem %+v, want a retryable overloaded", p)
+		}
+		other.send(map[string]any{"type": "text", "transcript": "hi"})
+		other.expectRefused(engine.CodeOverloaded)
+
+		m.release <- struct{}{}
+		for busy.next().Type != "done" {
+		}
+		h.waitForFreeSlot(t)
+		go func() { <-m.started; m.release <- struct{}{} }()
+		if res := h.turn(helloTurn); res.spec.Speak != "Done." {
+			t.Errorf("after the socket's turn the SSE answer is %q", res.spec.Speak)
+		}
+	})
+
+	t.Run("a cancelled turn frees its slot", func(t *testing.T) {
+		c := h.dial(t, headers())
+		c.send(map[string]any{"type": "text", "transcript": "hi"})
+		c.expect("transcript")
+		<-m.started
+		c.send(map[string]any{"type": "cancel"})
+		c.expect("cancelled")
+		go func() { <-m.started; m.release <- struct{}{} }()
+		if res := h.turn(helloTurn); res.spec.Speak != "Done." {
+			t.Errorf("after the cancel the SSE answer is %q", res.spec.Speak)
+		}
+	})
+}
+
+// TestSocketTurnsAreRateLimited gives the user a burst of two and a request a second: the
+// upgrade takes one, the first turn the other, and the second turn is refused as rate_limited
+// on a socket that stays open; a second later the user may go on.
+func TestSocketTurnsAreRateLimited(t *testing.T) {
+	checkLeaks(t)
+	clock := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	tn := testTenant()
+	tn.Limits.UserPerMinute, tn.Limits.UserBurst = 60, 2
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
+	h := newHarness(t, engine.Config{Model: model, Transcriber: hearsHi, Now: clock.Now}, tn)
+	h.shutdownAtEnd(t)
+
+	c := h.dial(t, headers())
+	c.send(map[string]any{"type": "text", "transcript": "hi"})
+	c.turn()
+	c.send(map[string]any{"type": "text", "transcript": "hi again"})
+	c.expectRefused(engine.CodeRateLimited)
+	c.sayHi()
+	c.expectRefused(engine.CodeRateLimited)
+	if n := model.Calls(); n != 1 {
+		t.Errorf("the model was asked %d times, want once", n)
+	}
+
+	// Another user of the tenant is not limited by this one.
+	other := h.dial(t, userHeaders("another-users-token"))
+	other.send(map[string]any{"type": "text", "transcript": "hi"})
+	other.turn()
+
+	clock.Advance(time.Second)
+	c.sayHi()
+	if r := c.turn(); r.transcript != "hi" || r.spec.Speak != "Hi." {
+		t.Errorf("a second later: transcript %q, answer %q", r.transcript, r.spec.Speak)
+	}
+}
