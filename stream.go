@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -302,7 +303,10 @@ type streamContext struct {
 
 // frame is one message for the writer: data to send, or a close.
 type frame struct {
-	data   []byte
+	data []byte
+	// speak marks a speak message, which the writer may join with the speak messages queued
+	// behind it.
+	speak  bool
 	close  websocket.StatusCode
 	reason string
 }
@@ -416,28 +420,77 @@ func (c *voiceConn) readSafely() (reason string) {
 // readLoop reads the client's messages until the socket ends, and returns why it ended.
 func (c *voiceConn) readLoop() string {
 	for {
-		typ, data, err := c.ws.Read(c.ctx)
+		typ, r, err := c.ws.Reader(c.ctx)
 		if err != nil {
+			return closeReason(err)
+		}
+		buf := messageBuffers.Get().(*bytes.Buffer)
+		buf.Reset()
+		_, err = buf.ReadFrom(r)
+		data := buf.Bytes()
+		if err != nil {
+			putMessageBuffer(buf)
 			return closeReason(err)
 		}
 		c.touch()
 		if typ != websocket.MessageText {
+			putMessageBuffer(buf)
 			c.ws.Close(websocket.StatusUnsupportedData, "messages are JSON text")
 			return "binary message"
 		}
-		var m clientMessage
-		if p := unmarshalStrictly(data, &m); p != nil {
-			if m.Type == "audio" { // a broken frame spoils its utterance
-				c.pcm, c.refused = nil, true
-			}
-			if !c.trySend(errorMessage("", p.Code, p.Detail, false)) {
-				return "send queue full"
-			}
-			continue
-		}
-		if !c.handle(&m) {
+		ok := c.handleMessage(data)
+		putMessageBuffer(buf) // nothing of data is kept: decoding copies what it keeps
+		if !ok {
 			return "send queue full"
 		}
+	}
+}
+
+// handleMessage decodes one message and acts on it; it returns false when the client is to
+// be dropped. Audio messages in the form every client sends, {"type":"audio","chunk":"…"},
+// are read without the JSON decoder, which would copy and unquote the chunk first.
+func (c *voiceConn) handleMessage(data []byte) bool {
+	if b64, ok := plainAudioChunk(data); ok {
+		if !c.bargeIn() {
+			return false
+		}
+		if c.refused {
+			return true
+		}
+		return c.addAudio(b64)
+	}
+	var m clientMessage
+	if p := unmarshalStrictly(data, &m); p != nil {
+		if m.Type == "audio" { // a broken frame spoils its utterance
+			c.pcm, c.refused = nil, true
+		}
+		return c.trySend(errorMessage("", p.Code, p.Detail, false))
+	}
+	return c.handle(&m)
+}
+
+var audioChunkPrefix = []byte(`{"type":"audio","chunk":"`)
+
+// plainAudioChunk returns the base64 chunk of an audio message that holds only its type and
+// chunk, in that order, without white space; other messages go through the JSON decoder.
+func plainAudioChunk(data []byte) ([]byte, bool) {
+	if !bytes.HasPrefix(data, audioChunkPrefix) || !bytes.HasSuffix(data, []byte(`"}`)) || len(data) < len(audioChunkPrefix)+2 {
+		return nil, false
+	}
+	b64 := data[len(audioChunkPrefix) : len(data)-2]
+	if bytes.ContainsAny(b64, "\"\\\r\n") { // escapes and line breaks: the decoder's to judge
+		return nil, false
+	}
+	return b64, true
+}
+
+// messageBuffers hold the client's messages while they are handled: one per socket that is
+// reading a message, none for an idle socket.
+var messageBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putMessageBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxStreamFrame+bytes.MinRead {
+		messageBuffers.Put(b)
 	}
 }
 
@@ -532,7 +585,25 @@ func (c *voiceConn) onAudio(m *clientMessage) bool {
 	case m.SampleRate != nil && *m.SampleRate != inputSampleRate:
 		return refuse(CodeInvalidAudio, fmt.Sprintf("the sample rate is %d Hz; it must be 16000 Hz", *m.SampleRate))
 	}
-	b, err := base64.StdEncoding.DecodeString(*m.Chunk)
+	return c.addAudio([]byte(*m.Chunk))
+}
+
+// pcmBuffers hold a chunk's bytes between its base64 and the utterance's samples.
+var pcmBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// addAudio adds the samples of a base64 chunk to the utterance, or refuses the utterance.
+func (c *voiceConn) addAudio(b64 []byte) bool {
+	refuse := func(code, message string) bool {
+		c.pcm, c.refused = nil, true
+		return c.trySend(errorMessage("", code, message, false))
+	}
+	bp := pcmBuffers.Get().(*[]byte)
+	defer pcmBuffers.Put(bp)
+	if n := base64.StdEncoding.DecodedLen(len(b64)); cap(*bp) < n {
+		*bp = make([]byte, n)
+	}
+	n, err := base64.StdEncoding.Decode((*bp)[:cap(*bp)], b64)
+	b := (*bp)[:n]
 	switch {
 	case err != nil:
 		return refuse(CodeInvalidAudio, "chunk: is not valid base64")
@@ -541,7 +612,7 @@ func (c *voiceConn) onAudio(m *clientMessage) bool {
 	case len(c.pcm)+len(b)/2 > maxUtteranceSamples:
 		return refuse(CodeUtteranceTooLong, fmt.Sprintf("an utterance holds at most %d seconds of audio", maxInputSeconds))
 	}
-	c.pcm = append(c.pcm, PCMFromBytes(b)...)
+	c.pcm = appendPCM(c.pcm, b)
 	return true
 }
 
@@ -794,6 +865,11 @@ func (c *voiceConn) send(ctx context.Context, data []byte) bool {
 	return c.push(ctx, frame{data: data}, true) == queued
 }
 
+// sendSpeak queues a speak message of delta, as send does.
+func (c *voiceConn) sendSpeak(ctx context.Context, delta string) bool {
+	return c.push(ctx, frame{data: speakMessage(delta), speak: true}, true) == queued
+}
+
 // trySend queues a message from the reader, which must not wait: a client whose queue is
 // full while it keeps sending is closed with 1008, and trySend reports false. A message for
 // a socket that is closing is dropped.
@@ -831,6 +907,13 @@ func (c *voiceConn) writeLoop() {
 		f := c.queue[0]
 		c.queue[0] = frame{}
 		c.queue = c.queue[1:]
+		// Speak messages waiting one behind the other go out as one: a client that reads
+		// slower than the model writes gets fewer, longer deltas rather than falling behind.
+		for f.speak && len(c.queue) > 0 && c.queue[0].speak && len(f.data) < maxJoinedSpeak {
+			f.data = joinSpeak(f.data, c.queue[0].data)
+			c.queue[0] = frame{}
+			c.queue = c.queue[1:]
+		}
 		if c.space != nil {
 			close(c.space)
 			c.space = nil
@@ -918,6 +1001,18 @@ func transcriptMessage(turnID, text string) []byte {
 func speakMessage(delta string) []byte {
 	b := appendJSONString([]byte(`{"type":"speak","delta":`), delta)
 	return append(b, '}')
+}
+
+// speakPrefix starts every speak message, up to its delta's first character.
+const speakPrefix = `{"type":"speak","delta":"`
+
+// maxJoinedSpeak bounds a speak message joined from several.
+const maxJoinedSpeak = 16 << 10
+
+// joinSpeak joins two speak messages into one whose delta is a's then b's. Both deltas are
+// JSON strings as speakMessage writes them, so their escaped forms join as they are.
+func joinSpeak(a, b []byte) []byte {
+	return append(a[:len(a)-len(`"}`)], b[len(speakPrefix):]...)
 }
 
 func audioMessage(seq, rate int, pcm []byte) []byte {

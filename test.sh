@@ -62,6 +62,7 @@ done <<'TARGETS'
 . FuzzCanonicalize
 . FuzzDPoPProof
 ./client FuzzSSE
+./client FuzzPlainAudio
 . FuzzDecodeWAV
 . FuzzCutSentences
 ./widgets FuzzDecode
@@ -71,5 +72,6 @@ done <<'TARGETS'
 ./openai FuzzSpeechWAV
 ./redisstore FuzzRecords
 . FuzzRequestIDSyntax
+. FuzzPlainAudioChunk
 ./widgets FuzzStrictUnmarshal
 TARGETS

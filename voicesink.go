@@ -50,7 +50,7 @@ func newVoiceSink(ctx context.Context, c *voiceConn, t *turn, answered *atomic.B
 }
 
 func (s *voiceSink) speak(delta string) error {
-	if !s.c.send(s.ctx, speakMessage(delta)) {
+	if !s.c.sendSpeak(s.ctx, delta) {
 		return errClientGone
 	}
 	s.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Audio input format of spec 8: 16 kHz mono PCM, 16-bit.
@@ -278,9 +279,14 @@ func AppendPCM(b []byte, pcm []int16) []byte {
 
 // PCMFromBytes reads 16-bit little-endian samples; a trailing odd byte is ignored.
 func PCMFromBytes(b []byte) []int16 {
-	pcm := make([]int16, len(b)/2)
-	for i := range pcm {
-		pcm[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
+	return appendPCM(make([]int16, 0, len(b)/2), b)
+}
+
+// appendPCM appends the 16-bit little-endian samples of b to pcm.
+func appendPCM(pcm []int16, b []byte) []int16 {
+	pcm = slices.Grow(pcm, len(b)/2)
+	for i := 0; i+1 < len(b); i += 2 {
+		pcm = append(pcm, int16(binary.LittleEndian.Uint16(b[i:])))
 	}
 	return pcm
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -286,6 +287,9 @@ func (s *Stream) Next(ctx context.Context) (Event, error) {
 		f = m
 	}
 	typ, data := f.typ, f.data
+	if ev, ok := plainAudio(data); ok && typ == websocket.MessageText {
+		return ev, nil
+	}
 	if typ != websocket.MessageText {
 		s.ws.Close(websocket.StatusUnsupportedData, "messages are JSON text")
 		return nil, errors.New("client: the engine sent a binary message")
@@ -377,6 +381,52 @@ func (s *Stream) wrap(doing string, err error) error {
 		return fmt.Errorf("client: %s on the voice socket: the engine closed it (%d): %w", doing, int(code), err)
 	}
 	return fmt.Errorf("client: %s on the voice socket: %w", doing, err)
+}
+
+// plainAudio reads an audio message as the engine writes it,
+// {"type":"audio","seq":N,"sampleRate":R,"chunk":"…"}, without the JSON decoder, which
+// would scan and unquote the chunk before decoding its base64. Anything else is left to the
+// decoder.
+func plainAudio(data []byte) (*AudioEvent, bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(`{"type":"audio","seq":`))
+	if !ok {
+		return nil, false
+	}
+	seq, rest, ok := cutInt(rest, `,"sampleRate":`)
+	if !ok {
+		return nil, false
+	}
+	rate, rest, ok := cutInt(rest, `,"chunk":"`)
+	if !ok {
+		return nil, false
+	}
+	b64, ok := bytes.CutSuffix(rest, []byte(`"}`))
+	if !ok || bytes.ContainsAny(b64, "\"\\\r\n") { // escapes and line breaks: not as the engine writes
+		return nil, false
+	}
+	pcm := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
+	n, err := base64.StdEncoding.Decode(pcm, b64)
+	if err != nil {
+		return nil, false
+	}
+	return &AudioEvent{Seq: seq, SampleRate: rate, PCM: pcm[:n]}, true
+}
+
+// cutInt reads the digits at the start of b up to sep, and returns their value and what
+// follows sep.
+func cutInt(b []byte, sep string) (int, []byte, bool) {
+	digits, rest, ok := bytes.Cut(b, []byte(sep))
+	if !ok || len(digits) == 0 || len(digits) > 9 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, nil, false
+	}
+	n := 0
+	for _, d := range digits {
+		if d < '0' || d > '9' {
+			return 0, nil, false
+		}
+		n = n*10 + int(d-'0')
+	}
+	return n, rest, true
 }
 
 // streamMessage is any message of the engine on the voice socket.
