@@ -18,19 +18,22 @@ const (
 )
 
 // smallBuffers is the ResponseWriter a voice socket is accepted through: its Hijack replaces
-// the server's buffers with smaller ones.
+// the server's buffers with smaller ones, and keeps the connection, whose write deadline
+// bounds each message the socket writes.
 type smallBuffers struct {
 	http.ResponseWriter
+	conn net.Conn
 }
 
 // Hijack takes the connection over from the server, with buffers of socketReadBuffer and
 // socketWriteBuffer bytes. Bytes the server had read ahead (a frame sent right behind the
 // upgrade request) are read first.
-func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+func (w *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
 	if err != nil {
 		return nil, nil, err
 	}
+	w.conn = conn
 	if err := rw.Writer.Flush(); err != nil {
 		conn.Close()
 		return nil, nil, fmt.Errorf("flushing the upgrade response: %w", err)

@@ -20,7 +20,9 @@ type Audio struct {
 }
 
 // A Transcriber turns speech into text: pcm is 16-bit mono samples at rate, locale a BCP 47
-// tag. It is called from many goroutines at once and must stop when ctx is cancelled.
+// tag. It is called from many goroutines at once and must stop when ctx is cancelled. pcm is
+// the caller's again once Transcribe returns: the engine reuses its memory for later
+// utterances, so a Transcriber that keeps samples beyond the call copies them.
 type Transcriber interface {
 	Transcribe(ctx context.Context, pcm []int16, rate int, locale string) (string, error)
 }

@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +44,8 @@ const (
 	defaultStreamWrite  = 10 * time.Second
 	defaultSendQueue    = 32
 	audioChunkBytes     = 16 << 10 // of PCM per audio message: 0.37 s at 22 050 Hz
+	// firstAudioChunkBytes bounds a turn's first audio message: 93 ms at 22 050 Hz.
+	firstAudioChunkBytes = 4 << 10
 )
 
 // StreamOptions configure the voice socket. The zero value, or nil, is the defaults.
@@ -114,13 +118,14 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The origin was checked above, with the problem responses of every route.
-	ws, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	sb := &smallBuffers{ResponseWriter: w}
+	ws, err := websocket.Accept(sb, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		e.log.WarnContext(r.Context(), "voice socket upgrade failed", "requestId", req.ID, "err", err)
 		return
 	}
 	ws.SetReadLimit(maxStreamFrame)
-	c := &voiceConn{e: e, req: req, opts: e.streamOpts, ws: ws, started: e.now()}
+	c := &voiceConn{e: e, req: req, opts: e.streamOpts, ws: ws, conn: sb.conn, started: e.now()}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.turnsCtx, c.stopTurns = context.WithCancel(c.ctx)
 	if !e.streams.add(c) {
@@ -306,7 +311,9 @@ type frame struct {
 	data []byte
 	// speak marks a speak message, which the writer may join with the speak messages queued
 	// behind it.
-	speak  bool
+	speak bool
+	// pooled marks data taken from audioBuffers, given back once written.
+	pooled bool
 	close  websocket.StatusCode
 	reason string
 }
@@ -321,6 +328,7 @@ type voiceConn struct {
 	req     *request
 	opts    StreamOptions
 	ws      *websocket.Conn
+	conn    net.Conn // under ws: its write deadline bounds each message
 	started time.Time
 
 	ctx       context.Context // ends with the socket
@@ -612,8 +620,26 @@ func (c *voiceConn) addAudio(b64 []byte) bool {
 	case len(c.pcm)+len(b)/2 > maxUtteranceSamples:
 		return refuse(CodeUtteranceTooLong, fmt.Sprintf("an utterance holds at most %d seconds of audio", maxInputSeconds))
 	}
-	c.pcm = appendPCM(c.pcm, b)
+	if c.pcm == nil {
+		c.pcm = getPCM()
+	}
+	c.pcm = appendSamples(c.pcm, b)
 	return true
+}
+
+// utterances hold the samples of utterances from their first audio message to the end of
+// their transcription; those longer than maxPooledUtterance are left to the collector.
+var utterances = sync.Pool{New: func() any { return new([]int16) }}
+
+const maxPooledUtterance = 10 * inputSampleRate
+
+func getPCM() []int16 { return (*utterances.Get().(*[]int16))[:0] }
+
+func putPCM(pcm []int16) {
+	if cap(pcm) > 0 && cap(pcm) <= maxPooledUtterance {
+		pcm = pcm[:0]
+		utterances.Put(&pcm)
+	}
 }
 
 func (c *voiceConn) onEndOfSpeech() bool {
@@ -759,8 +785,12 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 		locale = in.context.Locale
 	}
 	text := in.text
-	if in.pcm != nil {
-		heard, p := e.hear(ctx, c.req, in.pcm, locale)
+	heard := in.pcm != nil
+	samples := len(in.pcm)
+	if heard {
+		transcript, p := e.hear(ctx, c.req, in.pcm, locale)
+		putPCM(in.pcm) // the transcriber is done with it
+		in.pcm = nil
 		if ctx.Err() != nil {
 			return "", "", false
 		}
@@ -769,7 +799,7 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 			c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable))
 			return "", "", false
 		}
-		text = heard
+		text = transcript
 	}
 	mode := string(ModeVoice)
 	tc := in.context.turnContext
@@ -782,7 +812,7 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 		return "", "", false
 	}
 	t.turnID = in.id
-	t.heard = in.pcm != nil
+	t.heard = heard
 	if p := e.loadTools(ctx, t); p != nil {
 		if ctx.Err() == nil {
 			answered.Store(true)
@@ -805,7 +835,7 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 	sink.close()
 	e.log.InfoContext(ctx, "voice turn",
 		"requestId", c.req.ID, "tenant", c.req.Tenant.Key, "env", c.req.Environment.Name, "turnId", t.turnID,
-		"audioSeconds", float64(len(in.pcm))/inputSampleRate, "steps", t.steps, "toolCalls", t.toolCalls,
+		"audioSeconds", float64(samples)/inputSampleRate, "steps", t.steps, "toolCalls", t.toolCalls,
 		"widgets", len(t.widgets), "audioMessages", sink.seq, "error", t.errCode, "cancelled", !finished,
 		"ms", float64(e.now().Sub(start).Microseconds())/1000)
 	return t.transcript, t.speak.String(), finished && t.errCode == ""
@@ -863,6 +893,12 @@ func (c *voiceConn) push(ctx context.Context, f frame, wait bool) int {
 // when ctx or the socket ended first.
 func (c *voiceConn) send(ctx context.Context, data []byte) bool {
 	return c.push(ctx, frame{data: data}, true) == queued
+}
+
+// sendAudio queues an audio message from audioMessage, as send does; the buffer goes back to
+// audioBuffers once written.
+func (c *voiceConn) sendAudio(ctx context.Context, data []byte) bool {
+	return c.push(ctx, frame{data: data, pooled: true}, true) == queued
 }
 
 // sendSpeak queues a speak message of delta, as send does.
@@ -923,9 +959,15 @@ func (c *voiceConn) writeLoop() {
 			c.ws.Close(f.close, f.reason)
 			continue
 		}
-		wctx, cancel := context.WithTimeout(c.ctx, c.opts.WriteTimeout)
-		err := c.ws.Write(wctx, websocket.MessageText, f.data)
-		cancel()
+		// A deadline on the connection rather than a context with a time-out: the context
+		// would cost a timer and a goroutine hook per message. What ends the socket closes
+		// the connection, which ends a write that waits.
+		c.conn.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout))
+		err := c.ws.Write(context.Background(), websocket.MessageText, f.data)
+		c.conn.SetWriteDeadline(time.Time{})
+		if f.pooled {
+			putAudioBuffer(f.data)
+		}
 		if err != nil {
 			if c.ctx.Err() == nil {
 				c.e.log.Info("voice socket write failed", "requestId", c.req.ID, "tenant", c.req.Tenant.Key, "err", err)
@@ -1015,8 +1057,19 @@ func joinSpeak(a, b []byte) []byte {
 	return append(a[:len(a)-len(`"}`)], b[len(speakPrefix):]...)
 }
 
+// audioBuffers hold audio messages from their encoding to their write, and the PCM read from
+// the synthesizer: the largest allocations of a voice turn, made again for every sentence.
+var audioBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+func putAudioBuffer(b []byte) {
+	b = b[:0]
+	audioBuffers.Put(&b)
+}
+
+// audioMessage encodes an audio message into a buffer of audioBuffers.
 func audioMessage(seq, rate int, pcm []byte) []byte {
-	b := make([]byte, 0, 64+base64.StdEncoding.EncodedLen(len(pcm)))
+	bp := audioBuffers.Get().(*[]byte)
+	b := slices.Grow((*bp)[:0], 64+base64.StdEncoding.EncodedLen(len(pcm)))
 	b = append(b, `{"type":"audio","seq":`...)
 	b = strconv.AppendInt(b, int64(seq), 10)
 	b = append(b, `,"sampleRate":`...)

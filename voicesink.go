@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -220,17 +221,26 @@ func (s *voiceSink) say(ctx context.Context, sentence string) {
 		return
 	}
 	defer audio.PCM.Close()
-	buf := make([]byte, audioChunkBytes)
+	bp := audioBuffers.Get().(*[]byte)
+	buf := slices.Grow((*bp)[:0], audioChunkBytes)[:audioChunkBytes]
+	defer putAudioBuffer(buf)
+	// The turn's first message is short, so that the user hears the answer start as soon as
+	// the synthesizer has that much; the others are long, for fewer messages.
+	limit := len(buf)
+	if s.seq == 0 {
+		limit = firstAudioChunkBytes
+	}
 	have := 0 // bytes in buf; an odd one waits for its other half
 	for {
-		n, err := audio.PCM.Read(buf[have:])
+		n, err := audio.PCM.Read(buf[have:limit])
 		have += n
-		if even := have &^ 1; even > 0 && (err != nil || have >= len(buf)/2) {
+		if even := have &^ 1; even > 0 && (err != nil || have >= limit/2) {
 			s.seq++
-			if !s.c.send(ctx, audioMessage(s.seq, audio.SampleRate, buf[:even])) {
+			if !s.c.sendAudio(ctx, audioMessage(s.seq, audio.SampleRate, buf[:even])) {
 				return
 			}
 			have = copy(buf, buf[even:have])
+			limit = len(buf)
 		}
 		switch {
 		case err == io.EOF:

@@ -279,11 +279,11 @@ func AppendPCM(b []byte, pcm []int16) []byte {
 
 // PCMFromBytes reads 16-bit little-endian samples; a trailing odd byte is ignored.
 func PCMFromBytes(b []byte) []int16 {
-	return appendPCM(make([]int16, 0, len(b)/2), b)
+	return appendSamples(make([]int16, 0, len(b)/2), b)
 }
 
-// appendPCM appends the 16-bit little-endian samples of b to pcm.
-func appendPCM(pcm []int16, b []byte) []int16 {
+// appendSamples appends the 16-bit little-endian samples of b to pcm.
+func appendSamples(pcm []int16, b []byte) []int16 {
 	pcm = slices.Grow(pcm, len(b)/2)
 	for i := 0; i+1 < len(b); i += 2 {
 		pcm = append(pcm, int16(binary.LittleEndian.Uint16(b[i:])))
