@@ -12,9 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
-	"runtime"
-	"runtime/metrics"
 	"sync"
 	"time"
 
@@ -25,6 +22,7 @@ import (
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
+	"github.com/convengine/engine/internal/debugstats"
 )
 
 // The servers a -serve child can be.
@@ -39,8 +37,9 @@ const (
 // benchKey is the engine key of the bench tenant.
 const benchKey = "pk_bench"
 
-// debugStats is what a -serve child answers at GET /debug/stats: runtime/metrics of its
-// process. With ?gc=1 it collects garbage first, so that the live heap is current.
+// debugStats is what a -serve child answers at GET /debug/stats: the runtime figures of its
+// process, as the reference server's -debug-addr serves them, and the times it measured. With
+// ?gc=1 it collects garbage first, so that the live heap is current.
 type debugStats struct {
 	// FirstSpeak is the time from a turn's handler starting to its first speak event flushed,
 	// for the turns since the last ?reset=1: the server's own share of the time to first speak,
@@ -51,44 +50,11 @@ type debugStats struct {
 	// the configured time of the bench transcriber, model and synthesizer (see voiceTimer).
 	FirstAudio Summary `json:"first_audio"`
 	// Sockets is the number of open voice sockets.
-	Sockets      int64  `json:"sockets"`
-	AllocObjects uint64 `json:"alloc_objects"`
-	AllocBytes   uint64 `json:"alloc_bytes"`
-	HeapLive     uint64 `json:"heap_live_bytes"`
-	HeapObjects  uint64 `json:"heap_objects"`
-	TotalMemory  uint64 `json:"total_memory_bytes"`
-	Goroutines   uint64 `json:"goroutines"`
-	GCCycles     uint64 `json:"gc_cycles"`
+	Sockets int64 `json:"sockets"`
+	debugstats.Stats
 }
 
-var statsMetrics = []string{
-	"/gc/heap/allocs:objects",
-	"/gc/heap/allocs:bytes",
-	"/gc/heap/live:bytes",
-	"/gc/heap/objects:objects",
-	"/memory/classes/total:bytes",
-	"/sched/goroutines:goroutines",
-	"/gc/cycles/total:gc-cycles",
-}
-
-func readStats(gc bool) debugStats {
-	if gc {
-		runtime.GC()
-	}
-	samples := make([]metrics.Sample, len(statsMetrics))
-	for i, name := range statsMetrics {
-		samples[i].Name = name
-	}
-	metrics.Read(samples)
-	v := func(i int) uint64 {
-		if samples[i].Value.Kind() != metrics.KindUint64 {
-			return 0
-		}
-		return samples[i].Value.Uint64()
-	}
-	return debugStats{AllocObjects: v(0), AllocBytes: v(1), HeapLive: v(2), HeapObjects: v(3),
-		TotalMemory: v(4), Goroutines: v(5), GCCycles: v(6)}
-}
+func readStats(gc bool) debugStats { return debugStats{Stats: debugstats.Read(gc)} }
 
 // debugHandler serves /debug/stats and the pprof profiles under /debug/pprof/.
 func debugHandler(ft *firstSpeakTimer, vt *voiceTimer) http.Handler {
@@ -102,11 +68,7 @@ func debugHandler(ft *firstSpeakTimer, vt *voiceTimer) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(s)
 	})
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	debugstats.Profiles(mux)
 	return mux
 }
 

@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/convengine/engine/internal/debugstats"
 )
 
 func TestSummarize(t *testing.T) {
@@ -112,8 +114,8 @@ func TestReportJSONShape(t *testing.T) {
 	rec.add(sample{first: time.Millisecond, total: 3 * time.Millisecond})
 	rec.add(sample{code: "model_error", total: time.Millisecond})
 	ty := &tally{t: &target{name: "engine", url: "http://127.0.0.1:1", pid: 42}, rec: newRecorder(0), seconds: 0}
-	before := snapshot{stats: &debugStats{HeapLive: 1 << 20, Goroutines: 4}}
-	after := snapshot{serverCPU: time.Millisecond, stats: &debugStats{AllocObjects: 100, AllocBytes: 4000, HeapLive: 1 << 20, Goroutines: 4,
+	before := snapshot{stats: &debugStats{Stats: debugstats.Stats{HeapLive: 1 << 20, Goroutines: 4}}}
+	after := snapshot{serverCPU: time.Millisecond, stats: &debugStats{Stats: debugstats.Stats{AllocObjects: 100, AllocBytes: 4000, HeapLive: 1 << 20, Goroutines: 4},
 		FirstSpeak: Summary{Count: 1, P50: 0.05}}}
 	ty.add(rec, time.Second, before, after)
 	cfg := &config{local: true, concurrency: 1, n: 2, rounds: 1}
