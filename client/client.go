@@ -166,13 +166,35 @@ type call struct {
 	noSession bool
 }
 
+// retries are the retries a request made.
+type retries struct{ nonce, session bool }
+
+// retry reads a refused answer and decides, by the engine's retry rules, whether to send the
+// request again: once with the nonce the engine asked for, once after re-creating an expired
+// session. It returns nil to retry, else the error to give up with.
+func (c *Client) retry(ctx context.Context, resp *http.Response, sess *Session, tried *retries) error {
+	perr := readError(resp)
+	switch {
+	case perr.Code == CodeUseDPoPNonce && sess != nil && sess.key != nil && !tried.nonce && resp.Header.Get("DPoP-Nonce") != "":
+		tried.nonce = true
+	case perr.Code == CodeInvalidSession && sess != nil && !tried.session:
+		tried.session = true
+		if _, err := c.renewSession(ctx, sess); err != nil {
+			return fmt.Errorf("re-creating the session after %w: %w", perr, err)
+		}
+	default:
+		return perr
+	}
+	return nil
+}
+
 // do sends c with the common headers and the session, and follows the engine's retry rules:
 // a use_dpop_nonce answer is retried once with the engine's nonce; an invalid_session answer
 // re-creates the session and is retried once. It returns the response of a 2xx answer; any
 // other answer is an [*Error].
 func (c *Client) do(ctx context.Context, cl call) (*http.Response, error) {
 	id := c.prefix + c.newID()
-	var nonceRetried, sessionRetried bool
+	var tried retries
 	for {
 		var sess *Session
 		if !cl.noSession {
@@ -190,17 +212,8 @@ func (c *Client) do(ctx context.Context, cl call) (*http.Response, error) {
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			return resp, nil
 		}
-		perr := readError(resp)
-		switch {
-		case perr.Code == CodeUseDPoPNonce && sess != nil && sess.key != nil && !nonceRetried && resp.Header.Get("DPoP-Nonce") != "":
-			nonceRetried = true
-		case perr.Code == CodeInvalidSession && sess != nil && !sessionRetried:
-			sessionRetried = true
-			if _, err := c.renewSession(ctx, sess); err != nil {
-				return nil, fmt.Errorf("re-creating the session after %w: %w", perr, err)
-			}
-		default:
-			return nil, perr
+		if err := c.retry(ctx, resp, sess, &tried); err != nil {
+			return nil, err
 		}
 	}
 }

@@ -98,7 +98,7 @@ func (c *Client) Stream(ctx context.Context, opts *StreamOptions) (*Stream, erro
 		ctxJSON = b
 	}
 	id := c.prefix + c.newID()
-	var nonceRetried, sessionRetried bool
+	var tried retries
 	for {
 		sess := c.Session()
 		req, err := c.newRequest(ctx, http.MethodGet, PathStream, nil, id, sess)
@@ -123,17 +123,8 @@ func (c *Client) Stream(ctx context.Context, opts *StreamOptions) (*Stream, erro
 		if resp == nil || resp.StatusCode == http.StatusSwitchingProtocols {
 			return nil, fmt.Errorf("client: opening the voice socket: %w", err)
 		}
-		perr := readError(resp)
-		switch {
-		case perr.Code == CodeUseDPoPNonce && sess != nil && sess.key != nil && !nonceRetried && resp.Header.Get("DPoP-Nonce") != "":
-			nonceRetried = true
-		case perr.Code == CodeInvalidSession && sess != nil && !sessionRetried:
-			sessionRetried = true
-			if _, err := c.renewSession(ctx, sess); err != nil {
-				return nil, fmt.Errorf("re-creating the session after %w: %w", perr, err)
-			}
-		default:
-			return nil, perr
+		if err := c.retry(ctx, resp, sess, &tried); err != nil {
+			return nil, err
 		}
 	}
 }
