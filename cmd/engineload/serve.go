@@ -12,10 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
-
-	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
@@ -82,7 +79,7 @@ func serve(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	defer closeServer()
-	ft := &firstSpeakTimer{next: h, hist: newHistogram()}
+	ft := &firstSpeakTimer{next: h, sharedHistogram: newSharedHistogram()}
 	vt.next = ft
 	mux := http.NewServeMux()
 	mux.Handle("/debug/", debugHandler(ft, vt))
@@ -138,8 +135,7 @@ func bareSession(w http.ResponseWriter, r *http.Request) {
 // speak event flushed.
 type firstSpeakTimer struct {
 	next http.Handler
-	mu   sync.Mutex
-	hist *hdrhistogram.Histogram
+	*sharedHistogram
 }
 
 func (f *firstSpeakTimer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -150,21 +146,8 @@ func (f *firstSpeakTimer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tw := &timingWriter{ResponseWriter: w, start: time.Now()}
 	f.next.ServeHTTP(tw, r)
 	if tw.first > 0 {
-		f.mu.Lock()
-		record(f.hist, tw.first)
-		f.mu.Unlock()
+		f.record(tw.first)
 	}
-}
-
-// summary digests the times so far, and forgets them when reset.
-func (f *firstSpeakTimer) summary(reset bool) Summary {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	s := summarize(f.hist)
-	if reset {
-		f.hist.Reset()
-	}
-	return s
 }
 
 // timingWriter notes when the first speak event written to it is flushed.

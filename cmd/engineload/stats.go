@@ -205,3 +205,28 @@ func (r *recorder) errorList() []ErrorCount {
 	})
 	return list
 }
+
+// sharedHistogram is a histogram of times that several goroutines record into.
+type sharedHistogram struct {
+	mu   sync.Mutex
+	hist *hdrhistogram.Histogram
+}
+
+func newSharedHistogram() *sharedHistogram { return &sharedHistogram{hist: newHistogram()} }
+
+func (s *sharedHistogram) record(d time.Duration) {
+	s.mu.Lock()
+	record(s.hist, d)
+	s.mu.Unlock()
+}
+
+// summary digests the times so far, and forgets them when reset.
+func (s *sharedHistogram) summary(reset bool) Summary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sum := summarize(s.hist)
+	if reset {
+		s.hist.Reset()
+	}
+	return sum
+}

@@ -6,11 +6,8 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
@@ -53,13 +50,11 @@ type voiceTimer struct {
 	next   http.Handler
 	offset time.Duration
 	open   atomic.Int64
-
-	mu   sync.Mutex
-	hist *hdrhistogram.Histogram
+	times  *sharedHistogram
 }
 
 func newVoiceTimer(next http.Handler, cfg *config) *voiceTimer {
-	return &voiceTimer{next: next, offset: voiceOffset(cfg), hist: newHistogram()}
+	return &voiceTimer{next: next, offset: voiceOffset(cfg), times: newSharedHistogram()}
 }
 
 func (v *voiceTimer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -79,22 +74,10 @@ func (v *voiceTimer) socket(_ context.Context, _ string, open bool) {
 	}
 }
 
-func (v *voiceTimer) record(d time.Duration) {
-	v.mu.Lock()
-	record(v.hist, max(d-v.offset, 0))
-	v.mu.Unlock()
-}
+func (v *voiceTimer) record(d time.Duration) { v.times.record(max(d-v.offset, 0)) }
 
 // summary digests the times so far, and forgets them when reset.
-func (v *voiceTimer) summary(reset bool) Summary {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	s := summarize(v.hist)
-	if reset {
-		v.hist.Reset()
-	}
-	return s
-}
+func (v *voiceTimer) summary(reset bool) Summary { return v.times.summary(reset) }
 
 // hijackTimer hands the WebSocket library a timed connection when it hijacks.
 type hijackTimer struct {
