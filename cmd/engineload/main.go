@@ -2,7 +2,8 @@
 //
 // It speaks the engine's protocol through the Go client package (or plain HTTP with -raw):
 // SSE turns (-mode turn), executes of confirm widgets (-mode execute), speech synthesis
-// (-mode tts). Workers (-c) run operations one after another for a duration (-d) or a count
+// (-mode tts), turns on the voice socket (-mode voice, timed from end_of_speech to the first
+// audio), idle voice sockets (-mode idle, the server's memory per socket). Workers (-c) run operations one after another for a duration (-d) or a count
 // (-n); with -rate, operations start at a fixed rate whatever their latency (open loop), with
 // at most -c in flight, and latencies count from when each was due. It reports throughput,
 // errors by problem or event code, and latency percentiles (HDR histograms) of the time to the
@@ -17,11 +18,21 @@
 // handler's, the time the engine adds before the first speak (measured minus the model's
 // first-token delay), and the server's CPU time, allocations and heap per operation.
 //
+// Several operations run at once against one server with -mode name=workers@rate,…; with
+// -soak the tool then checks the server: no error but the -allow codes, its goroutines and
+// live heap back to where they were (read from -stats, the reference server's -debug-addr),
+// and, with -bank, every confirmed action run exactly once by the demo bank. soak.sh at the
+// repository's root runs it against the reference server.
+//
 // Examples:
 //
 //	engineload -local -c 256 -d 10s -json bench.json -svg latency.svg
 //	engineload -target http://127.0.0.1:8080 -key pk_demo -c 16 -n 2000
 //	engineload -local -mode execute -c 8 -n 500
+//	engineload -local -mode voice -c 64 -d 10s -sentences 3 -token-interval 25ms
+//	engineload -local -mode idle -c 10000 -d 5s
+//	engineload -target http://127.0.0.1:8080 -mode turn=1000,voice=1000@10,execute=8@5 -d 10m \
+//		-soak -stats http://127.0.0.1:6060/debug/stats -bank http://127.0.0.1:41000
 package main
 
 import (
