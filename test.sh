@@ -73,5 +73,6 @@ done <<'TARGETS'
 ./redisstore FuzzRecords
 . FuzzRequestIDSyntax
 . FuzzPlainAudioChunk
+. FuzzStreamMessage
 ./widgets FuzzStrictUnmarshal
 TARGETS
