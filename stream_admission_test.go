@@ -75,6 +75,7 @@ func TestSocketTurnsShareTheTurnBound(t *testing.T) {
 	})
 
 	t.Run("a socket turn runs", func(t *testing.T) {
+		h.waitForFreeSlot(t) // the last turn's, given back a moment after its done
 		busy, other := h.dial(t, headers()), h.dial(t, headers())
 		busy.sayHi()
 		busy.expect("transcript")
@@ -101,6 +102,7 @@ func TestSocketTurnsShareTheTurnBound(t *testing.T) {
 	})
 
 	t.Run("a cancelled turn frees its slot", func(t *testing.T) {
+		h.waitForFreeSlot(t)
 		c := h.dial(t, headers())
 		c.send(map[string]any{"type": "text", "transcript": "hi"})
 		c.expect("transcript")
