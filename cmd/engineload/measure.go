@@ -289,24 +289,34 @@ func runOf(ty *tally, cfg *config) Run {
 		r.ClientCPUPerOp = round3(float64(ty.clientCPU.Microseconds()) / ops)
 	}
 	if ty.t.pid > 0 && ops > 0 {
-		s := &ServerCost{PID: ty.t.pid, CPUSeconds: round3(ty.serverCPU.Seconds()),
-			CPUPerOp: round3(float64(ty.serverCPU.Microseconds()) / ops)}
-		if ty.first != nil {
-			s.AllocsPerOp = round3(float64(ty.allocs) / ops)
-			s.BytesPerOp = round3(float64(ty.bytes) / ops)
-			s.HeapBefore, s.HeapAfter = ty.first.HeapLive, ty.last.HeapLive
-			s.GoroutinesBefore, s.GoroutinesAfter = ty.first.Goroutines, ty.last.Goroutines
-			s.MemoryAfter = ty.last.TotalMemory
-		}
-		if len(ty.firstSpeak) > 0 {
-			s.FirstSpeak = worstOf(ty.firstSpeak)
-		}
-		if len(ty.firstAudio) > 0 {
-			s.FirstAudio = worstOf(ty.firstAudio)
-		}
-		r.Server = s
+		r.Server = serverCostOf(ty, ops)
 	}
 	return r
+}
+
+// serverCostOf is what the server spent in a tally's phases, over ops operations: CPU time
+// when its pid is known, allocations, heap and goroutines when it serves its figures.
+func serverCostOf(ty *tally, ops float64) *ServerCost {
+	s := &ServerCost{PID: ty.t.pid, CPUSeconds: round3(ty.serverCPU.Seconds())}
+	if ops > 0 {
+		s.CPUPerOp = round3(float64(ty.serverCPU.Microseconds()) / ops)
+	}
+	if ty.first != nil && ops > 0 {
+		s.AllocsPerOp = round3(float64(ty.allocs) / ops)
+		s.BytesPerOp = round3(float64(ty.bytes) / ops)
+	}
+	if ty.first != nil {
+		s.HeapBefore, s.HeapAfter = ty.first.HeapLive, ty.last.HeapLive
+		s.GoroutinesBefore, s.GoroutinesAfter = ty.first.Goroutines, ty.last.Goroutines
+		s.MemoryAfter = ty.last.TotalMemory
+	}
+	if len(ty.firstSpeak) > 0 {
+		s.FirstSpeak = worstOf(ty.firstSpeak)
+	}
+	if len(ty.firstAudio) > 0 {
+		s.FirstAudio = worstOf(ty.firstAudio)
+	}
+	return s
 }
 
 // worstOf combines the summaries of rounds: the counts add up, each figure is the worst round's,

@@ -101,24 +101,26 @@ func measureMix(ctx context.Context, cfg *config, stdout io.Writer) (*Report, er
 
 	rep := &Report{Mode: cfg.mode, Operation: "phases at once", Started: started.UTC().Format(time.RFC3339),
 		Settings: settingsOf(cfg), Machine: machineOf()}
-	// The load tool's CPU is shared by the phases: each run shows the average over all.
+	// The load tool's CPU and the server's are shared by the phases: each run shows the
+	// load tool's average over all, and the server's cost is the soak's.
 	var ops int64
 	for _, ph := range phases {
-		ok, failed := ph.rec.counts()
-		ops += ok + failed
+		ops += opsOf(ph.rec)
 	}
 	for _, ph := range phases {
 		ty := &tally{t: t, rec: ph.rec, seconds: ph.elapsed.Seconds()}
 		if ops > 0 {
-			ty.clientCPU = time.Duration(float64(after.clientCPU-before.clientCPU) * float64(sumOps(ph.rec)) / float64(ops))
+			ty.clientCPU = time.Duration(float64(after.clientCPU-before.clientCPU) * float64(opsOf(ph.rec)) / float64(ops))
 		}
 		r := runOf(ty, cfg)
-		r.Name, r.Operation = ph.spec.label(), ph.mode.describe()
+		r.Name, r.Mode, r.Operation = ph.spec.label(), ph.spec.name, ph.mode.describe()
 		r.Server = nil // one server for every phase: its cost is the soak's
 		rep.Runs = append(rep.Runs, r)
 	}
 	if soak != nil {
-		soak.During = serverCost(t, before, after, rep.Runs)
+		all := &tally{t: t, rec: newRecorder(0)}
+		all.add(newRecorder(0), 0, before, after)
+		soak.During = serverCostOf(all, float64(ops))
 		for _, ph := range phases {
 			closeWorkers(ph.workers)
 			ph.workers = nil
@@ -152,7 +154,8 @@ func (ph *phaseRun) plan(cfg *config) plan {
 	return plan{concurrency: ph.spec.concurrency, n: cfg.n, duration: cfg.duration, rate: ph.spec.rate, warmup: warmup}
 }
 
-func sumOps(rec *recorder) int64 {
+// opsOf counts the operations rec recorded, successful or not.
+func opsOf(rec *recorder) int64 {
 	ok, failed := rec.counts()
 	return ok + failed
 }

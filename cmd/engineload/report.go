@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -69,7 +70,8 @@ type Machine struct {
 type Run struct {
 	Name string `json:"name"`
 	URL  string `json:"url"`
-	// Operation says what one operation is, when the run's phases differ.
+	// Mode and Operation say what one operation is, when the run's phases differ.
+	Mode      string `json:"mode,omitempty"`
 	Operation string `json:"operation,omitempty"`
 	// OK and Failed count the measured operations.
 	OK     int64        `json:"ok"`
@@ -185,7 +187,7 @@ func printReport(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, "  %-12s %9.3f %9.3f %9.3f %9.3f %9.3f\n", label, s.P50, s.P90, s.P99, s.P999, s.Max)
 		}
 		first := "first speak"
-		if mode, _, _ := strings.Cut(r.Name, "×"); rep.Mode == "tts" || rep.Mode == "voice" || mode == "tts" || mode == "voice" {
+		if mode := cmp.Or(r.Mode, rep.Mode); mode == "tts" || mode == "voice" {
 			first = "first audio"
 		}
 		line(first, r.First)

@@ -48,39 +48,8 @@ func serverFigures(ctx context.Context, t *target) (ServerFigures, error) {
 	if t.stats == "" {
 		return ServerFigures{}, errors.New("-soak needs the server's figures: -stats URL of its /debug/stats (the reference server's -debug-addr)")
 	}
-	s, err := fetchStats(ctx, t.http, t.stats, false)
-	if err != nil {
-		return ServerFigures{}, err
-	}
-	f := ServerFigures{HeapLive: s.HeapLive, TotalMemory: s.TotalMemory, Goroutines: s.Goroutines}
-	if t.pid > 0 {
-		if f.RSS, err = processRSS(t.pid); err != nil {
-			return f, err
-		}
-	}
-	return f, nil
-}
-
-// serverCost is what the server spent between two snapshots, over the runs' operations.
-func serverCost(t *target, before, after snapshot, runs []Run) *ServerCost {
-	var ops int64
-	for _, r := range runs {
-		ops += r.OK + r.Failed
-	}
-	s := &ServerCost{PID: t.pid, CPUSeconds: round3((after.serverCPU - before.serverCPU).Seconds())}
-	if ops > 0 {
-		s.CPUPerOp = round3(float64((after.serverCPU - before.serverCPU).Microseconds()) / float64(ops))
-	}
-	if before.stats != nil && after.stats != nil {
-		if ops > 0 {
-			s.AllocsPerOp = round3(float64(after.stats.AllocObjects-before.stats.AllocObjects) / float64(ops))
-			s.BytesPerOp = round3(float64(after.stats.AllocBytes-before.stats.AllocBytes) / float64(ops))
-		}
-		s.HeapBefore, s.HeapAfter = before.stats.HeapLive, after.stats.HeapLive
-		s.GoroutinesBefore, s.GoroutinesAfter = before.stats.Goroutines, after.stats.Goroutines
-		s.MemoryAfter = after.stats.TotalMemory
-	}
-	return s
+	m, err := readServerMemory(ctx, t)
+	return ServerFigures{HeapLive: m.heap, TotalMemory: m.total, Goroutines: m.goroutines, RSS: m.rss}, err
 }
 
 // settle waits until the server's goroutines are back to the baseline, or for -settle at most,
