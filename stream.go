@@ -459,13 +459,7 @@ func (c *voiceConn) readLoop() string {
 // are read without the JSON decoder, which would copy and unquote the chunk first.
 func (c *voiceConn) handleMessage(data []byte) bool {
 	if b64, ok := plainAudioChunk(data); ok {
-		if !c.bargeIn() {
-			return false
-		}
-		if c.refused {
-			return true
-		}
-		return c.addAudio(b64)
+		return c.onAudio(b64, true, nil)
 	}
 	var m clientMessage
 	if p := unmarshalStrictly(data, &m); p != nil {
@@ -528,7 +522,11 @@ func (c *voiceConn) handle(m *clientMessage) bool {
 	}
 	switch m.Type {
 	case "audio":
-		return c.onAudio(m)
+		var chunk []byte
+		if m.Chunk != nil {
+			chunk = []byte(*m.Chunk)
+		}
+		return c.onAudio(chunk, m.Chunk != nil, m.SampleRate)
 	case "end_of_speech":
 		return c.onEndOfSpeech()
 	case "cancel":
@@ -576,7 +574,9 @@ func (c *voiceConn) bargeIn() bool {
 	return true
 }
 
-func (c *voiceConn) onAudio(m *clientMessage) bool {
+// onAudio adds a base64 chunk of the user's speech (present says whether the message had
+// one) to the utterance, or refuses the utterance.
+func (c *voiceConn) onAudio(b64 []byte, present bool, sampleRate *int) bool {
 	if !c.bargeIn() {
 		return false
 	}
@@ -588,28 +588,15 @@ func (c *voiceConn) onAudio(m *clientMessage) bool {
 		return c.trySend(errorMessage("", code, message, false))
 	}
 	switch {
-	case m.Chunk == nil:
+	case !present:
 		return refuse(CodeInvalidRequest, "chunk: is required on audio messages")
-	case m.SampleRate != nil && *m.SampleRate != inputSampleRate:
-		return refuse(CodeInvalidAudio, fmt.Sprintf("the sample rate is %d Hz; it must be 16000 Hz", *m.SampleRate))
+	case sampleRate != nil && *sampleRate != inputSampleRate:
+		return refuse(CodeInvalidAudio, fmt.Sprintf("the sample rate is %d Hz; it must be 16000 Hz", *sampleRate))
 	}
-	return c.addAudio([]byte(*m.Chunk))
-}
-
-// pcmBuffers hold a chunk's bytes between its base64 and the utterance's samples.
-var pcmBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
-// addAudio adds the samples of a base64 chunk to the utterance, or refuses the utterance.
-func (c *voiceConn) addAudio(b64 []byte) bool {
-	refuse := func(code, message string) bool {
-		c.pcm, c.refused = nil, true
-		return c.trySend(errorMessage("", code, message, false))
-	}
-	bp := pcmBuffers.Get().(*[]byte)
-	defer pcmBuffers.Put(bp)
-	if n := base64.StdEncoding.DecodedLen(len(b64)); cap(*bp) < n {
-		*bp = make([]byte, n)
-	}
+	// The chunk's bytes, between its base64 and the utterance's samples.
+	bp := audioBuffers.Get().(*[]byte)
+	defer audioBuffers.Put(bp)
+	*bp = slices.Grow((*bp)[:0], base64.StdEncoding.DecodedLen(len(b64)))
 	n, err := base64.StdEncoding.Decode((*bp)[:cap(*bp)], b64)
 	b := (*bp)[:n]
 	switch {
@@ -1057,8 +1044,9 @@ func joinSpeak(a, b []byte) []byte {
 	return append(a[:len(a)-len(`"}`)], b[len(speakPrefix):]...)
 }
 
-// audioBuffers hold audio messages from their encoding to their write, and the PCM read from
-// the synthesizer: the largest allocations of a voice turn, made again for every sentence.
+// audioBuffers hold audio messages from their encoding to their write, the PCM read from the
+// synthesizer, and the client's chunks once decoded: the largest allocations of a voice turn,
+// made again for every message.
 var audioBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func putAudioBuffer(b []byte) {
