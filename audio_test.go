@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/widgets"
 )
 
 // audioBody is a turn body carrying pcm as a 16 kHz WAV file.
 func audioBody(pcm []int16, rate int, extra map[string]any) string {
-	m := map[string]any{"audio_base64": base64.StdEncoding.EncodeToString(engine.EncodeWAV(pcm, rate)), "mode": "voice"}
+	m := map[string]any{"audio_base64": base64.StdEncoding.EncodeToString(audio.EncodeWAV(pcm, rate)), "mode": "voice"}
 	for k, v := range extra {
 		m[k] = v
 	}
@@ -48,7 +49,7 @@ func TestAudioTurnFailures(t *testing.T) {
 		status     int
 		code       string
 	}{
-		{"22050 Hz", audioBody(engine.Resample(speech, 16000, 22050), 22050, nil), 422, engine.CodeInvalidAudio},
+		{"22050 Hz", audioBody(audio.Resample(speech, 16000, 22050), 22050, nil), 422, engine.CodeInvalidAudio},
 		{"silence", audioBody(make([]int16, 16000), 16000, nil), 422, engine.CodeNoSpeech},
 		{"a language without a model", audioBody(speech, 16000, map[string]any{"meta": map[string]string{"locale": "fr-FR"}}), 422, engine.CodeUnsupportedLocale},
 		{"not base64", `{"audio_base64":"%%%"}`, 422, engine.CodeInvalidAudio},

@@ -23,6 +23,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/enginetest"
 )
 
@@ -73,7 +74,7 @@ func benchmarkVoiceLatency(b *testing.B, realEars bool) {
 	speech := say(b, "What is my balance?")
 	var frames [][]byte
 	for i := 0; i < len(speech); i += 320 {
-		m, _ := json.Marshal(map[string]string{"type": "audio", "chunk": base64.StdEncoding.EncodeToString(engine.AppendPCM(nil, speech[i:min(i+320, len(speech))]))})
+		m, _ := json.Marshal(map[string]string{"type": "audio", "chunk": base64.StdEncoding.EncodeToString(audio.AppendPCM(nil, speech[i:min(i+320, len(speech))]))})
 		frames = append(frames, m)
 	}
 	var first, last, done time.Duration

@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"github.com/convengine/engine/audio"
 	"github.com/google/uuid"
 )
 
@@ -610,7 +611,7 @@ func (c *voiceConn) onAudio(b64 []byte, present bool, sampleRate *int) bool {
 	if c.pcm == nil {
 		c.pcm = getPCM()
 	}
-	c.pcm = appendSamples(c.pcm, b)
+	c.pcm = audio.AppendSamples(c.pcm, b)
 	return true
 }
 

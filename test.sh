@@ -63,7 +63,7 @@ done <<'TARGETS'
 . FuzzDPoPProof
 ./client FuzzSSE
 ./client FuzzPlainAudio
-. FuzzDecodeWAV
+./audio FuzzDecodeWAV
 . FuzzCutSentences
 ./widgets FuzzDecode
 ./httptools FuzzParse

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/convengine/engine/audio"
 )
 
 // CodeUnknownVoice: the request or the tenant names a voice the synthesizer does not have (400).
@@ -61,7 +63,7 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 	}
 	voice := e.voiceFor(req.Tenant, requested, req.Tenant.Locale)
 	synthStart := e.now()
-	audio, err := e.synthesizer.Synthesize(r.Context(), *body.Text, voice)
+	speech, err := e.synthesizer.Synthesize(r.Context(), *body.Text, voice)
 	e.observeSpeech(r.Context(), "synthesis", req.Tenant.Key, synthStart, err)
 	switch {
 	case errors.Is(err, ErrUnknownVoice):
@@ -72,14 +74,14 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeSynthesizerUnavailable, "the speech could not be synthesized; try again"), req.ID)
 		return
 	}
-	defer audio.PCM.Close()
+	defer speech.PCM.Close()
 
 	h := w.Header()
 	h.Set("Content-Type", "audio/wav")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	n, err := streamWAV(w, audio)
+	n, err := streamWAV(w, speech)
 	e.log.InfoContext(r.Context(), "tts", "requestId", req.ID, "tenant", req.Tenant.Key, "voice", voice,
 		"chars", utf8.RuneCountInString(*body.Text), "bytes", n, "clientGone", r.Context().Err() != nil,
 		"ms", float64(e.now().Sub(start).Microseconds())/1000)
@@ -95,7 +97,7 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 // read. It returns the bytes of samples written.
 func streamWAV(w http.ResponseWriter, a *Audio) (int64, error) {
 	rc := http.NewResponseController(w)
-	if _, err := w.Write(AppendWAVHeader(nil, a.SampleRate, -1)); err != nil {
+	if _, err := w.Write(audio.AppendWAVHeader(nil, a.SampleRate, -1)); err != nil {
 		return 0, err
 	}
 	var n int64

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/internal/proctest"
 )
@@ -41,7 +42,7 @@ func TestTTSStreamsWAV(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := bytes.NewReader(wav)
-			hdr, err := engine.ReadWAVHeader(r)
+			hdr, err := audio.ReadWAVHeader(r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,12 +50,12 @@ func TestTTSStreamsWAV(t *testing.T) {
 				t.Errorf("header %+v", hdr)
 			}
 			rest, _ := io.ReadAll(r)
-			pcm := engine.PCMFromBytes(rest)
+			pcm := audio.PCMFromBytes(rest)
 			if secs := float64(len(pcm)) / 22050; secs < 1.5 || secs > 8 || loudest(pcm) < 1000 {
 				t.Errorf("%.2f s of audio, loudest sample %d", secs, loudest(pcm))
 			}
 			// A player reads the streaming sizes as "to the end".
-			if _, err := engine.DecodeWAV(engine.EncodeWAV(engine.Resample(pcm, 22050, 16000), 16000)); err != nil {
+			if _, err := audio.DecodeWAV(audio.EncodeWAV(audio.Resample(pcm, 22050, 16000), 16000), 16000, 60); err != nil {
 				t.Error(err)
 			}
 		})

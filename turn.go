@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -221,27 +220,6 @@ func newTurn(req *request, b *turnRequest) (*turn, *Problem) {
 		t.conversationID = uuid.NewString()
 	}
 	return t, nil
-}
-
-// transcribe turns the turn's audio into its transcript before the stream starts.
-func (e *Engine) transcribe(ctx context.Context, t *turn, b64 string) *Problem {
-	if e.transcriber == nil {
-		return newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "this engine has no speech recognition; send a transcript")
-	}
-	raw, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil {
-		return newProblem(http.StatusUnprocessableEntity, CodeInvalidAudio, "audio_base64 is not valid base64")
-	}
-	pcm, err := DecodeWAV(raw)
-	if err != nil {
-		return newProblem(http.StatusUnprocessableEntity, CodeInvalidAudio, strings.TrimPrefix(err.Error(), ErrInvalidAudio.Error()+": "))
-	}
-	text, p := e.hear(ctx, t.req, pcm, t.locale)
-	if p != nil {
-		return p
-	}
-	t.transcript, t.heard = text, true
-	return nil
 }
 
 // loadTools lists the tenant's tools (reusing a fresh list) and describes them, with the UI

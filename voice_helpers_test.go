@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/espeak"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/httptools"
@@ -112,7 +113,7 @@ func say(t testing.TB, text string) []int16 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return engine.Resample(engine.PCMFromBytes(b), a.SampleRate, 16000)
+	return audio.Resample(audio.PCMFromBytes(b), a.SampleRate, 16000)
 }
 
 // serverMessage is any message of the voice socket.
@@ -177,7 +178,7 @@ func (c *voiceClient) sendAudio(pcm []int16, ctx map[string]any) {
 	c.t.Helper()
 	const frame = 320 // 20 ms at 16 kHz
 	for i := 0; i < len(pcm); i += frame {
-		m := map[string]any{"type": "audio", "chunk": base64.StdEncoding.EncodeToString(engine.AppendPCM(nil, pcm[i:min(i+frame, len(pcm))]))}
+		m := map[string]any{"type": "audio", "chunk": base64.StdEncoding.EncodeToString(audio.AppendPCM(nil, pcm[i:min(i+frame, len(pcm))]))}
 		if i == 0 && ctx != nil {
 			m["context"] = ctx
 		}
@@ -287,7 +288,7 @@ func (c *voiceClient) turn() *voiceTurn {
 			if err != nil || len(b)%2 != 0 || len(b) == 0 {
 				c.t.Errorf("audio chunk of %d bytes: %v", len(b), err)
 			}
-			r.audio = append(r.audio, engine.PCMFromBytes(b)...)
+			r.audio = append(r.audio, audio.PCMFromBytes(b)...)
 		case "spec":
 			r.spec = m.Spec
 		case "done":

@@ -210,7 +210,7 @@ func (s *voiceSink) say(ctx context.Context, sentence string) {
 		}
 	}()
 	start := e.now()
-	audio, err := e.synthesizer.Synthesize(ctx, sentence, s.voice)
+	speech, err := e.synthesizer.Synthesize(ctx, sentence, s.voice)
 	e.observeSpeech(ctx, "synthesis", s.t.req.Tenant.Key, start, err)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -220,7 +220,7 @@ func (s *voiceSink) say(ctx context.Context, sentence string) {
 		}
 		return
 	}
-	defer audio.PCM.Close()
+	defer speech.PCM.Close()
 	bp := audioBuffers.Get().(*[]byte)
 	buf := slices.Grow((*bp)[:0], audioChunkBytes)[:audioChunkBytes]
 	defer putAudioBuffer(buf)
@@ -232,11 +232,11 @@ func (s *voiceSink) say(ctx context.Context, sentence string) {
 	}
 	have := 0 // bytes in buf; an odd one waits for its other half
 	for {
-		n, err := audio.PCM.Read(buf[have:limit])
+		n, err := speech.PCM.Read(buf[have:limit])
 		have += n
 		if even := have &^ 1; even > 0 && (err != nil || have >= limit/2) {
 			s.seq++
-			if !s.c.sendAudio(ctx, audioMessage(s.seq, audio.SampleRate, buf[:even])) {
+			if !s.c.sendAudio(ctx, audioMessage(s.seq, speech.SampleRate, buf[:even])) {
 				return
 			}
 			have = copy(buf, buf[even:have])

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 )
 
 // ErrNotInstalled is returned by [New] when the espeak-ng program cannot be found.
@@ -107,7 +108,7 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text, voice string) (*engi
 		return nil, fmt.Errorf("espeak: starting espeak-ng: %w", err)
 	}
 	p := &process{ctx: ctx, cmd: cmd, out: out, stderr: stderr}
-	h, err := engine.ReadWAVHeader(out)
+	h, err := audio.ReadWAVHeader(out)
 	if err != nil {
 		if werr := p.wait(); werr != nil {
 			return nil, werr

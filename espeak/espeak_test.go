@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/espeak"
 	"github.com/convengine/engine/internal/proctest"
 )
@@ -50,7 +51,7 @@ func speak(t *testing.T, s *espeak.Synthesizer, text, voice string) (int, []int1
 	if len(b)%2 != 0 {
 		t.Errorf("%d bytes of 16-bit samples", len(b))
 	}
-	return a.SampleRate, engine.PCMFromBytes(b)
+	return a.SampleRate, audio.PCMFromBytes(b)
 }
 
 func TestSynthesize(t *testing.T) {

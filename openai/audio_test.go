@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/openai"
 )
 
@@ -75,20 +75,20 @@ func TestSynthesizerStreamsSpeech(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			audio, err := y.Synthesize(context.Background(), "Your balance is $1,234.56.", "")
+			speech, err := y.Synthesize(context.Background(), "Your balance is $1,234.56.", "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer audio.PCM.Close()
-			if audio.SampleRate != 24000 {
-				t.Errorf("sample rate %d", audio.SampleRate)
+			defer speech.PCM.Close()
+			if speech.SampleRate != 24000 {
+				t.Errorf("sample rate %d", speech.SampleRate)
 			}
 			start := make([]byte, 1000)
-			if _, err := io.ReadFull(audio.PCM, start); err != nil || !bytes.Equal(start, pcm[:1000]) {
+			if _, err := io.ReadFull(speech.PCM, start); err != nil || !bytes.Equal(start, pcm[:1000]) {
 				t.Fatalf("the first samples did not stream: %v", err)
 			}
 			release <- struct{}{}
-			rest, err := io.ReadAll(audio.PCM)
+			rest, err := io.ReadAll(speech.PCM)
 			if err != nil || !bytes.Equal(rest, pcm[1000:]) {
 				t.Fatalf("read %d more bytes: %v", len(rest), err)
 			}
@@ -123,11 +123,11 @@ func TestSynthesizerVoiceAndErrors(t *testing.T) {
 	}))
 	defer srv.Close()
 	y, _ := openai.NewSynthesizer(&openai.Options{BaseURL: srv.URL + "/v1", RetryDelay: time.Millisecond})
-	audio, err := y.Synthesize(context.Background(), "Hello.", "nova")
+	speech, err := y.Synthesize(context.Background(), "Hello.", "nova")
 	if err != nil || voice != "nova" || hits.Load() != 2 {
 		t.Fatalf("error %v, voice %q, %d requests", err, voice, hits.Load())
 	}
-	audio.PCM.Close()
+	speech.PCM.Close()
 	_, err = y.Synthesize(context.Background(), "Hello.", "")
 	var apiErr *openai.APIError
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || voice != openai.DefaultVoice || hits.Load() != 3 {
@@ -170,7 +170,7 @@ func TestTranscriberUploadsWAV(t *testing.T) {
 			return
 		}
 		data, _ := io.ReadAll(f)
-		got, err = engine.DecodeWAV(data)
+		got, err = audio.DecodeWAV(data, 16000, 60)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return

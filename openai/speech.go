@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 )
 
 // pcmRate is the sample rate of the speech endpoint's raw PCM.
@@ -54,7 +55,7 @@ func (y *Synthesizer) Synthesize(ctx context.Context, text, voice string) (*engi
 		Voice:          openai.AudioSpeechNewParamsVoiceUnion{OfString: openai.String(voice)},
 		ResponseFormat: openai.AudioSpeechNewParamsResponseFormat(y.s.SpeechFormat),
 	}
-	var audio *engine.Audio
+	var speech *engine.Audio
 	err := y.s.retry(ctx, func(ctx context.Context, a *attempt) error {
 		resp, err := y.speech.New(ctx, p)
 		if err != nil {
@@ -64,12 +65,12 @@ func (y *Synthesizer) Synthesize(ctx context.Context, text, voice string) (*engi
 		body := &releaser{ReadCloser: resp.Body, release: a.keep()}
 		rate := pcmRate
 		if y.s.SpeechFormat == FormatWAV {
-			if rate, err = readWAVHeader(body); err != nil {
+			if rate, err = speechRate(body); err != nil {
 				body.Close()
 				return final{err}
 			}
 		}
-		audio = &engine.Audio{SampleRate: rate, PCM: body}
+		speech = &engine.Audio{SampleRate: rate, PCM: body}
 		return nil
 	})
 	if err != nil {
@@ -78,7 +79,7 @@ func (y *Synthesizer) Synthesize(ctx context.Context, text, voice string) (*engi
 		}
 		return nil, fmt.Errorf("openai: speech: %w", err)
 	}
-	return audio, nil
+	return speech, nil
 }
 
 // releaser is a response body that releases its request's context once closed.
@@ -92,4 +93,18 @@ func (r *releaser) Close() error {
 	err := r.ReadCloser.Close()
 	r.once.Do(r.release)
 	return err
+}
+
+// speechRate reads the WAV header of a speech answer, up to its first sample, and returns the
+// sample rate. The samples must be 16-bit mono; they run to the end of the body whatever the
+// header's sizes say, for a streamed WAV carries placeholders.
+func speechRate(r io.Reader) (int, error) {
+	h, err := audio.ReadWAVHeader(r)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("openai: the speech: %w", err)
+	case h.Channels != 1 || h.BitsPerSample != 16:
+		return 0, fmt.Errorf("openai: the speech has %d channels of %d bits; it must be 16-bit mono", h.Channels, h.BitsPerSample)
+	}
+	return h.SampleRate, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 )
 
 // Transcriber is an [engine.Transcriber] over the transcriptions endpoint
@@ -40,7 +41,7 @@ func (x *Transcriber) Transcribe(ctx context.Context, pcm []int16, rate int, loc
 	if len(pcm) == 0 {
 		return "", nil
 	}
-	wav := encodeWAV(pcm, rate)
+	wav := audio.EncodeWAV(pcm, rate)
 	var text string
 	err := x.s.retry(ctx, func(ctx context.Context, a *attempt) error {
 		p := openai.AudioTranscriptionNewParams{

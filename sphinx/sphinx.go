@@ -16,6 +16,7 @@ import (
 	"weak"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 )
 
 // ErrNotInstalled is returned by [New] when the pocketsphinx_continuous program cannot be found.
@@ -120,7 +121,7 @@ func (s *Transcriber) TranscribeFor(ctx context.Context, t *engine.Tenant, pcm [
 	if rate <= 0 {
 		return "", fmt.Errorf("sphinx: sample rate %d", rate)
 	}
-	pcm = engine.Resample(pcm, rate, modelRate)
+	pcm = audio.Resample(pcm, rate, modelRate)
 	if len(pcm) == 0 {
 		return "", nil
 	}
@@ -153,10 +154,10 @@ const (
 const maxOutput = 64 << 10
 
 func (s *Transcriber) run(ctx context.Context, m *model, pcm []int16, grammar string) (string, error) {
-	audio := make([]byte, 0, 2*(leadingSilence+len(pcm)+trailingSilence))
-	audio = append(audio, make([]byte, 2*leadingSilence)...)
-	audio = engine.AppendPCM(audio, pcm)
-	audio = append(audio, make([]byte, 2*trailingSilence)...)
+	input := make([]byte, 0, 2*(leadingSilence+len(pcm)+trailingSilence))
+	input = append(input, make([]byte, 2*leadingSilence)...)
+	input = audio.AppendPCM(input, pcm)
+	input = append(input, make([]byte, 2*trailingSilence)...)
 
 	// Dither adds noise of one bit to the samples, so that digital silence (the padding, the
 	// pauses of synthesized or gated audio) does not upset the noise estimate; its fixed seed
@@ -185,7 +186,7 @@ func (s *Transcriber) run(ctx context.Context, m *model, pcm []int16, grammar st
 	} else {
 		cmd.Args = append(cmd.Args, "-lm", m.lm)
 	}
-	cmd.Stdin = bytes.NewReader(audio)
+	cmd.Stdin = bytes.NewReader(input)
 	var stdout limitedBuffer
 	stdout.max = maxOutput
 	stderr := &errorLines{}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/espeak"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/internal/proctest"
@@ -83,12 +84,12 @@ func say(t *testing.T, text string) ([]int16, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return engine.PCMFromBytes(b), a.SampleRate
+	return audio.PCMFromBytes(b), a.SampleRate
 }
 
 func say16k(t *testing.T, text string) []int16 {
 	pcm, rate := say(t, text)
-	return engine.Resample(pcm, rate, 16000)
+	return audio.Resample(pcm, rate, 16000)
 }
 
 func TestGrammarHearsTheDemoPhrases(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/espeak"
 	"github.com/convengine/engine/widgets"
 )
@@ -85,7 +86,7 @@ func TestDemoSpeaksAndListens(t *testing.T) {
 	}
 	b, _ := io.ReadAll(a.PCM)
 	a.PCM.Close()
-	pcm := engine.AppendPCM(nil, engine.Resample(engine.PCMFromBytes(b), a.SampleRate, 16000))
+	pcm := audio.AppendPCM(nil, audio.Resample(audio.PCMFromBytes(b), a.SampleRate, 16000))
 	for i := 0; i < len(pcm); i += 640 {
 		msg, _ := json.Marshal(map[string]string{"type": "audio", "chunk": base64.StdEncoding.EncodeToString(pcm[i:min(i+640, len(pcm))])})
 		if err := ws.Write(t.Context(), websocket.MessageText, msg); err != nil {
@@ -95,7 +96,7 @@ func TestDemoSpeaksAndListens(t *testing.T) {
 	ws.Write(t.Context(), websocket.MessageText, []byte(`{"type":"end_of_speech"}`))
 	var (
 		transcript string
-		audio      int
+		audioMsgs  int
 		spec       widgets.Spec
 	)
 	for {
@@ -112,7 +113,7 @@ func TestDemoSpeaksAndListens(t *testing.T) {
 		case "transcript":
 			transcript = m.Text
 		case "audio":
-			audio++
+			audioMsgs++
 		case "spec":
 			spec = m.Spec
 		case "error":
@@ -122,8 +123,8 @@ func TestDemoSpeaksAndListens(t *testing.T) {
 			break
 		}
 	}
-	if transcript != "what is my balance" || audio == 0 || len(spec.Widgets) != 1 || spec.Widgets[0].WidgetType() != widgets.TypeStat {
-		t.Errorf("heard %q, %d audio messages, widgets %+v", transcript, audio, spec.Widgets)
+	if transcript != "what is my balance" || audioMsgs == 0 || len(spec.Widgets) != 1 || spec.Widgets[0].WidgetType() != widgets.TypeStat {
+		t.Errorf("heard %q, %d audio messages, widgets %+v", transcript, audioMsgs, spec.Widgets)
 	}
 
 	stop()

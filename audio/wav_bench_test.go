@@ -1,13 +1,15 @@
-package engine
+package audio
 
 import (
 	"encoding/binary"
 	"testing"
 )
 
+const rate16k = 16000
+
 // benchWAV returns a WAV file of seconds of 16 kHz mono PCM16 silence.
 func benchWAV(seconds int) []byte {
-	data := seconds * inputSampleRate * 2
+	data := seconds * rate16k * 2
 	b := make([]byte, 44+data)
 	copy(b, "RIFF")
 	binary.LittleEndian.PutUint32(b[4:], uint32(36+data))
@@ -15,8 +17,8 @@ func benchWAV(seconds int) []byte {
 	binary.LittleEndian.PutUint32(b[16:], 16)
 	binary.LittleEndian.PutUint16(b[20:], 1)
 	binary.LittleEndian.PutUint16(b[22:], 1)
-	binary.LittleEndian.PutUint32(b[24:], inputSampleRate)
-	binary.LittleEndian.PutUint32(b[28:], inputSampleRate*2)
+	binary.LittleEndian.PutUint32(b[24:], rate16k)
+	binary.LittleEndian.PutUint32(b[28:], rate16k*2)
 	binary.LittleEndian.PutUint16(b[32:], 2)
 	binary.LittleEndian.PutUint16(b[34:], 16)
 	copy(b[36:], "data")
@@ -30,7 +32,7 @@ func BenchmarkDecodeWAV(b *testing.B) {
 	b.SetBytes(int64(len(file)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DecodeWAV(file); err != nil {
+		if _, err := DecodeWAV(file, rate16k, 60); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -42,8 +44,8 @@ func TestDecodeWAVSamples(t *testing.T) {
 	for i, v := range []int16{0, 1, -1, 32767, -32768, 258} {
 		binary.LittleEndian.PutUint16(data[2*i:], uint16(v))
 	}
-	pcm, err := DecodeWAV(file)
-	if err != nil || len(pcm) != inputSampleRate {
+	pcm, err := DecodeWAV(file, rate16k, 60)
+	if err != nil || len(pcm) != rate16k {
 		t.Fatalf("%d samples, %v", len(pcm), err)
 	}
 	for i, want := range []int16{0, 1, -1, 32767, -32768, 258, 0} {
@@ -51,7 +53,7 @@ func TestDecodeWAVSamples(t *testing.T) {
 			t.Errorf("sample %d = %d, want %d", i, pcm[i], want)
 		}
 	}
-	if _, err := DecodeWAV(file[:len(file)-1]); err == nil {
+	if _, err := DecodeWAV(file[:len(file)-1], rate16k, 60); err == nil {
 		t.Error("a truncated file decoded")
 	}
 }

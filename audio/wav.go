@@ -1,4 +1,4 @@
-package engine
+package audio
 
 import (
 	"bytes"
@@ -7,12 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-)
-
-// Audio input format of spec 8: 16 kHz mono PCM, 16-bit.
-const (
-	inputSampleRate = 16000
-	maxInputSeconds = 60
 )
 
 // WAV format codes of the "fmt " chunk.
@@ -30,8 +24,9 @@ const wavUnknownSize = 0xFFFFFFFF
 // PCM, in its byte order on disk.
 var wavPCMSubformat = []byte{0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71}
 
-// ErrInvalidAudio is wrapped by every error of [DecodeWAV] and [ReadWAVHeader].
-var ErrInvalidAudio = errors.New("engine: invalid audio")
+// ErrInvalid is wrapped by every error of [DecodeWAV] and [ReadWAVHeader]. The text after it
+// says what is wrong in words fit for the client that sent the file; it never quotes the file.
+var ErrInvalid = errors.New("audio: invalid WAV")
 
 // WAVHeader describes the integer PCM samples of a WAV file.
 type WAVHeader struct {
@@ -43,13 +38,13 @@ type WAVHeader struct {
 	DataSize int64
 }
 
-// DecodeWAV reads a RIFF/WAVE file of 16-bit PCM, 16 kHz, mono (WAVE_FORMAT_PCM, or
+// DecodeWAV reads a RIFF/WAVE file of 16-bit mono PCM at sampleRate (WAVE_FORMAT_PCM, or
 // WAVE_FORMAT_EXTENSIBLE with the PCM sub-format), and returns its samples. Chunks other than
 // "fmt " and "data" ("LIST", "fact", odd-sized ones) are skipped. Every size is checked against
 // the bytes present, so a truncated file or a lying header is an error, as is audio longer than
-// 60 seconds. A data size of 0xFFFFFFFF, the mark of a streaming WAV, means the samples run to
-// the end of the file. Bytes after the RIFF chunk are ignored.
-func DecodeWAV(b []byte) ([]int16, error) {
+// maxSeconds (when it is positive). A data size of 0xFFFFFFFF, the mark of a streaming WAV,
+// means the samples run to the end of the file. Bytes after the RIFF chunk are ignored.
+func DecodeWAV(b []byte, sampleRate, maxSeconds int) ([]int16, error) {
 	if len(b) < 12 || string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
 		return nil, invalidAudio("not a RIFF/WAVE file")
 	}
@@ -83,7 +78,7 @@ func DecodeWAV(b []byte) ([]int16, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := checkInputFormat(hdr); err != nil {
+			if err := checkFormat(hdr, sampleRate); err != nil {
 				return nil, err
 			}
 			h = &hdr
@@ -94,8 +89,8 @@ func DecodeWAV(b []byte) ([]int16, error) {
 			if size%2 != 0 {
 				return nil, invalidAudio("the data chunk does not hold whole 16-bit samples")
 			}
-			if size/2 > maxInputSeconds*inputSampleRate {
-				return nil, invalidAudio(fmt.Sprintf("the audio is longer than %d seconds", maxInputSeconds))
+			if maxSeconds > 0 && size/2 > uint64(maxSeconds)*uint64(sampleRate) {
+				return nil, invalidAudio(fmt.Sprintf("the audio is longer than %d seconds", maxSeconds))
 			}
 			return PCMFromBytes(b[body : body+int(size)]), nil
 		}
@@ -213,20 +208,20 @@ func parseFmt(f []byte) (WAVHeader, error) {
 	return h, nil
 }
 
-// checkInputFormat requires the format of spec 8.
-func checkInputFormat(h WAVHeader) error {
+// checkFormat requires 16-bit mono samples at rate.
+func checkFormat(h WAVHeader, rate int) error {
 	switch {
 	case h.Channels != 1:
 		return invalidAudio(fmt.Sprintf("the audio has %d channels; it must be mono", h.Channels))
-	case h.SampleRate != inputSampleRate:
-		return invalidAudio(fmt.Sprintf("the sample rate is %d Hz; it must be 16000 Hz", h.SampleRate))
+	case h.SampleRate != rate:
+		return invalidAudio(fmt.Sprintf("the sample rate is %d Hz; it must be %d Hz", h.SampleRate, rate))
 	case h.BitsPerSample != 16:
 		return invalidAudio(fmt.Sprintf("the samples have %d bits; they must have 16", h.BitsPerSample))
 	}
 	return nil
 }
 
-func invalidAudio(detail string) error { return fmt.Errorf("%w: %s", ErrInvalidAudio, detail) }
+func invalidAudio(detail string) error { return fmt.Errorf("%w: %s", ErrInvalid, detail) }
 
 // printableID returns a chunk id fit for an error message.
 func printableID(id string) string {
@@ -279,11 +274,12 @@ func AppendPCM(b []byte, pcm []int16) []byte {
 
 // PCMFromBytes reads 16-bit little-endian samples; a trailing odd byte is ignored.
 func PCMFromBytes(b []byte) []int16 {
-	return appendSamples(make([]int16, 0, len(b)/2), b)
+	return AppendSamples(make([]int16, 0, len(b)/2), b)
 }
 
-// appendSamples appends the 16-bit little-endian samples of b to pcm.
-func appendSamples(pcm []int16, b []byte) []int16 {
+// AppendSamples appends the 16-bit little-endian samples of b to pcm; a trailing odd byte is
+// ignored.
+func AppendSamples(pcm []int16, b []byte) []int16 {
 	pcm = slices.Grow(pcm, len(b)/2)
 	for i := 0; i+1 < len(b); i += 2 {
 		pcm = append(pcm, int16(binary.LittleEndian.Uint16(b[i:])))

@@ -1,4 +1,4 @@
-package engine_test
+package audio_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 )
 
 // wavFile builds a WAV file from chunks, each an id and a body; sizes are the bodies' own and
@@ -64,27 +64,27 @@ func extensibleBody(valid uint16, guid []byte) []byte {
 
 func TestDecodeWAV(t *testing.T) {
 	samples := []int16{0, 1, -1, 32767, -32768, 1234}
-	data := engine.AppendPCM(nil, samples)
+	data := audio.AppendPCM(nil, samples)
 	pcm16k := chunk{id: "fmt ", body: fmtBody(1, 1, 16000, 16)}
 	ok := []struct {
 		name string
 		file []byte
 		want []int16
 	}{
-		{"encoded by EncodeWAV", engine.EncodeWAV(samples, 16000), samples},
+		{"encoded by EncodeWAV", audio.EncodeWAV(samples, 16000), samples},
 		{"plain", wavFile(0, pcm16k, chunk{id: "data", body: data}), samples},
 		{"extensible PCM", wavFile(0, chunk{id: "fmt ", body: extensibleBody(16, pcmGUID)}, chunk{id: "data", body: data}), samples},
 		{"LIST and odd chunks skipped", wavFile(0, chunk{id: "LIST", body: []byte("INFOISFT\x03\x00\x00\x00ab\x00"), pad: true},
 			pcm16k, chunk{id: "odd ", body: []byte{1, 2, 3}, pad: true}, chunk{id: "data", body: data}), samples},
 		{"chunks after data ignored", wavFile(0, pcm16k, chunk{id: "data", body: data}, chunk{id: "LIST", body: []byte("INFO")}), samples},
-		{"streaming sizes", append(engine.AppendWAVHeader(nil, 16000, -1), data...), samples},
-		{"bytes after the RIFF chunk ignored", append(engine.EncodeWAV(samples, 16000), "junk"...), samples},
+		{"streaming sizes", append(audio.AppendWAVHeader(nil, 16000, -1), data...), samples},
+		{"bytes after the RIFF chunk ignored", append(audio.EncodeWAV(samples, 16000), "junk"...), samples},
 		{"empty data", wavFile(0, pcm16k, chunk{id: "data"}), []int16{}},
-		{"sixty seconds", engine.EncodeWAV(make([]int16, 60*16000), 16000), make([]int16, 60*16000)},
+		{"sixty seconds", audio.EncodeWAV(make([]int16, 60*16000), 16000), make([]int16, 60*16000)},
 	}
 	for _, tc := range ok {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := engine.DecodeWAV(tc.file)
+			got, err := audio.DecodeWAV(tc.file, 16000, 60)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,8 +105,8 @@ func TestDecodeWAV(t *testing.T) {
 		{"RIFF size beyond the file", wavFile(1000, pcm16k, chunk{id: "data", body: data})},
 		{"data size beyond the file", wavFile(0, pcm16k, chunk{id: "data", body: data, size: 100})},
 		{"placeholder sizes of a pipe", espeakStyle},
-		{"truncated in the header", engine.EncodeWAV(samples, 16000)[:30]},
-		{"truncated in the data", engine.EncodeWAV(samples, 16000)[:50]},
+		{"truncated in the header", audio.EncodeWAV(samples, 16000)[:30]},
+		{"truncated in the data", audio.EncodeWAV(samples, 16000)[:50]},
 		{"odd data size", wavFile(0, pcm16k, chunk{id: "data", body: data[:5], pad: true})},
 		{"missing pad byte", wavFile(0, chunk{id: "odd ", body: []byte{1, 2, 3}}, pcm16k, chunk{id: "data", body: data})},
 		{"no data chunk", wavFile(0, pcm16k)},
@@ -126,13 +126,13 @@ func TestDecodeWAV(t *testing.T) {
 			binary.LittleEndian.PutUint32(b[8:], 16000)
 			return b
 		}()}, chunk{id: "data", body: data})},
-		{"longer than sixty seconds", engine.EncodeWAV(make([]int16, 60*16000+1), 16000)},
+		{"longer than sixty seconds", audio.EncodeWAV(make([]int16, 60*16000+1), 16000)},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
-			pcm, err := engine.DecodeWAV(tc.file)
-			if !errors.Is(err, engine.ErrInvalidAudio) {
-				t.Fatalf("got %d samples, err %v; want ErrInvalidAudio", len(pcm), err)
+			pcm, err := audio.DecodeWAV(tc.file, 16000, 60)
+			if !errors.Is(err, audio.ErrInvalid) {
+				t.Fatalf("got %d samples, err %v; want ErrInvalid", len(pcm), err)
 			}
 		})
 	}
@@ -142,18 +142,18 @@ func TestReadWAVHeader(t *testing.T) {
 	tests := []struct {
 		name string
 		file []byte
-		want engine.WAVHeader
+		want audio.WAVHeader
 	}{
-		{"streaming", engine.AppendWAVHeader(nil, 22050, -1), engine.WAVHeader{SampleRate: 22050, Channels: 1, BitsPerSample: 16, DataSize: -1}},
-		{"sized", engine.AppendWAVHeader(nil, 24000, 480), engine.WAVHeader{SampleRate: 24000, Channels: 1, BitsPerSample: 16, DataSize: 480}},
+		{"streaming", audio.AppendWAVHeader(nil, 22050, -1), audio.WAVHeader{SampleRate: 22050, Channels: 1, BitsPerSample: 16, DataSize: -1}},
+		{"sized", audio.AppendWAVHeader(nil, 24000, 480), audio.WAVHeader{SampleRate: 24000, Channels: 1, BitsPerSample: 16, DataSize: 480}},
 		{"a LIST first", wavFile(0, chunk{id: "LIST", body: []byte("INFOx"), pad: true},
 			chunk{id: "fmt ", body: fmtBody(1, 2, 44100, 16)}, chunk{id: "data", size: 8}),
-			engine.WAVHeader{SampleRate: 44100, Channels: 2, BitsPerSample: 16, DataSize: 8}},
+			audio.WAVHeader{SampleRate: 44100, Channels: 2, BitsPerSample: 16, DataSize: 8}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := bytes.NewReader(append(tc.file, 9, 9))
-			got, err := engine.ReadWAVHeader(r)
+			got, err := audio.ReadWAVHeader(r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,10 +165,10 @@ func TestReadWAVHeader(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range [][]byte{nil, []byte("RIFF\x00\x00\x00\x00WAVE"), engine.AppendWAVHeader(nil, 16000, -1)[:40],
+	for _, bad := range [][]byte{nil, []byte("RIFF\x00\x00\x00\x00WAVE"), audio.AppendWAVHeader(nil, 16000, -1)[:40],
 		wavFile(0, chunk{id: "data", size: 8})} {
-		if _, err := engine.ReadWAVHeader(bytes.NewReader(bad)); !errors.Is(err, engine.ErrInvalidAudio) {
-			t.Errorf("ReadWAVHeader(%q) = %v, want ErrInvalidAudio", bad, err)
+		if _, err := audio.ReadWAVHeader(bytes.NewReader(bad)); !errors.Is(err, audio.ErrInvalid) {
+			t.Errorf("ReadWAVHeader(%q) = %v, want ErrInvalid", bad, err)
 		}
 	}
 }
@@ -183,7 +183,7 @@ func TestResample(t *testing.T) {
 		return pcm
 	}
 	in := tone(1000, from, from) // one second
-	out := engine.Resample(in, from, to)
+	out := audio.Resample(in, from, to)
 	if d := len(out) - to; d < -1 || d > 1 {
 		t.Fatalf("one second at %d Hz gave %d samples at %d Hz", from, len(out), to)
 	}
@@ -192,14 +192,14 @@ func TestResample(t *testing.T) {
 	if got, want := rms(out[1000:len(out)-1000]), rms(in); math.Abs(got-want)/want > 0.02 {
 		t.Errorf("1 kHz tone: RMS %.0f after resampling, %.0f before", got, want)
 	}
-	high := engine.Resample(tone(10000, from, from), from, to)
+	high := audio.Resample(tone(10000, from, from), from, to)
 	if r := rms(high[1000 : len(high)-1000]); r > 100 {
 		t.Errorf("10 kHz tone: RMS %.0f after resampling to %d Hz; want it filtered out", r, to)
 	}
-	if got := engine.Resample(in, to, to); &got[0] != &in[0] {
+	if got := audio.Resample(in, to, to); &got[0] != &in[0] {
 		t.Error("equal rates copied the samples")
 	}
-	if engine.Resample(in, 0, to) != nil {
+	if audio.Resample(in, 0, to) != nil {
 		t.Error("a zero rate gave samples")
 	}
 }
@@ -225,25 +225,25 @@ func slicesEqual(a, b []int16) bool {
 }
 
 func FuzzDecodeWAV(f *testing.F) {
-	f.Add(engine.EncodeWAV([]int16{1, 2, 3}, 16000))
-	f.Add(append(engine.AppendWAVHeader(nil, 16000, -1), 1, 2, 3, 4))
+	f.Add(audio.EncodeWAV([]int16{1, 2, 3}, 16000))
+	f.Add(append(audio.AppendWAVHeader(nil, 16000, -1), 1, 2, 3, 4))
 	f.Add(wavFile(0, chunk{id: "LIST", body: []byte("INFOx"), pad: true}, chunk{id: "fmt ", body: extensibleBody(16, pcmGUID)}, chunk{id: "data", body: []byte{1, 2}}))
 	f.Add([]byte("RIFF\xff\xff\xff\xffWAVEdata\xff\xff\xff\xff"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		pcm, err := engine.DecodeWAV(b)
+		pcm, err := audio.DecodeWAV(b, 16000, 60)
 		if err != nil {
-			if !errors.Is(err, engine.ErrInvalidAudio) {
-				t.Fatalf("error %v does not wrap ErrInvalidAudio", err)
+			if !errors.Is(err, audio.ErrInvalid) {
+				t.Fatalf("error %v does not wrap ErrInvalid", err)
 			}
 			return
 		}
 		if 2*len(pcm) > len(b) || len(pcm) > 60*16000 {
 			t.Fatalf("%d samples from %d bytes", len(pcm), len(b))
 		}
-		again, err := engine.DecodeWAV(engine.EncodeWAV(pcm, 16000))
+		again, err := audio.DecodeWAV(audio.EncodeWAV(pcm, 16000), 16000, 60)
 		if err != nil || !slicesEqual(again, pcm) {
 			t.Fatalf("re-encoded audio does not decode to the same samples: %v", err)
 		}
-		engine.ReadWAVHeader(bytes.NewReader(b))
+		audio.ReadWAVHeader(bytes.NewReader(b))
 	})
 }

@@ -2,9 +2,18 @@ package engine
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/convengine/engine/audio"
+)
+
+// Audio input: 16 kHz mono 16-bit PCM, at most a minute of it per turn or utterance.
+const (
+	inputSampleRate = 16000
+	maxInputSeconds = 60
 )
 
 // Problem codes of speech input.
@@ -47,4 +56,25 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 		return "", newProblem(http.StatusUnprocessableEntity, CodeNoSpeech, "no speech was heard in the audio")
 	}
 	return text, nil
+}
+
+// transcribe turns the turn's audio into its transcript before the stream starts.
+func (e *Engine) transcribe(ctx context.Context, t *turn, b64 string) *Problem {
+	if e.transcriber == nil {
+		return newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "this engine has no speech recognition; send a transcript")
+	}
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return newProblem(http.StatusUnprocessableEntity, CodeInvalidAudio, "audio_base64 is not valid base64")
+	}
+	pcm, err := audio.DecodeWAV(raw, inputSampleRate, maxInputSeconds)
+	if err != nil {
+		return newProblem(http.StatusUnprocessableEntity, CodeInvalidAudio, strings.TrimPrefix(err.Error(), audio.ErrInvalid.Error()+": "))
+	}
+	text, p := e.hear(ctx, t.req, pcm, t.locale)
+	if p != nil {
+		return p
+	}
+	t.transcript, t.heard = text, true
+	return nil
 }
