@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,6 +12,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/jcs"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -48,21 +47,6 @@ func (s *actionSigner) sign(c actionClaims) (string, error) {
 	return jwt.Signed(s.signer).Claims(c).Serialize()
 }
 
-// argumentsHash returns the base64url SHA-256 of the RFC 8785 canonical form of args.
-func argumentsHash(args json.RawMessage) (string, error) {
-	canon, err := Canonicalize(args)
-	if err != nil {
-		return "", err
-	}
-	return canonicalHash(canon), nil
-}
-
-// canonicalHash returns the base64url SHA-256 of arguments already in canonical form.
-func canonicalHash(canon []byte) string {
-	sum := sha256.Sum256(canon)
-	return base64.RawURLEncoding.EncodeToString(sum[:])
-}
-
 // confirmWidget turns a model's call of an action tool into a confirm widget whose token lets
 // the execute endpoint run exactly this call, once, before it expires.
 func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) {
@@ -71,11 +55,11 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 	if !ok {
 		return widgets.Confirm{}, fmt.Errorf("action %s has no confirm copy", call.Name)
 	}
-	canon, err := Canonicalize(call.Arguments)
+	canon, err := jcs.Canonicalize(call.Arguments)
 	if err != nil {
 		return widgets.Confirm{}, fmt.Errorf("action %s arguments: %w", call.Name, err)
 	}
-	hash := canonicalHash(canon)
+	hash := jcs.Hash(canon)
 	var args map[string]any
 	_ = json.Unmarshal(canon, &args)
 	now := e.now()

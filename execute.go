@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/convengine/engine/internal/jcs"
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 )
@@ -123,10 +124,10 @@ func (e *Engine) checkExecute(req *request, b *executeRequest) (*actionClaims, [
 	if err := tok.Claims(e.signingKey, &c); err != nil {
 		return nil, nil, badToken
 	}
-	canon, err := Canonicalize(x.Arguments)
+	canon, err := jcs.Canonicalize(x.Arguments)
 	switch {
 	case err != nil, c.TokenType != actionTokenType, c.ID == "", c.Expiry == nil,
-		c.Tenant != req.Tenant.Key, c.Tool != x.Tool, c.ArgsHash != canonicalHash(canon), c.Session != req.sessionID():
+		c.Tenant != req.Tenant.Key, c.Tool != x.Tool, c.ArgsHash != jcs.Hash(canon), c.Session != req.sessionID():
 		return nil, nil, badToken
 	}
 	now := e.now()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convengine/engine/internal/jcs"
 	"github.com/go-jose/go-jose/v4/jwt"
 )
 
@@ -45,7 +46,8 @@ func executeBench(b *testing.B, n int) (http.Handler, []string) {
 		b.Fatal(err)
 	}
 	args := json.RawMessage(`{"amount":20,"to":"Alex"}`)
-	hash, _ := argumentsHash(args)
+	canon, _ := jcs.Canonicalize(args)
+	hash := jcs.Hash(canon)
 	now := time.Now()
 	auth := `"auth":{"method":"faceid","verifiedAt":` + strconv.FormatInt(now.UnixMilli(), 10) + `}`
 	bodies := make([]string, n)

@@ -59,7 +59,7 @@ done <<'TARGETS'
 . FuzzHeaders
 . FuzzAppendJSONString
 . FuzzForwardedHeaders
-. FuzzCanonicalize
+./internal/jcs FuzzCanonicalize
 . FuzzDPoPProof
 ./client FuzzSSE
 ./client FuzzPlainAudio

@@ -1,7 +1,13 @@
-package engine
+// Package jcs writes JSON in the canonical form of RFC 8785 (the JSON Canonicalization Scheme),
+// so that the same arguments hash the same whatever the spacing, member order or number
+// spelling of the JSON that carried them. The engine binds action tokens to the hash of their
+// arguments in this form.
+package jcs
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +21,7 @@ import (
 )
 
 // ErrNotCanonicalizable is wrapped by the errors of [Canonicalize].
-var ErrNotCanonicalizable = errors.New("engine: JSON cannot be canonicalized")
+var ErrNotCanonicalizable = errors.New("jcs: JSON cannot be canonicalized")
 
 // maxCanonicalDepth bounds nesting, so that hostile input cannot exhaust the stack.
 const maxCanonicalDepth = 64
@@ -235,4 +241,10 @@ func abs(i int) int {
 		return -i
 	}
 	return i
+}
+
+// Hash returns the base64url SHA-256 of JSON already in canonical form.
+func Hash(canon []byte) string {
+	sum := sha256.Sum256(canon)
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
