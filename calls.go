@@ -111,7 +111,7 @@ func (e *Engine) callTool(ctx context.Context, t *turn, tool Tool, c ToolCall) M
 	if status == "" {
 		status = localized(workingLines, t.locale)
 	}
-	t.out.status(status, tool.Name)
+	t.out.Status(status, tool.Name)
 
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

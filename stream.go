@@ -22,6 +22,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/convengine/engine/audio"
+	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/google/uuid"
 )
 
@@ -1023,13 +1024,13 @@ func (c *voiceConn) checkIdle() {
 // Messages of the server (PROTOCOL 7).
 
 func transcriptMessage(turnID, text string) []byte {
-	b := appendJSONString([]byte(`{"type":"transcript","text":`), text)
-	b = appendJSONString(append(b, `,"turnId":`...), turnID)
+	b := jsonenc.AppendString([]byte(`{"type":"transcript","text":`), text)
+	b = jsonenc.AppendString(append(b, `,"turnId":`...), turnID)
 	return append(b, '}')
 }
 
 func speakMessage(delta string) []byte {
-	b := appendJSONString([]byte(`{"type":"speak","delta":`), delta)
+	b := jsonenc.AppendString([]byte(`{"type":"speak","delta":`), delta)
 	return append(b, '}')
 }
 
@@ -1069,7 +1070,7 @@ func audioMessage(seq, rate int, pcm []byte) []byte {
 }
 
 func doneMessage(turnID string) []byte {
-	b := appendJSONString([]byte(`{"type":"done","turnId":`), turnID)
+	b := jsonenc.AppendString([]byte(`{"type":"done","turnId":`), turnID)
 	return append(b, '}')
 }
 
@@ -1077,7 +1078,7 @@ func cancelledMessage(turnID string) []byte {
 	if turnID == "" {
 		return []byte(`{"type":"cancelled"}`)
 	}
-	b := appendJSONString([]byte(`{"type":"cancelled","turnId":`), turnID)
+	b := jsonenc.AppendString([]byte(`{"type":"cancelled","turnId":`), turnID)
 	return append(b, '}')
 }
 

@@ -57,11 +57,11 @@ while read -r pkg target; do
 done <<'TARGETS'
 . FuzzTurnBody
 . FuzzHeaders
-. FuzzAppendJSONString
+./internal/jsonenc FuzzAppendString
 . FuzzForwardedHeaders
 ./internal/jcs FuzzCanonicalize
 . FuzzDPoPProof
-./client FuzzSSE
+./internal/sse FuzzSSE
 ./client FuzzPlainAudio
 ./audio FuzzDecodeWAV
 . FuzzCutSentences

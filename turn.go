@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/sse"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -34,7 +35,35 @@ const (
 var conversationIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 var countryPattern = regexp.MustCompile(`^[A-Za-z]{2}$`)
 
-// turnRequest is the body of POST /engine (spec 4.2).
+// Event names of the turn stream, in the order a turn sends them: start; status and speak while
+// the model and the tools run; then widget for each widget and done with the render spec; or,
+// when the turn fails, error and then done with an apology.
+const (
+	EventStart  = "start"
+	EventStatus = "status"
+	EventSpeak  = "speak"
+	EventWidget = "widget"
+	EventError  = "error"
+	EventDone   = "done"
+)
+
+// turnSink receives what a turn produces, in order: speech deltas and tool status while the
+// model runs; then either the widgets and done with the spec, or an error and done with the
+// apology. The SSE writer is one sink; the voice socket, which also speaks the answer, is
+// another. Status may be called from several goroutines at once (tools run in parallel); the
+// other methods are called from the turn's goroutine. A method that returns an error reports
+// that nobody is listening any more.
+type turnSink interface {
+	Speak(delta string) error
+	Status(text, tool string)
+	Widget(w widgets.Widget) error
+	Fail(code, message string, retryable bool)
+	Done(spec widgets.Spec) error
+}
+
+var _ turnSink = (*sse.Writer)(nil)
+
+// turnRequest is the body of POST /engine.
 type turnRequest struct {
 	Transcript  *string          `json:"transcript"`
 	AudioBase64 *string          `json:"audio_base64"`
@@ -131,12 +160,12 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithTimeout(r.Context(), req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
 	defer cancel()
-	sse := newSSEWriter(w, e.now)
-	t.out = sse
-	stopPings := sse.keepAlive(e.ping)
+	stream := sse.NewWriter(w, e.now)
+	t.out = stream
+	stopPings := stream.KeepAlive(e.ping)
 	defer stopPings()
 
-	if sse.event(EventStart, map[string]string{"turnId": t.turnID, "conversationId": t.conversationID}) == nil {
+	if stream.Start(t.turnID, t.conversationID) == nil {
 		e.runTurnSafely(ctx, t)
 		if r.Context().Err() == nil {
 			e.finishTurn(t)
@@ -393,7 +422,7 @@ func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
 		}
 	}
 	t.speak.WriteString(delta)
-	if err := t.out.speak(delta); err != nil {
+	if err := t.out.Speak(delta); err != nil {
 		return errClientGone
 	}
 	if !t.spoke {
@@ -438,7 +467,7 @@ func (t *turn) fail(code, message string, retryable bool) {
 		return
 	}
 	t.errCode = code
-	t.out.fail(code, message, retryable)
+	t.out.Fail(code, message, retryable)
 }
 
 // finishTurn sends the widgets and then done with the assembled spec.
@@ -460,9 +489,9 @@ func (e *Engine) finishTurn(t *turn) {
 		spec.Meta.Error = t.errCode
 	}
 	for _, w := range spec.Widgets {
-		if t.out.widget(w) != nil {
+		if t.out.Widget(w) != nil {
 			return
 		}
 	}
-	_ = t.out.done(spec)
+	_ = t.out.Done(spec)
 }

@@ -50,7 +50,8 @@ func newVoiceSink(ctx context.Context, c *voiceConn, t *turn, answered *atomic.B
 	return s
 }
 
-func (s *voiceSink) speak(delta string) error {
+// Speak sends the delta and queues the sentences it completes for synthesis.
+func (s *voiceSink) Speak(delta string) error {
 	if !s.c.sendSpeak(s.ctx, delta) {
 		return errClientGone
 	}
@@ -70,19 +71,22 @@ func (s *voiceSink) speak(delta string) error {
 	return nil
 }
 
-// status is not part of the socket's protocol: the client hears the answer, not the tools.
-func (s *voiceSink) status(string, string) {}
+// Status sends nothing: the client of the socket hears the answer, not the tools.
+func (s *voiceSink) Status(string, string) {}
 
-// widget sends nothing: the socket's widgets arrive in the spec.
-func (s *voiceSink) widget(widgets.Widget) error { return nil }
+// Widget sends nothing: the socket's widgets arrive in the spec.
+func (s *voiceSink) Widget(widgets.Widget) error { return nil }
 
-func (s *voiceSink) fail(code, message string, retryable bool) {
+// Fail stops the speech of the failed answer and sends the error message.
+func (s *voiceSink) Fail(code, message string, retryable bool) {
 	s.failed = true
 	s.stopWorker() // the rest of a failed answer is not spoken
 	s.c.send(s.ctx, errorMessage(s.t.turnID, code, message, retryable))
 }
 
-func (s *voiceSink) done(spec widgets.Spec) error {
+// Done speaks what is left of the answer (or the apology of a failed one), then sends the
+// spec and done.
+func (s *voiceSink) Done(spec widgets.Spec) error {
 	if s.c.e.synthesizer != nil {
 		if s.failed {
 			s.startWorker() // to speak the apology

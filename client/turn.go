@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/convengine/engine/internal/sse"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -160,6 +161,9 @@ func (*DoneEvent) EventName() string { return EventDone }
 // EventName returns the name the event arrived with.
 func (e *UnknownEvent) EventName() string { return e.Name }
 
+// ErrEventTooLarge is returned for a stream event larger than [Options.MaxEventSize].
+var ErrEventTooLarge = sse.ErrEventTooLarge
+
 // ErrIncompleteStream is returned when a turn stream ends before its done event.
 var ErrIncompleteStream = errors.New("client: the turn stream ended before done")
 
@@ -167,7 +171,7 @@ var ErrIncompleteStream = errors.New("client: the turn stream ended before done"
 // goroutine, and close it.
 type TurnStream struct {
 	body   io.ReadCloser
-	events *sseReader
+	events *sse.Reader
 
 	speak   strings.Builder
 	widgets []widgets.Widget
@@ -190,7 +194,7 @@ func (c *Client) Turn(ctx context.Context, req *TurnRequest) (*TurnStream, error
 		resp.Body.Close()
 		return nil, fmt.Errorf("client: the turn answered %q, not an event stream", mt)
 	}
-	return &TurnStream{body: resp.Body, events: newSSEReader(resp.Body, c.maxEvent)}, nil
+	return &TurnStream{body: resp.Body, events: sse.NewReader(resp.Body, c.maxEvent)}, nil
 }
 
 // Events returns the turn's events as they arrive. The sequence ends after the done event, or
@@ -213,7 +217,7 @@ func (t *TurnStream) Events() iter.Seq2[Event, error] {
 }
 
 func (t *TurnStream) next() (Event, error) {
-	raw, err := t.events.next()
+	raw, err := t.events.Next()
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, ErrIncompleteStream
 	}
@@ -221,50 +225,50 @@ func (t *TurnStream) next() (Event, error) {
 		return nil, err
 	}
 	bad := func(err error) (Event, error) {
-		return nil, fmt.Errorf("client: %s event %s: %w", raw.name, raw.id, err)
+		return nil, fmt.Errorf("client: %s event %s: %w", raw.Name, raw.ID, err)
 	}
-	switch raw.name {
+	switch raw.Name {
 	case EventStart:
-		ev := &StartEvent{ID: raw.id}
-		if err := json.Unmarshal(raw.data, ev); err != nil {
+		ev := &StartEvent{ID: raw.ID}
+		if err := json.Unmarshal(raw.Data, ev); err != nil {
 			return bad(err)
 		}
 		return ev, nil
 	case EventStatus:
-		ev := &StatusEvent{ID: raw.id}
-		if err := json.Unmarshal(raw.data, ev); err != nil {
+		ev := &StatusEvent{ID: raw.ID}
+		if err := json.Unmarshal(raw.Data, ev); err != nil {
 			return bad(err)
 		}
 		return ev, nil
 	case EventSpeak:
-		ev := &SpeakEvent{ID: raw.id}
-		if err := json.Unmarshal(raw.data, ev); err != nil {
+		ev := &SpeakEvent{ID: raw.ID}
+		if err := json.Unmarshal(raw.Data, ev); err != nil {
 			return bad(err)
 		}
 		t.speak.WriteString(ev.Delta)
 		return ev, nil
 	case EventWidget:
-		w, err := widgets.Decode(raw.data)
+		w, err := widgets.Decode(raw.Data)
 		if err != nil {
 			return bad(err)
 		}
 		t.widgets = append(t.widgets, w)
-		return &WidgetEvent{ID: raw.id, Widget: w}, nil
+		return &WidgetEvent{ID: raw.ID, Widget: w}, nil
 	case EventError:
-		ev := &ErrorEvent{ID: raw.id}
-		if err := json.Unmarshal(raw.data, ev); err != nil {
+		ev := &ErrorEvent{ID: raw.ID}
+		if err := json.Unmarshal(raw.Data, ev); err != nil {
 			return bad(err)
 		}
 		return ev, nil
 	case EventDone:
-		ev := &DoneEvent{ID: raw.id}
-		if err := json.Unmarshal(raw.data, &ev.Spec); err != nil {
+		ev := &DoneEvent{ID: raw.ID}
+		if err := json.Unmarshal(raw.Data, &ev.Spec); err != nil {
 			return bad(err)
 		}
 		t.spec = &ev.Spec
 		return ev, nil
 	default:
-		return &UnknownEvent{ID: raw.id, Name: raw.name, Data: json.RawMessage(raw.data)}, nil
+		return &UnknownEvent{ID: raw.ID, Name: raw.Name, Data: json.RawMessage(raw.Data)}, nil
 	}
 }
 

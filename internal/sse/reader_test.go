@@ -1,4 +1,4 @@
-package client
+package sse
 
 import (
 	"errors"
@@ -8,12 +8,12 @@ import (
 	"testing/iotest"
 )
 
-func readAll(t *testing.T, r io.Reader, max int) ([]sseEvent, error) {
+func readAll(t *testing.T, r io.Reader, max int) ([]Event, error) {
 	t.Helper()
-	sr := newSSEReader(r, max)
-	var out []sseEvent
+	sr := NewReader(r, max)
+	var out []Event
 	for {
-		ev, err := sr.next()
+		ev, err := sr.Next()
 		if err != nil {
 			return out, err
 		}
@@ -26,25 +26,25 @@ func TestSSEReader(t *testing.T) {
 	cases := []struct {
 		name   string
 		stream string
-		want   []sseEvent
+		want   []Event
 	}{
 		{"one event", "id: 1\nevent: speak\ndata: {\"delta\":\"hi\"}\n\n",
-			[]sseEvent{{"1", "speak", []byte(`{"delta":"hi"}`)}}},
+			[]Event{{"1", "speak", []byte(`{"delta":"hi"}`)}}},
 		{"comments and pings", ": ping\n\n: another\nid: 2\n: inside\nevent: done\ndata: {}\n\n",
-			[]sseEvent{{"2", "done", []byte(`{}`)}}},
-		{"multi-line data", "data: a\ndata:b\ndata:  c\n\n", []sseEvent{{"", "message", []byte("a\nb\n c")}}},
-		{"empty data line", "data\ndata\n\n", []sseEvent{{"", "message", []byte("\n")}}},
-		{"CRLF", "id: 7\r\nevent: x\r\ndata: 1\r\n\r\n", []sseEvent{{"7", "x", []byte("1")}}},
-		{"CR", "event: x\rdata: 1\r\revent: y\rdata: 2\r\r", []sseEvent{{"", "x", []byte("1")}, {"", "y", []byte("2")}}},
+			[]Event{{"2", "done", []byte(`{}`)}}},
+		{"multi-line data", "data: a\ndata:b\ndata:  c\n\n", []Event{{"", "message", []byte("a\nb\n c")}}},
+		{"empty data line", "data\ndata\n\n", []Event{{"", "message", []byte("\n")}}},
+		{"CRLF", "id: 7\r\nevent: x\r\ndata: 1\r\n\r\n", []Event{{"7", "x", []byte("1")}}},
+		{"CR", "event: x\rdata: 1\r\revent: y\rdata: 2\r\r", []Event{{"", "x", []byte("1")}, {"", "y", []byte("2")}}},
 		{"id persists", "id: 3\ndata: a\n\ndata: b\n\nid\ndata: c\n\n",
-			[]sseEvent{{"3", "message", []byte("a")}, {"3", "message", []byte("b")}, {"", "message", []byte("c")}}},
+			[]Event{{"3", "message", []byte("a")}, {"3", "message", []byte("b")}, {"", "message", []byte("c")}}},
 		{"id with NUL ignored", "id: 1\ndata: a\n\nid: 2\x00\ndata: b\n\n",
-			[]sseEvent{{"1", "message", []byte("a")}, {"1", "message", []byte("b")}}},
-		{"event without data is dropped", "event: a\n\nevent: b\ndata: x\n\n", []sseEvent{{"", "b", []byte("x")}}},
-		{"unknown fields and retry", "retry: 10\nfoo: bar\ndata: x\n\n", []sseEvent{{"", "message", []byte("x")}}},
-		{"byte order mark", "\xEF\xBB\xBFdata: x\n\n", []sseEvent{{"", "message", []byte("x")}}},
-		{"cut off event dropped", "data: x\n\ndata: y\n", []sseEvent{{"", "message", []byte("x")}}},
-		{"large event", "event: done\ndata: " + big + "\n\n", []sseEvent{{"", "done", []byte(big)}}},
+			[]Event{{"1", "message", []byte("a")}, {"1", "message", []byte("b")}}},
+		{"event without data is dropped", "event: a\n\nevent: b\ndata: x\n\n", []Event{{"", "b", []byte("x")}}},
+		{"unknown fields and retry", "retry: 10\nfoo: bar\ndata: x\n\n", []Event{{"", "message", []byte("x")}}},
+		{"byte order mark", "\xEF\xBB\xBFdata: x\n\n", []Event{{"", "message", []byte("x")}}},
+		{"cut off event dropped", "data: x\n\ndata: y\n", []Event{{"", "message", []byte("x")}}},
+		{"large event", "event: done\ndata: " + big + "\n\n", []Event{{"", "done", []byte(big)}}},
 	}
 	for _, tc := range cases {
 		for _, chunked := range []bool{false, true} {
@@ -63,7 +63,7 @@ func TestSSEReader(t *testing.T) {
 					t.Fatalf("got %d events %q, want %d", len(got), got, len(tc.want))
 				}
 				for i := range got {
-					if got[i].id != tc.want[i].id || got[i].name != tc.want[i].name || string(got[i].data) != string(tc.want[i].data) {
+					if got[i].ID != tc.want[i].ID || got[i].Name != tc.want[i].Name || string(got[i].Data) != string(tc.want[i].Data) {
 						t.Errorf("event %d = %q, want %q", i, got[i], tc.want[i])
 					}
 				}
@@ -102,10 +102,10 @@ func FuzzSSE(f *testing.F) {
 			t.Fatalf("%d events whole, %d byte by byte", len(whole), len(bytewise))
 		}
 		for i := range whole {
-			if len(whole[i].data) > 256 {
-				t.Fatalf("event of %d bytes", len(whole[i].data))
+			if len(whole[i].Data) > 256 {
+				t.Fatalf("event of %d bytes", len(whole[i].Data))
 			}
-			if whole[i].id != bytewise[i].id || whole[i].name != bytewise[i].name || string(whole[i].data) != string(bytewise[i].data) {
+			if whole[i].ID != bytewise[i].ID || whole[i].Name != bytewise[i].Name || string(whole[i].Data) != string(bytewise[i].Data) {
 				t.Fatalf("event %d differs: %q, %q", i, whole[i], bytewise[i])
 			}
 		}

@@ -1,9 +1,10 @@
-package engine
+package sse
 
 import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -22,7 +23,7 @@ func encodeWidget(w widgets.Widget) ([]byte, error) {
 // s.Widgets).
 func appendSpec(b []byte, s *widgets.Spec, ws [][]byte) []byte {
 	b = append(b, `{"speak":`...)
-	b = appendJSONString(b, s.Speak)
+	b = jsonenc.AppendString(b, s.Speak)
 	b = append(b, `,"widgets":[`...)
 	for i, w := range ws {
 		if i > 0 {
@@ -33,7 +34,7 @@ func appendSpec(b []byte, s *widgets.Spec, ws [][]byte) []byte {
 	b = append(b, ']')
 	if s.Follow != "" {
 		b = append(b, `,"follow":`...)
-		b = appendJSONString(b, s.Follow)
+		b = jsonenc.AppendString(b, s.Follow)
 	}
 	if len(s.Suggestions) > 0 {
 		b = append(b, `,"suggestions":[`...)
@@ -41,7 +42,7 @@ func appendSpec(b []byte, s *widgets.Spec, ws [][]byte) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, sg)
+			b = jsonenc.AppendString(b, sg)
 		}
 		b = append(b, ']')
 	}
@@ -57,10 +58,10 @@ func appendMeta(b []byte, m *widgets.Meta) []byte {
 		b = append(b, ',', '"')
 		b = append(b, name...)
 		b = append(b, '"', ':')
-		return appendJSONString(b, v)
+		return jsonenc.AppendString(b, v)
 	}
 	b = append(b, `{"conversationId":`...)
-	b = appendJSONString(b, m.ConversationID)
+	b = jsonenc.AppendString(b, m.ConversationID)
 	if m.TurnID != "" {
 		b = str(b, "turnId", m.TurnID)
 	}

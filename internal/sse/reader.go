@@ -1,4 +1,4 @@
-package client
+package sse
 
 import (
 	"bytes"
@@ -6,32 +6,33 @@ import (
 	"io"
 )
 
-// ErrEventTooLarge is returned for a stream event larger than [Options.MaxEventSize].
-var ErrEventTooLarge = errors.New("client: stream event too large")
+// ErrEventTooLarge is returned for an event, or a line, larger than a [Reader]'s bound.
+var ErrEventTooLarge = errors.New("sse: event too large")
 
-// sseEvent is one dispatched server-sent event.
-type sseEvent struct {
-	id   string // the last event id seen so far
-	name string // "message" when the event named none
-	data []byte
+// Event is one dispatched server-sent event.
+type Event struct {
+	ID   string // the last event id seen so far
+	Name string // "message" when the event named none
+	Data []byte
 }
 
-// sseReader parses a server-sent event stream as the WHATWG HTML standard does: lines end in
+// Reader parses a server-sent event stream as the WHATWG HTML standard does: lines end in
 // CR, LF or CRLF; lines starting with a colon are comments; "data" lines join with LF; an "id"
 // persists across events; a blank line dispatches the event, unless it had no data.
-type sseReader struct {
+type Reader struct {
 	lines  lineReader
 	lastID string
 	first  bool
 }
 
-func newSSEReader(r io.Reader, max int) *sseReader {
-	return &sseReader{lines: lineReader{r: r, max: max, buf: make([]byte, 4096)}, first: true}
+// NewReader returns a reader of the stream r whose events hold at most max bytes of data.
+func NewReader(r io.Reader, max int) *Reader {
+	return &Reader{lines: lineReader{r: r, max: max, buf: make([]byte, 4096)}, first: true}
 }
 
-// next returns the next event, or io.EOF at the end of the stream. An event cut off by the
+// Next returns the next event, or io.EOF at the end of the stream. An event cut off by the
 // end of the stream is dropped, as the standard says.
-func (s *sseReader) next() (sseEvent, error) {
+func (s *Reader) Next() (Event, error) {
 	var (
 		name    string
 		data    []byte
@@ -40,7 +41,7 @@ func (s *sseReader) next() (sseEvent, error) {
 	for {
 		line, err := s.lines.line()
 		if err != nil {
-			return sseEvent{}, err
+			return Event{}, err
 		}
 		if s.first {
 			line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
@@ -54,7 +55,7 @@ func (s *sseReader) next() (sseEvent, error) {
 			if name == "" {
 				name = "message"
 			}
-			return sseEvent{id: s.lastID, name: name, data: data}, nil
+			return Event{ID: s.lastID, Name: name, Data: data}, nil
 		}
 		if line[0] == ':' {
 			continue
@@ -76,7 +77,7 @@ func (s *sseReader) next() (sseEvent, error) {
 			data = append(data, value...)
 			hasData = true
 			if len(data) > s.lines.max {
-				return sseEvent{}, ErrEventTooLarge
+				return Event{}, ErrEventTooLarge
 			}
 		case "id":
 			if bytes.IndexByte(value, 0) < 0 {

@@ -1,0 +1,7 @@
+// Package sse reads and writes server-sent events as the WHATWG HTML standard defines them.
+//
+// [Writer] writes the events of the engine's turn stream (start, status, speak, widget, error,
+// done), numbered, each flushed at once, with a keep-alive comment after a silence. [Reader]
+// parses any event stream: the client reads turns with it, and tests read what the engine
+// sent.
+package sse
