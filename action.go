@@ -8,44 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
 
 	"github.com/convengine/engine/internal/jcs"
+	"github.com/convengine/engine/internal/token"
 	"github.com/convengine/engine/widgets"
 )
-
-// actionClaims bind a confirm widget's token to what it may run: tenant, session, tool and the
-// exact arguments, until it expires, once.
-type actionClaims struct {
-	jwt.Claims
-	Tenant    string `json:"tid"`
-	Session   string `json:"sid,omitempty"`
-	Tool      string `json:"tool"`
-	ArgsHash  string `json:"args"`
-	TokenType string `json:"typ"`
-}
-
-const actionTokenType = "action"
-
-// actionSigner signs action tokens with the engine's key (HS256).
-type actionSigner struct {
-	signer jose.Signer
-}
-
-func newActionSigner(key []byte) (*actionSigner, error) {
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: key},
-		(&jose.SignerOptions{}).WithType("JWT"))
-	if err != nil {
-		return nil, err
-	}
-	return &actionSigner{signer: s}, nil
-}
-
-func (s *actionSigner) sign(c actionClaims) (string, error) {
-	return jwt.Signed(s.signer).Claims(c).Serialize()
-}
 
 // confirmWidget turns a model's call of an action tool into a confirm widget whose token lets
 // the execute endpoint run exactly this call, once, before it expires.
@@ -65,10 +34,9 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 	now := e.now()
 	exp := now.Add(t.req.Tenant.Limits.ActionTTL.or(10 * time.Minute)).Truncate(time.Second)
 	jti := uuid.NewString()
-	token, err := e.signer.sign(actionClaims{
+	tok, err := e.actionTokens.Sign(token.ActionClaims{
 		Claims: jwt.Claims{ID: jti, IssuedAt: jwt.NewNumericDate(now), Expiry: jwt.NewNumericDate(exp)},
 		Tenant: t.req.Tenant.Key, Session: t.sessionID, Tool: call.Name, ArgsHash: hash,
-		TokenType: actionTokenType,
 	})
 	if err != nil {
 		return widgets.Confirm{}, fmt.Errorf("signing action token: %w", err)
@@ -80,7 +48,7 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 		ConfirmLabel: fillArgs(cp.ConfirmLabel, args),
 		CancelLabel:  fillArgs(cp.CancelLabel, args),
 		ExpiresAt:    exp.UTC(),
-		Execute:      widgets.Execute{Tool: call.Name, Arguments: canon, Token: token},
+		Execute:      widgets.Execute{Tool: call.Name, Arguments: canon, Token: tok},
 	}, nil
 }
 

@@ -8,6 +8,9 @@ import (
 	"net/url"
 	"runtime/debug"
 	"time"
+
+	"github.com/convengine/engine/internal/dpop"
+	"github.com/convengine/engine/internal/token"
 )
 
 // Config is what an [Engine] is made of. Tenants, Model and SigningKey are required; nil or
@@ -73,33 +76,32 @@ type Config struct {
 // Engine runs conversational turns for many tenants. It is safe for concurrent use; make one
 // with [New] and mount [Engine.Handler] or the per-endpoint handlers on any router.
 type Engine struct {
-	tenants     TenantStore
-	model       Model
-	toolset     Toolset
-	synthesizer Synthesizer
-	transcriber Transcriber
-	sessions    SessionStore
-	replay      ReplayStore
-	actions     ActionStore
-	signer      *actionSigner
-	obs         Observer
-	signingKey  []byte
-	keyring     *sessionKeyring
-	sessionTTL  time.Duration
-	dpop        DPoPOptions
-	nonces      *nonceSource
-	publicURL   *url.URL
-	warm        *warmer
-	schemas     schemaCache
-	log         *slog.Logger
-	maxTurnBody int64
-	maxBody     int64
-	ping        time.Duration
-	now         func() time.Time
-	streamOpts  StreamOptions
-	streams     streamRegistry
-	limits      *rateLimiting
-	turnSlots   turnSlots
+	tenants       TenantStore
+	model         Model
+	toolset       Toolset
+	synthesizer   Synthesizer
+	transcriber   Transcriber
+	sessions      SessionStore
+	replay        ReplayStore
+	actions       ActionStore
+	actionTokens  *token.Actions
+	obs           Observer
+	sessionTokens *token.Sessions
+	sessionTTL    time.Duration
+	dpop          DPoPOptions
+	nonces        *dpop.Nonces
+	publicURL     *url.URL
+	warm          *warmer
+	schemas       schemaCache
+	log           *slog.Logger
+	maxTurnBody   int64
+	maxBody       int64
+	ping          time.Duration
+	now           func() time.Time
+	streamOpts    StreamOptions
+	streams       streamRegistry
+	limits        *rateLimiting
+	turnSlots     turnSlots
 }
 
 // ErrConfig is wrapped by the errors [New] returns for an incomplete configuration.
@@ -129,7 +131,6 @@ func New(cfg Config) (*Engine, error) {
 		sessions:    cfg.Sessions,
 		replay:      cfg.Replay,
 		actions:     cfg.Actions,
-		signingKey:  append([]byte(nil), cfg.SigningKey...),
 		log:         cfg.Logger,
 		maxTurnBody: cfg.MaxTurnBody,
 		maxBody:     cfg.MaxBody,
@@ -146,6 +147,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := e.initSessions(&cfg); err != nil {
 		errs = append(errs, err)
 	}
+	e.warm = newWarmer(cfg.ToolListTTL)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -178,11 +180,9 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.streamOpts = streamOpts
-	signer, err := newActionSigner(cfg.SigningKey)
-	if err != nil {
+	if e.actionTokens, err = token.NewActions(cfg.SigningKey); err != nil {
 		return nil, fmt.Errorf("%w: SigningKey: %v", ErrConfig, err)
 	}
-	e.signer = signer
 	if e.limits, err = newRateLimiting(cfg.RateLimiter, cfg.SigningKey, e.now); err != nil {
 		return nil, fmt.Errorf("%w: SigningKey: %v", ErrConfig, err)
 	}

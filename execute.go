@@ -12,19 +12,7 @@ import (
 	"time"
 
 	"github.com/convengine/engine/internal/jcs"
-	"github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
-)
-
-// Problem codes of the execute endpoint.
-const (
-	CodeActionNotAllowed   = "action_not_allowed"
-	CodeInvalidActionToken = "invalid_action_token"
-	CodeActionExpired      = "action_expired"
-	CodeVerificationStale  = "verification_stale"
-	CodeActionInProgress   = "action_in_progress"
-	CodeToolUnavailable    = "tool_unavailable"
-	CodeStoreUnavailable   = "store_unavailable"
+	"github.com/convengine/engine/internal/token"
 )
 
 // Device gates that may have approved an action.
@@ -104,7 +92,7 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 
 // checkExecute applies the checks of PROTOCOL 5, in its order, and returns the token's claims
 // and the canonical form of the arguments.
-func (e *Engine) checkExecute(req *request, b *executeRequest) (*actionClaims, []byte, *Problem) {
+func (e *Engine) checkExecute(req *request, b *executeRequest) (*token.ActionClaims, []byte, *Problem) {
 	if b.Execute == nil {
 		return nil, nil, invalidField("execute", "is required: the execute object of the confirm widget")
 	}
@@ -113,21 +101,13 @@ func (e *Engine) checkExecute(req *request, b *executeRequest) (*actionClaims, [
 		return nil, nil, newProblem(http.StatusForbidden, CodeActionNotAllowed, "this assistant cannot run that action")
 	}
 	badToken := newProblem(http.StatusForbidden, CodeInvalidActionToken, "the action token does not match this action; ask the assistant again")
-	if x.Token == "" || len(x.Token) > 4096 {
-		return nil, nil, badToken
-	}
-	tok, err := jwt.ParseSigned(x.Token, []jose.SignatureAlgorithm{jose.HS256})
+	c, err := e.actionTokens.Verify(x.Token)
 	if err != nil {
-		return nil, nil, badToken
-	}
-	var c actionClaims
-	if err := tok.Claims(e.signingKey, &c); err != nil {
 		return nil, nil, badToken
 	}
 	canon, err := jcs.Canonicalize(x.Arguments)
 	switch {
-	case err != nil, c.TokenType != actionTokenType, c.ID == "", c.Expiry == nil,
-		c.Tenant != req.Tenant.Key, c.Tool != x.Tool, c.ArgsHash != jcs.Hash(canon), c.Session != req.sessionID():
+	case err != nil, c.Tenant != req.Tenant.Key, c.Tool != x.Tool, c.ArgsHash != jcs.Hash(canon), c.Session != req.sessionID():
 		return nil, nil, badToken
 	}
 	now := e.now()
@@ -145,7 +125,7 @@ func (e *Engine) checkExecute(req *request, b *executeRequest) (*actionClaims, [
 	if now.Sub(verified) > maxAge || verified.Sub(now) > verificationSkew {
 		return nil, nil, newProblem(http.StatusForbidden, CodeVerificationStale, "the device check is too old or in the future; verify again")
 	}
-	return &c, canon, nil
+	return c, canon, nil
 }
 
 // parseVerifiedAt reads an RFC 3339 time or a number of milliseconds since the epoch.
@@ -172,7 +152,7 @@ func parseVerifiedAt(raw json.RawMessage) (time.Time, error) {
 // runAction runs the action at most once: a token that already ran gets its first reply, one
 // that is running gets 409, and one whose backend could not be reached stays usable. canon is
 // the arguments in canonical form.
-func (e *Engine) runAction(ctx context.Context, req *request, c *actionClaims, tool string, canon json.RawMessage, locale string) ([]byte, *Problem) {
+func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionClaims, tool string, canon json.RawMessage, locale string) ([]byte, *Problem) {
 	id := req.Tenant.Key + ":" + c.ID
 	prev, err := e.actions.BeginAction(ctx, id, e.now().Add(actionLease))
 	switch {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/convengine/engine/internal/jcs"
+	"github.com/convengine/engine/internal/token"
 	"github.com/go-jose/go-jose/v4/jwt"
 )
 
@@ -52,9 +53,9 @@ func executeBench(b *testing.B, n int) (http.Handler, []string) {
 	auth := `"auth":{"method":"faceid","verifiedAt":` + strconv.FormatInt(now.UnixMilli(), 10) + `}`
 	bodies := make([]string, n)
 	for i := range bodies {
-		tok, err := e.signer.sign(actionClaims{
+		tok, err := e.actionTokens.Sign(token.ActionClaims{
 			Claims: jwt.Claims{ID: "jti-" + strconv.Itoa(i), IssuedAt: jwt.NewNumericDate(now), Expiry: jwt.NewNumericDate(now.Add(time.Hour))},
-			Tenant: "pk_test", Tool: "transfer", ArgsHash: hash, TokenType: actionTokenType,
+			Tenant: "pk_test", Tool: "transfer", ArgsHash: hash,
 		})
 		if err != nil {
 			b.Fatal(err)

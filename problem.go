@@ -32,32 +32,64 @@ func (p *Problem) Error() string {
 	return "engine: " + p.Code + ": " + p.Detail
 }
 
-// Problem codes. docs/errors.md lists each with its status.
+// Problem codes: the code of every problem response, error event and error message, with its
+// status. A code never changes; docs/errors.md says when each is sent and whether to retry.
 const (
-	CodeUnknownEngineKey       = "unknown_engine_key"
-	CodeMissingUserToken       = "missing_user_token"
-	CodeInvalidRequestID       = "invalid_request_id"
-	CodeEnvironmentUnavailable = "environment_unavailable"
-	CodeInvalidClientMetadata  = "invalid_client_metadata"
-	CodeInvalidSession         = "invalid_session"
-	CodeInvalidDPoPProof       = "invalid_dpop_proof"
-	CodeInvalidRequest         = "invalid_request"
-	CodePayloadTooLarge        = "payload_too_large"
-	CodeUnsupportedMediaType   = "unsupported_media_type"
-	CodeMethodNotAllowed       = "method_not_allowed"
-	CodeNotFound               = "not_found"
-	CodeNotImplemented         = "not_implemented"
-	CodeInvalidAudio           = "invalid_audio"
-	CodeTranscriberUnavailable = "transcriber_unavailable"
-	CodeSynthesizerUnavailable = "synthesizer_unavailable"
-	CodeTenantUnavailable      = "tenant_unavailable"
-	CodeToolsUnavailable       = "tools_unavailable"
-	CodeInternal               = "internal"
+	// The common headers and the session, on every route.
+	CodeInvalidRequestID       = "invalid_request_id"      // 400
+	CodeUnknownEngineKey       = "unknown_engine_key"      // 401
+	CodeEnvironmentUnavailable = "environment_unavailable" // 403
+	CodeMissingUserToken       = "missing_user_token"      // 401
+	CodeInvalidSession         = "invalid_session"         // 401
+	CodeInvalidDPoPProof       = "invalid_dpop_proof"      // 401
+	CodeUseDPoPNonce           = "use_dpop_nonce"          // 401, with a DPoP-Nonce header
+	CodeInvalidClientMetadata  = "invalid_client_metadata" // 400
+	CodeRateLimited            = "rate_limited"            // 429, with Retry-After
+	CodeTenantUnavailable      = "tenant_unavailable"      // 503
+	CodeStoreUnavailable       = "store_unavailable"       // 503
 
-	// Codes of error events inside a turn stream.
+	// Bodies and routes.
+	CodeInvalidRequest       = "invalid_request"        // 400; Problem.Field names the field
+	CodePayloadTooLarge      = "payload_too_large"      // 413
+	CodeUnsupportedMediaType = "unsupported_media_type" // 415
+	CodeMethodNotAllowed     = "method_not_allowed"     // 405, with Allow
+	CodeNotFound             = "not_found"              // 404
+	CodeNotImplemented       = "not_implemented"        // 501
+	CodeInternal             = "internal"               // 500
+
+	// Create-session.
+	CodeInvalidPublicKey = "invalid_public_key" // 400: public_key is not a public EC P-256 JWK
+
+	// Turns.
+	CodeOverloaded             = "overloaded"              // 503: MaxConcurrentTurns turns run
+	CodeToolsUnavailable       = "tools_unavailable"       // 502: the tool list could not be loaded
+	CodeInvalidAudio           = "invalid_audio"           // 422
+	CodeNoSpeech               = "no_speech"               // 422: no speech was heard
+	CodeUnsupportedLocale      = "unsupported_locale"      // 422: no recogniser for the language
+	CodeTranscriberUnavailable = "transcriber_unavailable" // 503
+
+	// Error events inside a turn stream.
 	CodeModelError  = "model_error"
 	CodeTurnTimeout = "turn_timeout"
 	CodeStepLimit   = "step_limit"
+
+	// Execute.
+	CodeActionNotAllowed   = "action_not_allowed"   // 403
+	CodeInvalidActionToken = "invalid_action_token" // 403
+	CodeActionExpired      = "action_expired"       // 410
+	CodeVerificationStale  = "verification_stale"   // 403
+	CodeActionInProgress   = "action_in_progress"   // 409
+	CodeToolUnavailable    = "tool_unavailable"     // 502: nothing was done
+
+	// Speech.
+	CodeSynthesizerUnavailable = "synthesizer_unavailable" // 503
+	CodeUnknownVoice           = "unknown_voice"           // 400
+
+	// The voice socket: problems of its upgrade, and error messages on it.
+	CodeUpgradeRequired  = "upgrade_required"   // 426: not a WebSocket upgrade
+	CodeOriginNotAllowed = "origin_not_allowed" // 403: a page of another origin
+	CodeShuttingDown     = "shutting_down"      // 503: the engine takes no new socket
+	CodeUtteranceTooLong = "utterance_too_long" // error message: more than 60 s of audio
 )
 
 // problemTitles holds the titles that the code does not spell well on its own; other titles

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,14 +11,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
-)
 
-// Problem codes of the engine's admission control.
-const (
-	// CodeRateLimited answers a request past its tenant's or its user's rate (429).
-	CodeRateLimited = "rate_limited"
-	// CodeOverloaded answers a turn when the process runs as many as it may (503).
-	CodeOverloaded = "overloaded"
+	"github.com/convengine/engine/internal/token"
 )
 
 // Bounds of admission control.
@@ -56,7 +49,7 @@ type rateLimiting struct {
 }
 
 func newRateLimiting(shared RateLimiter, signingKey []byte, now func() time.Time) (*rateLimiting, error) {
-	key, err := hkdf.Key(sha256.New, signingKey, nil, "engine rate limit user v1", 32)
+	key, err := token.Derive(signingKey, token.PurposeRateLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -26,18 +26,6 @@ import (
 	"github.com/google/uuid"
 )
 
-// Codes of the voice socket: problems of the upgrade request, and error messages on the socket.
-const (
-	// CodeUtteranceTooLong: an utterance passed 60 seconds of audio (error message).
-	CodeUtteranceTooLong = "utterance_too_long"
-	// CodeUpgradeRequired: a request to the socket's path that is not a WebSocket upgrade (426).
-	CodeUpgradeRequired = "upgrade_required"
-	// CodeOriginNotAllowed: a browser page of an origin the engine does not allow (403).
-	CodeOriginNotAllowed = "origin_not_allowed"
-	// CodeShuttingDown: the engine is shutting down and takes no new socket (503).
-	CodeShuttingDown = "shutting_down"
-)
-
 // Limits and defaults of the voice socket (PROTOCOL 7).
 const (
 	maxStreamFrame      = 64 << 10

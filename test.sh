@@ -60,7 +60,7 @@ done <<'TARGETS'
 ./internal/jsonenc FuzzAppendString
 . FuzzForwardedHeaders
 ./internal/jcs FuzzCanonicalize
-. FuzzDPoPProof
+./internal/dpop FuzzDPoPProof
 ./internal/sse FuzzSSE
 ./client FuzzPlainAudio
 ./audio FuzzDecodeWAV

@@ -16,14 +16,6 @@ const (
 	maxInputSeconds = 60
 )
 
-// Problem codes of speech input.
-const (
-	// CodeNoSpeech: the audio held no speech the recogniser could hear (422).
-	CodeNoSpeech = "no_speech"
-	// CodeUnsupportedLocale: the recogniser has no model for the language (422).
-	CodeUnsupportedLocale = "unsupported_locale"
-)
-
 // hear transcribes 16 kHz samples of req's user in locale, with the tenant's own vocabulary
 // when the Transcriber can use it. Failures are problems; a cancelled ctx is returned as is
 // for the caller to notice.

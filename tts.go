@@ -11,9 +11,6 @@ import (
 	"github.com/convengine/engine/audio"
 )
 
-// CodeUnknownVoice: the request or the tenant names a voice the synthesizer does not have (400).
-const CodeUnknownVoice = "unknown_voice"
-
 // maxSpeechText bounds the text of one tts request, in characters.
 const maxSpeechText = 4000
 
