@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/convengine/engine/internal/headers"
 )
 
 // Bounds of spec 8 on forwarded headers.
@@ -11,12 +13,6 @@ const (
 	maxForwardHeaders = 32
 	maxForwardBytes   = 16 << 10
 )
-
-// controlHeaders never come out of forwarding: they carry the engine's own auth and routing.
-var controlHeaders = []string{HeaderUserToken, HeaderEngineKey, HeaderRequestID, HeaderClientMetadata, "Idempotency-Key"}
-
-// hopHeaders are connection-level headers a proxy must not pass on.
-var hopHeaders = []string{"Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length"}
 
 // forwardedHeaders returns the X-Engine-Forward-* headers of h with the prefix removed once, as
 // spec 5.1 and 8 set: colliding, hop-by-hop and malformed headers are dropped, and so is what
@@ -75,20 +71,7 @@ func forwardedHeaders(h http.Header) ForwardedHeaders {
 }
 
 func forwardable(name string) bool {
-	if name == "" || !validHeaderName(name) {
-		return false
-	}
-	for _, c := range controlHeaders {
-		if len(name) == len(c) && strings.EqualFold(name, c) {
-			return false
-		}
-	}
-	for _, c := range hopHeaders {
-		if len(name) == len(c) && strings.EqualFold(name, c) {
-			return false
-		}
-	}
-	return len(name) < 6 || !strings.EqualFold(name[:6], "Proxy-")
+	return name != "" && validHeaderName(name) && !headers.Reserved(name)
 }
 
 // validHeaderName reports whether name is an RFC 9110 token.

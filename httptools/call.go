@@ -10,10 +10,10 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/internal/headers"
 )
 
 // ErrUnavailable is wrapped by the error of a call the backend could not answer: a network
@@ -28,14 +28,6 @@ var ErrBadResponse = errors.New("httptools: bad response from tool")
 // ErrMissingMetadata is wrapped by the error of a call whose tool binds an argument to client
 // metadata that the request did not carry.
 var ErrMissingMetadata = errors.New("httptools: client metadata missing")
-
-// reservedHeaders are set by the Toolset alone; a forwarded header of the same name is
-// dropped. The client metadata and the engine key never reach a backend at all.
-var reservedHeaders = []string{
-	engine.HeaderUserToken, engine.HeaderRequestID, "Idempotency-Key",
-	engine.HeaderClientMetadata, engine.HeaderEngineKey,
-	"Accept", "Content-Type",
-}
 
 // Call runs one tool of env's tenant against env's backend. A tool the tenant does not have is
 // an error wrapping [engine.ErrToolNotFound]; arguments that a GET or DELETE request cannot
@@ -130,7 +122,9 @@ func newRequest(ctx context.Context, env *engine.ToolEnv, def *Definition, args 
 		return nil, "", fmt.Errorf("%w: %s: building the request: %w", ErrUnavailable, def.Name, err)
 	}
 	for name, values := range env.Forward {
-		if !reserved(name) {
+		// The engine's reserved headers and the two this Toolset sets itself are never
+		// forwarded; the client metadata and the engine key never reach a backend at all.
+		if !headers.Reserved(name, "Accept", "Content-Type") {
 			for _, v := range values {
 				req.Header.Add(name, v)
 			}
@@ -150,15 +144,6 @@ func newRequest(ctx context.Context, env *engine.ToolEnv, def *Definition, args 
 		req.Header.Set("Idempotency-Key", env.IdempotencyKey)
 	}
 	return req, "", nil
-}
-
-func reserved(name string) bool {
-	for _, r := range reservedHeaders {
-		if strings.EqualFold(name, r) {
-			return true
-		}
-	}
-	return false
 }
 
 // queryValue returns the text of a scalar JSON value as a query parameter carries it.

@@ -3,9 +3,9 @@ package mcptools
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/internal/headers"
 )
 
 type envKey struct{}
@@ -21,17 +21,16 @@ type transport struct {
 	base http.RoundTripper
 }
 
-// engineHeaders are set by the engine only; forwarded headers never replace them.
-var engineHeaders = []string{engine.HeaderUserToken, engine.HeaderRequestID, "Idempotency-Key",
-	engine.HeaderClientMetadata, engine.HeaderEngineKey, "Mcp-Session-Id", "Mcp-Protocol-Version",
-	"Content-Type", "Accept", "Last-Event-Id"}
+// mcpHeaders belong to the MCP session and its streamable HTTP transport; forwarded headers,
+// like the engine's reserved ones, never replace them.
+var mcpHeaders = []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Content-Type", "Accept", "Last-Event-Id"}
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	env, _ := req.Context().Value(envKey{}).(*engine.ToolEnv)
 	req = req.Clone(req.Context())
 	if env != nil {
 		for name, vals := range env.Forward {
-			if !protected(name) {
+			if !headers.Reserved(name, mcpHeaders...) {
 				req.Header[name] = append([]string(nil), vals...)
 			}
 		}
@@ -48,13 +47,4 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req.Header.Del(engine.HeaderClientMetadata)
 	req.Header.Del(engine.HeaderEngineKey)
 	return t.base.RoundTrip(req)
-}
-
-func protected(name string) bool {
-	for _, p := range engineHeaders {
-		if strings.EqualFold(name, p) {
-			return true
-		}
-	}
-	return false
 }

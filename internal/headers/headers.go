@@ -1,0 +1,32 @@
+// Package headers holds the one list of header names that a header forwarded to a tenant's
+// backend may never become. The engine filters X-Engine-Forward-* headers with it, and the
+// Toolsets (httptools, mcptools) check it again, with their own protocol's headers, before
+// they set the forwarded headers on a request.
+package headers
+
+import "strings"
+
+// own are the engine's own headers: the end user's token, the tenant's key, the request's id,
+// the client's metadata and an action's idempotency key. Only the engine sets them.
+var own = []string{"X-Token", "X-Engine-Key", "X-Request-ID", "X-Client-Metadata", "Idempotency-Key"}
+
+// hopByHop are connection-level headers (RFC 9110 section 7.6.1) that a proxy must not pass
+// on, and the headers that frame or route a request.
+var hopByHop = []string{"Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length"}
+
+// Reserved reports whether a forwarded header named name must be dropped: it is one of the
+// engine's own headers, a hop-by-hop header, a Proxy-* header, or one of also (the headers of
+// a Toolset's own protocol). Names compare without regard to case.
+func Reserved(name string, also ...string) bool {
+	return in(name, own) || in(name, hopByHop) || in(name, also) ||
+		(len(name) >= 6 && strings.EqualFold(name[:6], "Proxy-"))
+}
+
+func in(name string, list []string) bool {
+	for _, c := range list {
+		if len(name) == len(c) && strings.EqualFold(name, c) {
+			return true
+		}
+	}
+	return false
+}
