@@ -31,12 +31,6 @@ type DPoPOptions struct {
 	NonceLifetime time.Duration
 }
 
-// Header names of RFC 9449.
-const (
-	HeaderDPoP      = "DPoP"
-	HeaderDPoPNonce = "DPoP-Nonce"
-)
-
 const (
 	defaultProofMaxAge    = 60 * time.Second
 	defaultProofMaxFuture = 5 * time.Second

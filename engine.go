@@ -1,17 +1,25 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"runtime/debug"
+	"sync"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/convengine/engine/internal/dpop"
+	"github.com/convengine/engine/internal/schema"
 	"github.com/convengine/engine/internal/token"
 )
+
+// Version is the engine's version, sent on every response as the Engine-Version header. It
+// follows semantic versioning; the API it serves is the one of docs/protocol.md at this
+// version (2.0.0 introduced forwarded headers).
+const Version = "2.0.0"
 
 // Config is what an [Engine] is made of. Tenants, Model and SigningKey are required; nil or
 // zero values of the other fields mean the defaults documented on each.
@@ -92,7 +100,7 @@ type Engine struct {
 	nonces        *dpop.Nonces
 	publicURL     *url.URL
 	warm          *warmer
-	schemas       schemaCache
+	schemas       schema.Cache
 	log           *slog.Logger
 	maxTurnBody   int64
 	maxBody       int64
@@ -189,6 +197,50 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// Close stops the engine's background work, such as the warm-ups that create-session starts,
+// and waits for it to end. Handlers keep working afterwards, without background work. Call it
+// once the HTTP server in front of the engine has shut down. It is safe to call more than once.
+func (e *Engine) Close() error {
+	w := e.warm
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.cancel()
+	w.wg.Wait()
+	return nil
+}
+
+// Shutdown closes every voice socket with 1001 (going away) and refuses new ones. A socket
+// running a turn is closed when the turn has been answered; when ctx ends first, the turns
+// still running are cancelled and their sockets closed at once, and Shutdown returns
+// ctx.Err(). It returns when every socket is closed. An http.Server's Shutdown does not wait
+// for WebSockets, which it no longer tracks: call both.
+func (e *Engine) Shutdown(ctx context.Context) error {
+	conns := e.streams.shutdown()
+	for _, c := range conns {
+		if !c.busy.Load() {
+			c.goAway() // a busy socket goes when its turn ends
+		}
+	}
+	all := make(chan struct{})
+	go func() {
+		e.streams.wg.Wait()
+		close(all)
+	}()
+	select {
+	case <-all:
+		return nil
+	case <-ctx.Done():
+	}
+	var closers sync.WaitGroup
+	for _, c := range conns {
+		closers.Go(func() { c.abort(websocket.StatusGoingAway, "the server is shutting down") })
+	}
+	closers.Wait()
+	<-all
+	return ctx.Err()
+}
+
 // Routes of the engine's HTTP surface.
 const (
 	PathCreateSession = "/api/v1/create-session"
@@ -211,82 +263,4 @@ func (e *Engine) Handler() http.Handler {
 		writeProblem(w, newProblem(http.StatusNotFound, CodeNotFound, "no such route"), validRequestID(r))
 	})))
 	return mux
-}
-
-// TurnHandler returns the handler of POST /engine, the streamed turn.
-func (e *Engine) TurnHandler() http.Handler {
-	return e.route(http.MethodPost, http.HandlerFunc(e.serveTurn))
-}
-
-// SessionHandler returns the handler of POST /api/v1/create-session.
-func (e *Engine) SessionHandler() http.Handler {
-	return e.route(http.MethodPost, http.HandlerFunc(e.serveCreateSession))
-}
-
-// ExecuteHandler returns the handler of POST /engine/execute.
-func (e *Engine) ExecuteHandler() http.Handler {
-	return e.route(http.MethodPost, http.HandlerFunc(e.serveExecute))
-}
-
-// notImplemented answers 501 once the common headers passed, so that clients see the same
-// authentication errors before and after the endpoint lands.
-func (e *Engine) notImplemented(what string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, p := e.readHeaders(r)
-		if p == nil {
-			p = newProblem(http.StatusNotImplemented, CodeNotImplemented, what+" is not available in this version of the engine")
-		}
-		writeProblem(w, p, req.idOrEmpty())
-	})
-}
-
-func (r *request) idOrEmpty() string {
-	if r == nil {
-		return ""
-	}
-	return r.ID
-}
-
-// route wraps an endpoint with what every route does: recover a panic into a 500 problem, echo
-// a valid X-Request-ID, and refuse other methods with a 405 problem.
-func (e *Engine) route(method string, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := validRequestID(r)
-		w.Header().Set(HeaderEngineVersion, Version)
-		if id != "" {
-			w.Header().Set(HeaderRequestID, id)
-		}
-		if e.obs.Request != nil {
-			sw, start := &statusWriter{ResponseWriter: w}, e.now()
-			w = sw
-			defer func() {
-				e.obs.Request(r.Context(), RequestEvent{Route: r.URL.Path, Method: r.Method, Status: sw.status,
-					Code: sw.code, RequestID: id, Duration: e.now().Sub(start)})
-			}()
-		}
-		defer func() {
-			if v := recover(); v != nil {
-				if v == http.ErrAbortHandler {
-					panic(v)
-				}
-				e.log.ErrorContext(r.Context(), "handler panicked", "requestId", id, "path", r.URL.Path,
-					"panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
-				writeProblem(w, newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged"), id)
-			}
-		}()
-		if method != "" && r.Method != method {
-			w.Header().Set("Allow", method)
-			writeProblem(w, newProblem(http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.URL.Path+" takes "+method), id)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-func validRequestID(r *http.Request) string {
-	id, p := requestID(r.Header)
-	if p != nil {
-		return ""
-	}
-	return id
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/convengine/engine/internal/fill"
 	"github.com/convengine/engine/internal/jcs"
 	"github.com/convengine/engine/internal/token"
 )
@@ -24,7 +25,7 @@ const (
 	actionLease            = 2 * time.Minute // how long a claim lasts if its replica dies
 )
 
-// executeRequest is the body of POST /engine/execute (spec 4.3).
+// executeRequest is the body of POST /engine/execute.
 type executeRequest struct {
 	Execute *struct {
 		Tool      string          `json:"tool"`
@@ -41,7 +42,7 @@ type executeRequest struct {
 	} `json:"context"`
 }
 
-// Card is the terminal card the execute endpoint answers with (spec 2.4).
+// Card is the terminal card the execute endpoint answers with.
 type Card struct {
 	Type  string `json:"type"` // "success", or "error" when the backend declined
 	Title string `json:"title"`
@@ -55,15 +56,15 @@ type executeReply struct {
 	Speak string `json:"speak"`
 }
 
+// ExecuteHandler returns the handler of POST /engine/execute.
+func (e *Engine) ExecuteHandler() http.Handler {
+	return e.route(http.MethodPost, http.HandlerFunc(e.serveExecute))
+}
+
 func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
-	req, p := e.readHeaders(r)
-	if p != nil {
-		writeProblem(w, p, req.idOrEmpty())
-		return
-	}
 	var body executeRequest
-	if p := decodeBody(w, r, e.maxBody, false, &body); p != nil {
-		writeProblem(w, p, req.ID)
+	req := e.readRequest(w, r, &body)
+	if req == nil {
 		return
 	}
 	claims, canon, p := e.checkExecute(req, &body)
@@ -90,7 +91,7 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 	w.Write(reply)
 }
 
-// checkExecute applies the checks of PROTOCOL 5, in its order, and returns the token's claims
+// checkExecute applies the checks of docs/actions.md, in their order, and returns the token's claims
 // and the canonical form of the arguments.
 func (e *Engine) checkExecute(req *request, b *executeRequest) (*token.ActionClaims, []byte, *Problem) {
 	if b.Execute == nil {
@@ -239,7 +240,7 @@ func (e *Engine) actionReply(t *Tenant, tool string, args json.RawMessage, res T
 	if !ok {
 		cp = localized(fallback, locale)
 	}
-	fill := func(s string) string { return strings.TrimSpace(fillArgs(s, data)) }
+	fill := func(s string) string { return strings.TrimSpace(fill.Args(s, data)) }
 	return executeReply{
 		Done:  Card{Type: typ, Title: fill(cp.Title), Line1: fill(cp.Line1), Line2: fill(cp.Line2)},
 		Speak: fill(cp.Speak),

@@ -8,14 +8,14 @@ import (
 	"github.com/convengine/engine/internal/headers"
 )
 
-// Bounds of spec 8 on forwarded headers.
+// Bounds on forwarded headers: what passes them is dropped, and the turn goes on.
 const (
 	maxForwardHeaders = 32
 	maxForwardBytes   = 16 << 10
 )
 
 // forwardedHeaders returns the X-Engine-Forward-* headers of h with the prefix removed once, as
-// spec 5.1 and 8 set: colliding, hop-by-hop and malformed headers are dropped, and so is what
+// docs/protocol.md sets: colliding, hop-by-hop and malformed headers are dropped, and so is what
 // passes 32 headers or 16 KB of names and values. Headers are taken in sorted order of their
 // names and then in the order of their values, so what is dropped is the same for the same
 // request.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"net/http"
 	"time"
 )
 
@@ -125,27 +124,3 @@ func (t *turn) event() TurnEvent {
 		TurnID: t.turnID, Mode: t.mode, Locale: t.locale, Steps: t.steps, ToolCalls: t.toolCalls,
 		Widgets: len(t.widgets), ErrorCode: t.errCode}
 }
-
-// statusWriter notes the status and problem code of a response, for the Request hook. It
-// unwraps, so that http.ResponseController (flushes, the socket's hijack) reaches the original.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	code   string
-}
-
-func (w *statusWriter) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -24,6 +24,36 @@ const (
 	rateLimiterPause = time.Second
 )
 
+// A RateLimit is one token bucket a request takes from: its tenant's or its user's.
+type RateLimit struct {
+	// Tenant is the key of the tenant the bucket belongs to. The buckets of one call to
+	// [RateLimiter.Allow] all belong to one tenant.
+	Tenant string
+	// User names a user's bucket: a keyed hash of the tenant and the user's token, 32 hex
+	// digits, never the token itself. "" names the tenant's bucket.
+	User string
+	// PerMinute is how many requests the bucket gives per minute, evenly spread; Burst is how
+	// many it holds, so how many may come at once (at least 1).
+	PerMinute int
+	Burst     int
+}
+
+// A RateLimiter keeps the token buckets of tenants and users. Its methods are called from many
+// goroutines at once; with several engine replicas, one that all of them share (such as
+// redisstore's) makes a tenant's limits hold across the deployment rather than per replica.
+type RateLimiter interface {
+	// Allow takes one request from every bucket of limits, or from none of them when any is
+	// empty: it then reports false and how long until every one of them can give a request.
+	// It is atomic: concurrent calls are never allowed more than the buckets hold. A bucket
+	// not seen before, or idle long enough, is full; a bucket whose PerMinute or Burst changed
+	// takes the new values from then on.
+	//
+	// An error means the limiter could not decide, and took nothing; a limiter whose backend
+	// cannot be reached returns an error wrapping [ErrStoreUnavailable]. The engine then
+	// decides with buckets of its own process, for a second, and tries the limiter again.
+	Allow(ctx context.Context, limits []RateLimit) (ok bool, retryAfter time.Duration, err error)
+}
+
 // RateLimitEvent describes a request that a rate limit refused, or that the engine checked
 // against its own buckets because the shared [RateLimiter] failed.
 type RateLimitEvent struct {

@@ -8,16 +8,26 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"runtime/debug"
 	"strings"
 )
 
-// Headers of PROTOCOL 1.
+// Header names of the protocol.
 const (
+	// Request headers every route checks.
 	HeaderEngineKey      = "X-Engine-Key"
 	HeaderUserToken      = "X-Token"
 	HeaderRequestID      = "X-Request-ID"
 	HeaderClientMetadata = "X-Client-Metadata"
-	HeaderForwardPrefix  = "X-Engine-Forward-"
+	// HeaderForwardPrefix starts the headers a client asks the engine to pass to the backend.
+	HeaderForwardPrefix = "X-Engine-Forward-"
+	// The headers of device-bound sessions (RFC 9449).
+	HeaderDPoP      = "DPoP"
+	HeaderDPoPNonce = "DPoP-Nonce"
+	// HeaderIdempotencyKey carries a confirmed action's id on its call to the backend.
+	HeaderIdempotencyKey = "Idempotency-Key"
+	// HeaderEngineVersion is on every response, with [Version].
+	HeaderEngineVersion = "Engine-Version"
 )
 
 const (
@@ -45,7 +55,7 @@ func validRequestIDSyntax(id string) bool {
 	return true
 }
 
-// request is what the common headers of PROTOCOL 1 established about an incoming request.
+// request is what the common headers established about an incoming request.
 type request struct {
 	ID          string
 	Tenant      *Tenant
@@ -71,7 +81,7 @@ func (r *request) toolEnv() *ToolEnv {
 		RequestID: r.ID, Forward: r.Forward, Metadata: r.Metadata}
 }
 
-// readHeaders checks the common headers in the order PROTOCOL 1 sets: request id, engine key,
+// readHeaders checks the common headers in the order of docs/protocol.md: request id, engine key,
 // user token, session, then the rest; then the rate limits of the tenant and the user.
 func (e *Engine) readHeaders(r *http.Request) (*request, *Problem) {
 	req, p := e.readHeadersWith(r, true)
@@ -124,7 +134,7 @@ func (e *Engine) readHeadersWith(r *http.Request, withSession bool) (*request, *
 	req.UserToken = Secret(token)
 
 	if withSession {
-		s, p := e.checkSession(r, t)
+		s, p := e.verifySession(r, t)
 		if p != nil {
 			return req, p
 		}
@@ -143,6 +153,20 @@ func (e *Engine) readHeadersWith(r *http.Request, withSession bool) (*request, *
 		e.log.DebugContext(r.Context(), "forwarding headers", "requestId", id, "headers", req.Forward)
 	}
 	return req, nil
+}
+
+// readRequest checks the common headers of r and decodes its JSON body, which may not be
+// empty, into body. It writes the problem and returns nil when either fails.
+func (e *Engine) readRequest(w http.ResponseWriter, r *http.Request, body any) *request {
+	req, p := e.readHeaders(r)
+	if p == nil {
+		p = decodeBody(w, r, e.maxBody, false, body)
+	}
+	if p != nil {
+		writeProblem(w, p, req.idOrEmpty())
+		return nil
+	}
+	return req
 }
 
 // requestID validates X-Request-ID. A malformed id is not echoed.
@@ -183,11 +207,6 @@ func clientMetadata(vals []string) (map[string]any, *Problem) {
 		return bad("the X-Client-Metadata header must be a JSON object")
 	}
 	return md, nil
-}
-
-// checkSession applies the session rules of PROTOCOL 3 (see verifySession).
-func (e *Engine) checkSession(r *http.Request, t *Tenant) (*Session, *Problem) {
-	return e.verifySession(r, t)
 }
 
 // decodeBody reads a JSON request body of at most limit bytes into v. An empty body is "{}"
@@ -260,3 +279,78 @@ func jsonTypeName(kind string) string {
 		return "a number"
 	}
 }
+
+// route wraps an endpoint with what every route does: recover a panic into a 500 problem, echo
+// a valid X-Request-ID, and refuse other methods with a 405 problem.
+func (e *Engine) route(method string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := validRequestID(r)
+		w.Header().Set(HeaderEngineVersion, Version)
+		if id != "" {
+			w.Header().Set(HeaderRequestID, id)
+		}
+		if e.obs.Request != nil {
+			sw, start := &statusWriter{ResponseWriter: w}, e.now()
+			w = sw
+			defer func() {
+				e.obs.Request(r.Context(), RequestEvent{Route: r.URL.Path, Method: r.Method, Status: sw.status,
+					Code: sw.code, RequestID: id, Duration: e.now().Sub(start)})
+			}()
+		}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				e.log.ErrorContext(r.Context(), "handler panicked", "requestId", id, "path", r.URL.Path,
+					"panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
+				writeProblem(w, newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged"), id)
+			}
+		}()
+		if method != "" && r.Method != method {
+			w.Header().Set("Allow", method)
+			writeProblem(w, newProblem(http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.URL.Path+" takes "+method), id)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func validRequestID(r *http.Request) string {
+	id, p := requestID(r.Header)
+	if p != nil {
+		return ""
+	}
+	return id
+}
+
+func (r *request) idOrEmpty() string {
+	if r == nil {
+		return ""
+	}
+	return r.ID
+}
+
+// statusWriter notes the status and problem code of a response, for the Request hook. It
+// unwraps, so that http.ResponseController (flushes, the socket's hijack) reaches the original.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	code   string
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

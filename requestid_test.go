@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// requestIDPattern is the rule of PROTOCOL 1 that validRequestIDSyntax writes out.
+// requestIDPattern is the request id rule that validRequestIDSyntax writes out.
 var requestIDPattern = regexp.MustCompile(`^(prod|stg)-[A-Za-z0-9._:-]{1,128}$`)
 
 func FuzzRequestIDSyntax(f *testing.F) {

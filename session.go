@@ -73,6 +73,11 @@ type sessionResponse struct {
 	Theme        json.RawMessage `json:"theme"`
 }
 
+// SessionHandler returns the handler of POST /api/v1/create-session.
+func (e *Engine) SessionHandler() http.Handler {
+	return e.route(http.MethodPost, http.HandlerFunc(e.serveCreateSession))
+}
+
 func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 	req, p := e.readHeadersWith(r, false)
 	if p != nil {
@@ -156,7 +161,7 @@ func tokenProblem(scheme, detail string) *Problem {
 	return p
 }
 
-// verifySession applies PROTOCOL 3 to r: an unbound session's token as Bearer, a bound one's as
+// verifySession applies the session rules of docs/sessions.md to r: an unbound session's token as Bearer, a bound one's as
 // DPoP with a proof, each of t's tenant, current and known to the SessionStore. It returns the
 // session, or nil when the request carries none and t allows that. The proof's jti is recorded
 // as used only once everything else passed, so that a refused request never burns a proof.

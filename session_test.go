@@ -332,8 +332,8 @@ func TestCreateSessionBody(t *testing.T) {
 	}
 }
 
-// TestCreateSessionNeedsTheCommonHeaders checks that create-session applies PROTOCOL 1 but no
-// session rule: a tenant that requires sessions can still create one.
+// TestCreateSessionNeedsTheCommonHeaders checks that create-session applies the common header
+// checks but no session rule: a tenant that requires sessions can still create one.
 func TestCreateSessionNeedsTheCommonHeaders(t *testing.T) {
 	tn := testTenant()
 	tn.RequireSession = true
@@ -356,7 +356,7 @@ func TestCreateSessionNeedsTheCommonHeaders(t *testing.T) {
 }
 
 // TestSessionRejections is the negative table of device binding: every case is a 401 with the
-// code and challenge of PROTOCOL 3, and neither the model nor a tool runs.
+// code and challenge of docs/sessions.md, and neither the model nor a tool runs.
 func TestSessionRejections(t *testing.T) {
 	clk := newClock()
 	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
 	"time"
 )
 
@@ -44,99 +43,22 @@ var ErrSessionNotFound = errors.New("engine: session not found")
 // which the client may retry; a store never reports "not found" or "claimed" instead.
 var ErrStoreUnavailable = errors.New("engine: store unavailable")
 
-// MemoryStore is a [SessionStore], a [ReplayStore] and an [ActionStore] in this process's memory, for a single
-// replica. Expired entries are removed as new ones arrive. The zero value is ready to use.
-type MemoryStore struct {
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-
-	mu       sync.Mutex
-	sessions map[string]*Session
-	claims   map[string]time.Time
-	actions  map[string]*actionRecord
+// An ActionStore makes confirmed actions run at most once, across every replica: the execute
+// endpoint claims an action token's id before it calls the tool, and records the result after.
+// Its methods are called from many goroutines at once.
+type ActionStore interface {
+	// BeginAction claims id while its action runs, until leaseUntil. It returns the recorded
+	// result of an action that already finished, [ErrActionInProgress] while another claim
+	// holds id, or nil, nil when the caller now holds the claim. A claim whose lease passed
+	// (its replica crashed) can be taken again.
+	BeginAction(ctx context.Context, id string, leaseUntil time.Time) (result []byte, err error)
+	// FinishAction records the result of the claimed action until expiry.
+	FinishAction(ctx context.Context, id string, result []byte, expiry time.Time) error
+	// AbandonAction releases the claim of an action that did not run to the end, so that the
+	// same token can be tried again.
+	AbandonAction(ctx context.Context, id string) error
 }
 
-func (m *MemoryStore) now() time.Time {
-	if m.Now != nil {
-		return m.Now()
-	}
-	return time.Now()
-}
-
-// PutSession stores s until s.ExpiresAt.
-func (m *MemoryStore) PutSession(_ context.Context, s *Session) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.sessions == nil {
-		m.sessions = make(map[string]*Session)
-	}
-	m.sweepLocked()
-	cp := *s
-	m.sessions[s.ID] = &cp
-	return nil
-}
-
-// Session returns the session of id.
-func (m *MemoryStore) Session(_ context.Context, id string) (*Session, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, ok := m.sessions[id]
-	if !ok || !m.now().Before(s.ExpiresAt) {
-		return nil, ErrSessionNotFound
-	}
-	cp := *s
-	return &cp, nil
-}
-
-// Claim records key until expiry unless it is already recorded.
-func (m *MemoryStore) Claim(_ context.Context, key string, expiry time.Time) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.claims == nil {
-		m.claims = make(map[string]time.Time)
-	}
-	if until, ok := m.claims[key]; ok && m.now().Before(until) {
-		return false, nil
-	}
-	m.sweepLocked()
-	m.claims[key] = expiry
-	return true, nil
-}
-
-// sweepSample bounds the entries of each map one write looks at for expired ones.
-const sweepSample = 8
-
-// sweepLocked drops the expired entries among a few of each map's, visited in Go's random
-// iteration order, so that a write costs the same however many entries are live. An entry
-// outlives its expiry by about n/sweepSample writes, n the size of its map, which keeps the
-// expired entries to a fraction of the live ones; reads never return them.
-func (m *MemoryStore) sweepLocked() {
-	now := m.now()
-	n := 0
-	for k, s := range m.sessions {
-		if !now.Before(s.ExpiresAt) {
-			delete(m.sessions, k)
-		}
-		if n++; n == sweepSample {
-			break
-		}
-	}
-	n = 0
-	for k, until := range m.claims {
-		if !now.Before(until) {
-			delete(m.claims, k)
-		}
-		if n++; n == sweepSample {
-			break
-		}
-	}
-	n = 0
-	for k, r := range m.actions {
-		if !now.Before(r.until) {
-			delete(m.actions, k)
-		}
-		if n++; n == sweepSample {
-			break
-		}
-	}
-}
+// ErrActionInProgress is returned by [ActionStore.BeginAction] while another call holds the
+// action's claim.
+var ErrActionInProgress = errors.New("engine: action in progress")

@@ -64,7 +64,7 @@ done <<'TARGETS'
 ./internal/sse FuzzSSE
 ./client FuzzPlainAudio
 ./audio FuzzDecodeWAV
-. FuzzCutSentences
+./internal/spoken FuzzCutSentences
 ./widgets FuzzDecode
 ./httptools FuzzParse
 ./intent FuzzMatch

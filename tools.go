@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/convengine/engine/internal/headers"
 )
 
 // A Toolset reaches a tenant's backend. The engine asks it which tools a tenant environment has
@@ -69,6 +71,30 @@ type ToolEnv struct {
 	Metadata map[string]any
 	// IdempotencyKey is set on action calls from the execute endpoint.
 	IdempotencyKey string
+}
+
+// SetHeaders sets on h what a request to the tenant's backend carries for env: the forwarded
+// headers, except the names a forwarded header may never become and own (the headers the
+// caller's protocol sets itself, such as Content-Type); then X-Token, X-Request-ID and, on
+// action calls, Idempotency-Key. It removes X-Client-Metadata and X-Engine-Key, which never
+// reach a backend. A Toolset that calls HTTP backends calls it for each request.
+func (env *ToolEnv) SetHeaders(h http.Header, own ...string) {
+	for name, vals := range env.Forward {
+		if !headers.Reserved(name, own...) {
+			h[name] = append([]string(nil), vals...)
+		}
+	}
+	if tok := env.UserToken.Reveal(); tok != "" {
+		h.Set(HeaderUserToken, tok)
+	}
+	if env.RequestID != "" {
+		h.Set(HeaderRequestID, env.RequestID)
+	}
+	if env.IdempotencyKey != "" {
+		h.Set(HeaderIdempotencyKey, env.IdempotencyKey)
+	}
+	h.Del(HeaderClientMetadata)
+	h.Del(HeaderEngineKey)
 }
 
 // ForwardedHeaders are the headers a client asked the engine to pass to the tenant's backend.

@@ -14,7 +14,7 @@ import (
 // maxSpeechText bounds the text of one tts request, in characters.
 const maxSpeechText = 4000
 
-// ttsRequest is the body of POST /engine/tts (spec 4.4).
+// ttsRequest is the body of POST /engine/tts.
 type ttsRequest struct {
 	Text  *string `json:"text"`
 	Voice *string `json:"voice"`
@@ -28,16 +28,12 @@ func (e *Engine) TTSHandler() http.Handler {
 
 func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 	start := e.now()
-	req, p := e.readHeaders(r)
-	if p != nil {
-		writeProblem(w, p, req.idOrEmpty())
-		return
-	}
 	var body ttsRequest
-	if p := decodeBody(w, r, e.maxBody, false, &body); p != nil {
-		writeProblem(w, p, req.ID)
+	req := e.readRequest(w, r, &body)
+	if req == nil {
 		return
 	}
+	var p *Problem
 	switch {
 	case body.Text == nil:
 		p = invalidField("text", "is required")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/spoken"
 	"github.com/convengine/engine/internal/sse"
 	"github.com/convengine/engine/widgets"
 )
@@ -122,6 +123,11 @@ type turn struct {
 	ctx     context.Context // the turn's, once it runs: the observer's span rides in it
 	started time.Time
 	spoke   bool
+}
+
+// TurnHandler returns the handler of POST /engine, the streamed turn.
+func (e *Engine) TurnHandler() http.Handler {
+	return e.route(http.MethodPost, http.HandlerFunc(e.serveTurn))
 }
 
 func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
@@ -410,7 +416,7 @@ func (e *Engine) onModelEvent(t *turn, ev ModelEvent, err error) bool {
 // delta of a later step is separated from what was already said by a space.
 func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
 	if t.mode == ModeVoice {
-		delta = speakable(delta, &t.lineStart)
+		delta = spoken.Plain(delta, &t.lineStart)
 	}
 	if delta == "" {
 		return nil
@@ -437,29 +443,6 @@ func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
 func (e *Engine) speakLine(t *turn, line string) { _ = e.speakDelta(t, line, true) }
 
 func isSpace(r rune) bool { return r == ' ' || r == '\n' || r == '\t' }
-
-// speakable removes markup from a delta of speech meant for the ear: emphasis marks, code
-// ticks, headings, quotes and bullets at the start of a line, and line breaks.
-func speakable(delta string, lineStart *bool) string {
-	var b strings.Builder
-	for _, r := range delta {
-		switch {
-		case r == '*' || r == '`' || r == '_' || r == '~':
-			continue
-		case r == '\n' || r == '\r':
-			if !*lineStart {
-				b.WriteByte(' ')
-			}
-			*lineStart = true
-			continue
-		case *lineStart && (r == '#' || r == '>' || r == '-' || r == '•' || r == ' '):
-			continue
-		}
-		*lineStart = false
-		b.WriteRune(r)
-	}
-	return b.String()
-}
 
 // fail records a failure: the stream gets an error event and done carries an apology.
 func (t *turn) fail(code, message string, retryable bool) {

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/convengine/engine/internal/spoken"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -61,7 +60,7 @@ func (s *voiceSink) Speak(delta string) error {
 		return nil
 	}
 	s.pending.WriteString(delta)
-	sentences, rest := cutSentences(s.pending.String())
+	sentences, rest := spoken.Cut(s.pending.String())
 	if len(sentences) > 0 {
 		s.pending.Reset()
 		s.pending.WriteString(rest)
@@ -258,58 +257,4 @@ func (s *voiceSink) say(ctx context.Context, sentence string) {
 			return
 		}
 	}
-}
-
-// maxSentence is the length, in characters, past which a sentence without an end is cut at
-// its last comma, so that a long sentence does not hold back the audio.
-const maxSentence = 240
-
-// cutSentences returns the complete sentences at the start of text and what follows them. A
-// sentence ends with . ! ? … ؟ and closing quotes or brackets, followed by white space, or with
-// a full-width 。！？ followed by anything.
-func cutSentences(text string) ([]string, string) {
-	var out []string
-	start := 0
-	for i, r := range text {
-		if !isSentenceEnd(r) {
-			continue
-		}
-		j := i + utf8.RuneLen(r)
-		for j < len(text) {
-			c, size := utf8.DecodeRuneInString(text[j:])
-			if !strings.ContainsRune(`"'”’)]»`, c) {
-				break
-			}
-			j += size
-		}
-		if j >= len(text) {
-			break // the text may go on: "3." of "3.5"
-		}
-		// Full-width marks end a sentence by themselves; the others before white space.
-		if c, _ := utf8.DecodeRuneInString(text[j:]); !unicode.IsSpace(c) && !isFullWidthEnd(r) {
-			continue
-		}
-		if sentence := strings.TrimSpace(text[start:j]); sentence != "" && j > start {
-			out = append(out, sentence)
-		}
-		start = j
-	}
-	rest := text[start:]
-	if utf8.RuneCountInString(rest) > maxSentence {
-		if k := strings.LastIndex(rest, ", "); k > 0 {
-			out = append(out, strings.TrimSpace(rest[:k+1]))
-			rest = rest[k+1:]
-		}
-	}
-	return out, rest
-}
-
-func isFullWidthEnd(r rune) bool { return r == '。' || r == '！' || r == '？' }
-
-func isSentenceEnd(r rune) bool {
-	switch r {
-	case '.', '!', '?', '…', '。', '！', '？', '؟':
-		return true
-	}
-	return false
 }

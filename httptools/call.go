@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/convengine/engine"
-	"github.com/convengine/engine/internal/headers"
 )
 
 // ErrUnavailable is wrapped by the error of a call the backend could not answer: a network
@@ -121,27 +120,10 @@ func newRequest(ctx context.Context, env *engine.ToolEnv, def *Definition, args 
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %s: building the request: %w", ErrUnavailable, def.Name, err)
 	}
-	for name, values := range env.Forward {
-		// The engine's reserved headers and the two this Toolset sets itself are never
-		// forwarded; the client metadata and the engine key never reach a backend at all.
-		if !headers.Reserved(name, "Accept", "Content-Type") {
-			for _, v := range values {
-				req.Header.Add(name, v)
-			}
-		}
-	}
+	env.SetHeaders(req.Header, "Accept", "Content-Type")
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
-	}
-	if token := env.UserToken.Reveal(); token != "" {
-		req.Header.Set(engine.HeaderUserToken, token)
-	}
-	if env.RequestID != "" {
-		req.Header.Set(engine.HeaderRequestID, env.RequestID)
-	}
-	if env.IdempotencyKey != "" {
-		req.Header.Set("Idempotency-Key", env.IdempotencyKey)
 	}
 	return req, "", nil
 }

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/convengine/engine"
-	"github.com/convengine/engine/internal/headers"
 )
 
 type envKey struct{}
@@ -29,22 +28,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	env, _ := req.Context().Value(envKey{}).(*engine.ToolEnv)
 	req = req.Clone(req.Context())
 	if env != nil {
-		for name, vals := range env.Forward {
-			if !headers.Reserved(name, mcpHeaders...) {
-				req.Header[name] = append([]string(nil), vals...)
-			}
-		}
-		if tok := env.UserToken.Reveal(); tok != "" {
-			req.Header.Set(engine.HeaderUserToken, tok)
-		}
-		if env.RequestID != "" {
-			req.Header.Set(engine.HeaderRequestID, env.RequestID)
-		}
-		if env.IdempotencyKey != "" {
-			req.Header.Set("Idempotency-Key", env.IdempotencyKey)
-		}
+		env.SetHeaders(req.Header, mcpHeaders...)
 	}
-	req.Header.Del(engine.HeaderClientMetadata)
-	req.Header.Del(engine.HeaderEngineKey)
 	return t.base.RoundTrip(req)
 }

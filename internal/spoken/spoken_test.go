@@ -1,4 +1,4 @@
-package engine
+package spoken
 
 import (
 	"strings"
@@ -22,9 +22,9 @@ func TestCutSentences(t *testing.T) {
 		{"مرحبا؟ نعم", []string{"مرحبا؟"}, " نعم"},
 		{strings.Repeat("word ", 50) + ", and " + strings.Repeat("more ", 5), []string{strings.Repeat("word ", 49) + "word ,"}, " and " + strings.Repeat("more ", 5)},
 	} {
-		got, rest := cutSentences(tc.text)
+		got, rest := Cut(tc.text)
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") || rest != tc.rest {
-			t.Errorf("cutSentences(%q) = %q, %q; want %q, %q", tc.text, got, rest, tc.want, tc.rest)
+			t.Errorf("Cut(%q) = %q, %q; want %q, %q", tc.text, got, rest, tc.want, tc.rest)
 		}
 	}
 }
@@ -34,12 +34,12 @@ func FuzzCutSentences(f *testing.F) {
 	f.Add("$1.50. Next")
 	f.Add(strings.Repeat("a, ", 100))
 	f.Fuzz(func(t *testing.T, text string) {
-		got, rest := cutSentences(text)
+		got, rest := Cut(text)
 		// Nothing is lost or made up: the sentences and the rest are the text, white space aside.
 		joined := strings.Join(append(got, rest), "")
 		squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
 		if squeeze(joined) != squeeze(text) {
-			t.Fatalf("cutSentences(%q) = %q, %q", text, got, rest)
+			t.Fatalf("Cut(%q) = %q, %q", text, got, rest)
 		}
 		for _, s := range got {
 			if strings.TrimSpace(s) == "" || (utf8.ValidString(text) && !utf8.ValidString(s)) {

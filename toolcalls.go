@@ -94,11 +94,7 @@ func (e *Engine) checkArguments(t *turn, c ToolCall) error {
 		}
 		return fmt.Errorf("there is no tool named %q", c.Name)
 	}
-	s, err := e.schemas.compile(tool.Parameters)
-	if err != nil {
-		return err
-	}
-	return validateArguments(s, c.Arguments)
+	return e.schemas.Check(tool.Parameters, c.Arguments)
 }
 
 // callTool runs one data tool with its own time-out and reports its status while it runs.

@@ -1,4 +1,4 @@
-package engine
+package schema
 
 import (
 	"encoding/json"
@@ -27,13 +27,10 @@ func TestValidateArguments(t *testing.T) {
 		{"remote ref is not fetched", `{"$ref":"https://example.com/schema.json"}`, `{}`, "schema"},
 		{"unknown type never validates", `{"type":"thing"}`, `{}`, "want \"thing\""},
 	}
-	var cache schemaCache
+	var cache Cache
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := cache.compile(json.RawMessage(tc.schema))
-			if err == nil {
-				err = validateArguments(r, json.RawMessage(tc.args))
-			}
+			err := cache.Check(json.RawMessage(tc.schema), json.RawMessage(tc.args))
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("rejected: %v", err)

@@ -128,11 +128,7 @@ func (w *warmer) putTools(key string, tools []Tool, now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.tools) >= maxWarmEntries {
-		for k, e := range w.tools {
-			if !now.Before(e.until) {
-				delete(w.tools, k)
-			}
-		}
+		sweep(w.tools, -1, func(e toolsEntry) time.Time { return e.until }, now)
 	}
 	w.tools[key] = toolsEntry{tools: tools, until: now.Add(w.ttl)}
 }
@@ -151,26 +147,9 @@ func (w *warmer) markWarm(key string, now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.warmed) >= maxWarmEntries {
-		for k, until := range w.warmed {
-			if !now.Before(until) {
-				delete(w.warmed, k)
-			}
-		}
+		sweep(w.warmed, -1, func(until time.Time) time.Time { return until }, now)
 	}
 	w.warmed[key] = now.Add(w.ttl)
-}
-
-// Close stops the engine's background work, such as the warm-ups that create-session starts,
-// and waits for it to end. Handlers keep working afterwards, without background work. Call it
-// once the HTTP server in front of the engine has shut down. It is safe to call more than once.
-func (e *Engine) Close() error {
-	w := e.warm
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
-	w.cancel()
-	w.wg.Wait()
-	return nil
 }
 
 func warmKey(env *ToolEnv) string { return env.Tenant.Key + "\x00" + env.Environment.Name }

@@ -9,38 +9,8 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// A RateLimit is one token bucket a request takes from: its tenant's or its user's.
-type RateLimit struct {
-	// Tenant is the key of the tenant the bucket belongs to. The buckets of one call to
-	// [RateLimiter.Allow] all belong to one tenant.
-	Tenant string
-	// User names a user's bucket: a keyed hash of the tenant and the user's token, 32 hex
-	// digits, never the token itself. "" names the tenant's bucket.
-	User string
-	// PerMinute is how many requests the bucket gives per minute, evenly spread; Burst is how
-	// many it holds, so how many may come at once (at least 1).
-	PerMinute int
-	Burst     int
-}
-
-// A RateLimiter keeps the token buckets of tenants and users. Its methods are called from many
-// goroutines at once; with several engine replicas, one that all of them share (such as
-// redisstore's) makes a tenant's limits hold across the deployment rather than per replica.
-type RateLimiter interface {
-	// Allow takes one request from every bucket of limits, or from none of them when any is
-	// empty: it then reports false and how long until every one of them can give a request.
-	// It is atomic: concurrent calls are never allowed more than the buckets hold. A bucket
-	// not seen before, or idle long enough, is full; a bucket whose PerMinute or Burst changed
-	// takes the new values from then on.
-	//
-	// An error means the limiter could not decide, and took nothing; a limiter whose backend
-	// cannot be reached returns an error wrapping [ErrStoreUnavailable]. The engine then
-	// decides with buckets of its own process, for a second, and tries the limiter again.
-	Allow(ctx context.Context, limits []RateLimit) (ok bool, retryAfter time.Duration, err error)
-}
-
-// DefaultMaxRateBuckets is [MemoryRateLimiter.Max] when it is zero.
-const DefaultMaxRateBuckets = 1 << 16
+// defaultMaxRateBuckets is [MemoryRateLimiter.Max] when it is zero.
+const defaultMaxRateBuckets = 1 << 16
 
 // MemoryRateLimiter is a [RateLimiter] in this process's memory, for a single replica. It keeps
 // at most Max buckets, the least recently used dropped first. A dropped bucket starts again
@@ -49,7 +19,7 @@ const DefaultMaxRateBuckets = 1 << 16
 type MemoryRateLimiter struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Max bounds the buckets kept; 0 means DefaultMaxRateBuckets.
+	// Max bounds the buckets kept; 0 means 65 536.
 	Max int
 
 	mu      sync.Mutex
@@ -123,7 +93,7 @@ func (m *MemoryRateLimiter) limiter(l RateLimit, now time.Time) *rate.Limiter {
 	}
 	bound := m.Max
 	if bound <= 0 {
-		bound = DefaultMaxRateBuckets
+		bound = defaultMaxRateBuckets
 	}
 	for m.lru.Len() >= bound {
 		oldest := m.lru.Back()

@@ -1,4 +1,6 @@
-package engine
+// Package schema checks the arguments of tool calls against the tools' JSON Schemas before any
+// call reaches a backend.
+package schema
 
 import (
 	"bytes"
@@ -9,12 +11,12 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// schemaCache resolves each distinct tool schema once: the same schemas come back on every
+// Cache resolves each distinct tool schema once: the same schemas come back on every
 // turn. Schemas are JSON Schema (2020-12 or draft-07); remote references are refused, so a
 // schema cannot make the engine fetch anything.
-type schemaCache struct{ m sync.Map } // string(raw schema) → *jsonschema.Resolved or error
+type Cache struct{ m sync.Map } // string(raw schema) → *jsonschema.Resolved or error
 
-func (c *schemaCache) compile(raw json.RawMessage) (*jsonschema.Resolved, error) {
+func (c *Cache) compile(raw json.RawMessage) (*jsonschema.Resolved, error) {
 	if v, ok := c.m.Load(string(raw)); ok {
 		if err, bad := v.(error); bad {
 			return nil, err
@@ -28,6 +30,16 @@ func (c *schemaCache) compile(raw json.RawMessage) (*jsonschema.Resolved, error)
 	}
 	c.m.Store(string(raw), r)
 	return r, nil
+}
+
+// Check validates args, which must be one JSON object, against the JSON Schema schema. It is
+// safe for concurrent use.
+func (c *Cache) Check(schema, args json.RawMessage) error {
+	r, err := c.compile(schema)
+	if err != nil {
+		return err
+	}
+	return validate(r, args)
 }
 
 func resolveSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
@@ -44,8 +56,8 @@ func resolveSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
 	return r, nil
 }
 
-// validateArguments checks args, which must be one JSON object, against the resolved schema.
-func validateArguments(r *jsonschema.Resolved, args json.RawMessage) error {
+// validate checks args, which must be one JSON object, against the resolved schema.
+func validate(r *jsonschema.Resolved, args json.RawMessage) error {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.More() {

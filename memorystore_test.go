@@ -7,7 +7,12 @@ import (
 	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
 )
+
+func TestMemoryStoreSuite(t *testing.T) {
+	enginetest.StoreSuite{New: func(*testing.T) enginetest.Store { return &engine.MemoryStore{} }}.Run(t)
+}
 
 // BenchmarkMemoryStoreClaim measures recording a proof id while many are live, as a busy
 // replica's replay window holds: the cost of a write must not grow with them.

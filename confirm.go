@@ -1,0 +1,51 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/google/uuid"
+
+	"github.com/convengine/engine/internal/fill"
+	"github.com/convengine/engine/internal/jcs"
+	"github.com/convengine/engine/internal/token"
+	"github.com/convengine/engine/widgets"
+)
+
+// confirmWidget turns a model's call of an action tool into a confirm widget whose token lets
+// the execute endpoint run exactly this call, once, before it expires.
+func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) {
+	action := t.req.Tenant.Actions[call.Name]
+	cp, ok := lookupLocale(action.Confirm, t.locale, t.req.Tenant.Locale)
+	if !ok {
+		return widgets.Confirm{}, fmt.Errorf("action %s has no confirm copy", call.Name)
+	}
+	canon, err := jcs.Canonicalize(call.Arguments)
+	if err != nil {
+		return widgets.Confirm{}, fmt.Errorf("action %s arguments: %w", call.Name, err)
+	}
+	hash := jcs.Hash(canon)
+	var args map[string]any
+	_ = json.Unmarshal(canon, &args)
+	now := e.now()
+	exp := now.Add(t.req.Tenant.Limits.ActionTTL.or(10 * time.Minute)).Truncate(time.Second)
+	jti := uuid.NewString()
+	tok, err := e.actionTokens.Sign(token.ActionClaims{
+		Claims: jwt.Claims{ID: jti, IssuedAt: jwt.NewNumericDate(now), Expiry: jwt.NewNumericDate(exp)},
+		Tenant: t.req.Tenant.Key, Session: t.sessionID, Tool: call.Name, ArgsHash: hash,
+	})
+	if err != nil {
+		return widgets.Confirm{}, fmt.Errorf("signing action token: %w", err)
+	}
+	return widgets.Confirm{
+		ID:           jti,
+		Title:        fill.Args(cp.Title, args),
+		Body:         fill.Args(cp.Body, args),
+		ConfirmLabel: fill.Args(cp.ConfirmLabel, args),
+		CancelLabel:  fill.Args(cp.CancelLabel, args),
+		ExpiresAt:    exp.UTC(),
+		Execute:      widgets.Execute{Tool: call.Name, Arguments: canon, Token: tok},
+	}, nil
+}

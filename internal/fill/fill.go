@@ -1,0 +1,94 @@
+// Package fill writes a tenant's copy for one action: it replaces the {name} placeholders of a
+// confirm widget's or a card's text with the arguments and results they name.
+package fill
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Args replaces {name} with the value at a dotted path of args and {name|money} with a
+// number written with two decimals and thousands separators.
+func Args(s string, args map[string]any) string {
+	if !strings.Contains(s, "{") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		name, format, _ := strings.Cut(s[i+1:i+j], "|")
+		b.WriteString(formatArg(lookupPath(args, strings.TrimSpace(name)), strings.TrimSpace(format)))
+		s = s[i+j+1:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// lookupPath finds a dotted path ("result.balance") in nested objects.
+func lookupPath(m map[string]any, path string) any {
+	var cur any = m
+	for part := range strings.SplitSeq(path, ".") {
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = obj[part]
+	}
+	return cur
+}
+
+func formatArg(v any, format string) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case json.Number:
+		if format == "money" {
+			if f, err := x.Float64(); err == nil {
+				return money(f)
+			}
+		}
+		return x.String()
+	case float64:
+		if format == "money" {
+			return money(x)
+		}
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	default:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+}
+
+// money writes f with two decimals and comma thousands separators: 1234.5 → "1,234.50".
+func money(f float64) string {
+	neg := f < 0
+	s := strconv.FormatFloat(math.Abs(f), 'f', 2, 64)
+	intPart, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	b.WriteByte('.')
+	b.WriteString(frac)
+	return b.String()
+}

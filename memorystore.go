@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// MemoryStore is a [SessionStore], a [ReplayStore] and an [ActionStore] in this process's memory, for a single
+// replica. Expired entries are removed as new ones arrive. The zero value is ready to use.
+type MemoryStore struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+	claims   map[string]time.Time
+	actions  map[string]*actionRecord
+}
+
+func (m *MemoryStore) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+// PutSession stores s until s.ExpiresAt.
+func (m *MemoryStore) PutSession(_ context.Context, s *Session) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sessions == nil {
+		m.sessions = make(map[string]*Session)
+	}
+	m.sweepLocked()
+	cp := *s
+	m.sessions[s.ID] = &cp
+	return nil
+}
+
+// Session returns the session of id.
+func (m *MemoryStore) Session(_ context.Context, id string) (*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok || !m.now().Before(s.ExpiresAt) {
+		return nil, ErrSessionNotFound
+	}
+	cp := *s
+	return &cp, nil
+}
+
+// Claim records key until expiry unless it is already recorded.
+func (m *MemoryStore) Claim(_ context.Context, key string, expiry time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.claims == nil {
+		m.claims = make(map[string]time.Time)
+	}
+	if until, ok := m.claims[key]; ok && m.now().Before(until) {
+		return false, nil
+	}
+	m.sweepLocked()
+	m.claims[key] = expiry
+	return true, nil
+}
+
+// sweepSample bounds the entries of each map one write looks at for expired ones.
+const sweepSample = 8
+
+// sweepLocked drops the expired entries among a few of each map's, visited in Go's random
+// iteration order, so that a write costs the same however many entries are live. An entry
+// outlives its expiry by about n/sweepSample writes, n the size of its map, which keeps the
+// expired entries to a fraction of the live ones; reads never return them.
+func (m *MemoryStore) sweepLocked() {
+	now := m.now()
+	sweep(m.sessions, sweepSample, func(s *Session) time.Time { return s.ExpiresAt }, now)
+	sweep(m.claims, sweepSample, func(until time.Time) time.Time { return until }, now)
+	sweep(m.actions, sweepSample, func(r *actionRecord) time.Time { return r.until }, now)
+}
+
+// sweep deletes the entries of m that expired by now among n of them, visited in Go's random
+// iteration order; n < 0 visits them all.
+func sweep[V any](m map[string]V, n int, until func(V) time.Time, now time.Time) {
+	for k, v := range m {
+		if !now.Before(until(v)) {
+			delete(m, k)
+		}
+		if n--; n == 0 {
+			return
+		}
+	}
+}
+
+// actionRecord is an action's state in a MemoryStore.
+type actionRecord struct {
+	result []byte    // nil while the action runs
+	until  time.Time // lease end while running, record expiry once finished
+}
+
+// BeginAction claims id unless it is claimed or finished.
+func (m *MemoryStore) BeginAction(_ context.Context, id string, leaseUntil time.Time) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.actions == nil {
+		m.actions = make(map[string]*actionRecord)
+	}
+	now := m.now()
+	if r, ok := m.actions[id]; ok && now.Before(r.until) {
+		if r.result == nil {
+			return nil, ErrActionInProgress
+		}
+		return r.result, nil
+	}
+	m.sweepLocked()
+	m.actions[id] = &actionRecord{until: leaseUntil}
+	return nil, nil
+}
+
+// FinishAction records result for id until expiry.
+func (m *MemoryStore) FinishAction(_ context.Context, id string, result []byte, expiry time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.actions == nil {
+		m.actions = make(map[string]*actionRecord)
+	}
+	m.actions[id] = &actionRecord{result: append([]byte(nil), result...), until: expiry}
+	return nil
+}
+
+// AbandonAction forgets the claim of id, unless it finished.
+func (m *MemoryStore) AbandonAction(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.actions[id]; ok && r.result == nil {
+		delete(m.actions, id)
+	}
+	return nil
+}

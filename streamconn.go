@@ -1,0 +1,552 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/coder/websocket"
+	"github.com/convengine/engine/audio"
+	"github.com/google/uuid"
+)
+
+// clientMessage is a message of the client (docs/voice.md).
+type clientMessage struct {
+	Type       string          `json:"type"`
+	Chunk      *string         `json:"chunk"`
+	SampleRate *int            `json:"sampleRate"`
+	Transcript *string         `json:"transcript"`
+	Context    json.RawMessage `json:"context"`
+}
+
+// streamContext is the context a client sends on its first message: that of a turn's body,
+// and the locale of its meta.
+type streamContext struct {
+	turnContext
+	Locale string `json:"locale"`
+}
+
+// voiceConn is one voice socket. Its reader goroutine reads and owns the state of the
+// conversation; each turn runs in a goroutine of its own, one at a time. What is to be sent
+// is queued, and a writer goroutine, which runs only while the queue holds something, sends
+// it in order. Pings and the idle time-out are timers: an idle socket has one goroutine, the
+// reader's, and no buffer of its own besides the connection's.
+type voiceConn struct {
+	e       *Engine
+	req     *request
+	opts    StreamOptions
+	ws      *websocket.Conn
+	conn    net.Conn // under ws: its write deadline bounds each message
+	started time.Time
+
+	ctx       context.Context // ends with the socket
+	cancel    context.CancelFunc
+	turnsCtx  context.Context // parent of the turns' contexts; ends with ctx or an abort
+	stopTurns context.CancelFunc
+	goingAway <-chan struct{} // closed when the engine shuts down
+
+	mu      sync.Mutex // guards what follows
+	queue   []frame
+	space   chan struct{} // closed when the writer takes a message off a full queue
+	writing bool          // the writer goroutine runs
+	closing bool          // a close is queued: nothing is queued after it
+	ended   bool          // the socket is over: no worker starts
+	ping    *time.Timer
+	idle    *time.Timer
+	workers sync.WaitGroup // the writer and a ping under way
+
+	busy         atomic.Bool  // a turn runs
+	lastActivity atomic.Int64 // unix nanoseconds of the client's last message
+
+	// Owned by the reader.
+	context        streamContext
+	conversationID string
+	history        []historyMessage
+	pcm            []int16
+	refused        bool // the utterance was refused; its audio is dropped until end_of_speech
+	turn           *runningTurn
+	turns          int
+}
+
+// runningTurn is a turn's goroutine.
+type runningTurn struct {
+	id       string
+	cancel   context.CancelFunc
+	done     chan struct{} // closed when the goroutine ended
+	answered atomic.Bool   // its last message (done or error) is queued
+}
+
+// running reports whether the turn is still answering: a new utterance or a cancel would cut
+// it short.
+func (t *runningTurn) running() bool {
+	if t == nil || t.answered.Load() {
+		return false
+	}
+	select {
+	case <-t.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (c *voiceConn) serve() {
+	if socket := c.e.obs.Socket; socket != nil {
+		ctx := context.WithoutCancel(c.ctx)
+		socket(ctx, c.req.Tenant.Key, true)
+		defer socket(ctx, c.req.Tenant.Key, false)
+	}
+	c.conversationID = uuid.NewString()
+	c.touch()
+	c.mu.Lock()
+	c.ping = time.AfterFunc(c.opts.PingInterval, c.pingClient)
+	c.idle = time.AfterFunc(c.opts.IdleTimeout, c.checkIdle)
+	c.mu.Unlock()
+
+	reason := c.readSafely()
+
+	c.cancel()
+	if c.turn != nil {
+		<-c.turn.done
+	}
+	c.mu.Lock()
+	c.ended = true
+	c.ping.Stop()
+	c.idle.Stop()
+	c.mu.Unlock()
+	c.workers.Wait()
+	c.ws.CloseNow()
+	c.e.log.Info("voice socket closed", "requestId", c.req.ID, "tenant", c.req.Tenant.Key, "turns", c.turns,
+		"reason", reason, "seconds", c.e.now().Sub(c.started).Seconds())
+}
+
+// readSafely is readLoop, ending the socket, not the process, when it panics.
+func (c *voiceConn) readSafely() (reason string) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.e.log.Error("voice socket panicked", "requestId", c.req.ID, "tenant", c.req.Tenant.Key,
+				"panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
+			c.ws.CloseNow()
+			reason = "panic"
+		}
+	}()
+	return c.readLoop()
+}
+
+// readLoop reads the client's messages until the socket ends, and returns why it ended.
+func (c *voiceConn) readLoop() string {
+	for {
+		typ, r, err := c.ws.Reader(c.ctx)
+		if err != nil {
+			return closeReason(err)
+		}
+		buf := messageBuffers.Get().(*bytes.Buffer)
+		buf.Reset()
+		_, err = buf.ReadFrom(r)
+		data := buf.Bytes()
+		if err != nil {
+			putMessageBuffer(buf)
+			return closeReason(err)
+		}
+		c.touch()
+		if typ != websocket.MessageText {
+			putMessageBuffer(buf)
+			c.ws.Close(websocket.StatusUnsupportedData, "messages are JSON text")
+			return "binary message"
+		}
+		ok := c.handleMessage(data)
+		putMessageBuffer(buf) // nothing of data is kept: decoding copies what it keeps
+		if !ok {
+			return "send queue full"
+		}
+	}
+}
+
+// handleMessage decodes one message and acts on it; it returns false when the client is to
+// be dropped. Audio messages in the form every client sends, {"type":"audio","chunk":"…"},
+// are read without the JSON decoder, which would copy and unquote the chunk first.
+func (c *voiceConn) handleMessage(data []byte) bool {
+	if b64, ok := plainAudioChunk(data); ok {
+		return c.onAudio(b64, true, nil)
+	}
+	var m clientMessage
+	if p := unmarshalStrictly(data, &m); p != nil {
+		if m.Type == "audio" { // a broken frame spoils its utterance
+			c.pcm, c.refused = nil, true
+		}
+		return c.trySend(errorMessage("", p.Code, p.Detail, false))
+	}
+	return c.handle(&m)
+}
+
+var audioChunkPrefix = []byte(`{"type":"audio","chunk":"`)
+
+// plainAudioChunk returns the base64 chunk of an audio message that holds only its type and
+// chunk, in that order, without white space; other messages go through the JSON decoder.
+func plainAudioChunk(data []byte) ([]byte, bool) {
+	if !bytes.HasPrefix(data, audioChunkPrefix) || !bytes.HasSuffix(data, []byte(`"}`)) || len(data) < len(audioChunkPrefix)+2 {
+		return nil, false
+	}
+	b64 := data[len(audioChunkPrefix) : len(data)-2]
+	if bytes.ContainsAny(b64, "\"\\\r\n") { // escapes and line breaks: the decoder's to judge
+		return nil, false
+	}
+	return b64, true
+}
+
+// messageBuffers hold the client's messages while they are handled: one per socket that is
+// reading a message, none for an idle socket.
+var messageBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putMessageBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxStreamFrame+bytes.MinRead {
+		messageBuffers.Put(b)
+	}
+}
+
+func closeReason(err error) string {
+	switch code := websocket.CloseStatus(err); {
+	case code != -1:
+		return "closed " + strconv.Itoa(int(code))
+	case errors.Is(err, websocket.ErrMessageTooBig):
+		return "frame too large"
+	case errors.Is(err, context.Canceled):
+		return "ended"
+	}
+	return "connection lost"
+}
+
+// handle acts on one message; it returns false when the client is to be dropped.
+func (c *voiceConn) handle(m *clientMessage) bool {
+	if len(m.Context) > 0 && string(m.Context) != "null" {
+		if p := c.setContext(m.Context); p != nil {
+			return c.trySend(errorMessage("", p.Code, p.Detail, false))
+		}
+	}
+	select {
+	case <-c.goingAway:
+		return true // no new work: the socket closes when the running turn is answered
+	default:
+	}
+	switch m.Type {
+	case "audio":
+		var chunk []byte
+		if m.Chunk != nil {
+			chunk = []byte(*m.Chunk)
+		}
+		return c.onAudio(chunk, m.Chunk != nil, m.SampleRate)
+	case "end_of_speech":
+		return c.onEndOfSpeech()
+	case "cancel":
+		id := c.stopTurn()
+		c.pcm, c.refused = nil, false
+		return c.trySend(cancelledMessage(id))
+	case "text":
+		return c.onText(m)
+	case "":
+		return c.trySend(errorMessage("", CodeInvalidRequest, "type: is required", false))
+	}
+	return c.trySend(errorMessage("", CodeInvalidRequest, fmt.Sprintf("type: %q is not audio, end_of_speech, cancel or text", truncateText(m.Type, 32)), false))
+}
+
+// setContext validates a context the way a turn's body is validated, and keeps it for the
+// turns that follow.
+func (c *voiceConn) setContext(raw json.RawMessage) *Problem {
+	var sc streamContext
+	if p := unmarshalStrictly(raw, &sc); p != nil {
+		if p.Field == "" {
+			return invalidField("context", "must be an object")
+		}
+		return invalidField("context."+p.Field, strings.TrimPrefix(p.Detail, p.Field+": "))
+	}
+	if sc.Locale != "" && !ValidLocale(sc.Locale) {
+		return invalidField("context.locale", "must be a BCP 47 language tag such as \"en-US\"")
+	}
+	probe := "x"
+	if _, p := newTurn(c.req, &turnRequest{Transcript: &probe, Context: &sc.turnContext}); p != nil {
+		return p
+	}
+	c.context = sc
+	if sc.SessionID != "" {
+		c.conversationID = sc.SessionID
+	}
+	return nil
+}
+
+// bargeIn cancels the answer the user talks or types over, and says so. It returns false when
+// the client is to be dropped.
+func (c *voiceConn) bargeIn() bool {
+	if id := c.stopTurn(); id != "" {
+		return c.trySend(cancelledMessage(id))
+	}
+	return true
+}
+
+// onAudio adds a base64 chunk of the user's speech (present says whether the message had
+// one) to the utterance, or refuses the utterance.
+func (c *voiceConn) onAudio(b64 []byte, present bool, sampleRate *int) bool {
+	if !c.bargeIn() {
+		return false
+	}
+	if c.refused {
+		return true
+	}
+	refuse := func(code, message string) bool {
+		c.pcm, c.refused = nil, true
+		return c.trySend(errorMessage("", code, message, false))
+	}
+	switch {
+	case !present:
+		return refuse(CodeInvalidRequest, "chunk: is required on audio messages")
+	case sampleRate != nil && *sampleRate != inputSampleRate:
+		return refuse(CodeInvalidAudio, fmt.Sprintf("the sample rate is %d Hz; it must be 16000 Hz", *sampleRate))
+	}
+	// The chunk's bytes, between its base64 and the utterance's samples.
+	bp := audioBuffers.Get().(*[]byte)
+	defer audioBuffers.Put(bp)
+	*bp = slices.Grow((*bp)[:0], base64.StdEncoding.DecodedLen(len(b64)))
+	n, err := base64.StdEncoding.Decode((*bp)[:cap(*bp)], b64)
+	b := (*bp)[:n]
+	switch {
+	case err != nil:
+		return refuse(CodeInvalidAudio, "chunk: is not valid base64")
+	case len(b)%2 != 0:
+		return refuse(CodeInvalidAudio, "chunk: does not hold whole 16-bit samples")
+	case len(c.pcm)+len(b)/2 > maxUtteranceSamples:
+		return refuse(CodeUtteranceTooLong, fmt.Sprintf("an utterance holds at most %d seconds of audio", maxInputSeconds))
+	}
+	if c.pcm == nil {
+		c.pcm = getPCM()
+	}
+	c.pcm = audio.AppendSamples(c.pcm, b)
+	return true
+}
+
+// utterances hold the samples of utterances from their first audio message to the end of
+// their transcription; those longer than maxPooledUtterance are left to the collector.
+var utterances = sync.Pool{New: func() any { return new([]int16) }}
+
+const maxPooledUtterance = 10 * inputSampleRate
+
+func getPCM() []int16 { return (*utterances.Get().(*[]int16))[:0] }
+
+func putPCM(pcm []int16) {
+	if cap(pcm) > 0 && cap(pcm) <= maxPooledUtterance {
+		pcm = pcm[:0]
+		utterances.Put(&pcm)
+	}
+}
+
+func (c *voiceConn) onEndOfSpeech() bool {
+	if c.refused {
+		c.refused = false
+		return true
+	}
+	if len(c.pcm) == 0 {
+		return c.trySend(errorMessage("", CodeNoSpeech, "end_of_speech came without audio", false))
+	}
+	if !c.bargeIn() {
+		return false
+	}
+	pcm := c.pcm
+	c.pcm = nil
+	return c.startTurn(pcm, "")
+}
+
+func (c *voiceConn) onText(m *clientMessage) bool {
+	text := ""
+	if m.Transcript != nil {
+		text = strings.TrimSpace(*m.Transcript)
+	}
+	switch {
+	case text == "":
+		return c.trySend(errorMessage("", CodeInvalidRequest, "transcript: is required on text messages", false))
+	case !utf8.ValidString(text) || utf8.RuneCountInString(text) > maxMessageLen:
+		return c.trySend(errorMessage("", CodeInvalidRequest, fmt.Sprintf("transcript: must be valid UTF-8 of at most %d characters", maxMessageLen), false))
+	}
+	if !c.bargeIn() {
+		return false
+	}
+	c.pcm, c.refused = nil, false
+	return c.startTurn(nil, text)
+}
+
+// stopTurn cancels the running turn, if any, and waits until it stopped: model, tools and
+// synthesis stop with its context, and it sends nothing more. It returns the turn's id, or ""
+// when none ran.
+func (c *voiceConn) stopTurn() string {
+	if !c.turn.running() {
+		return ""
+	}
+	c.turn.cancel()
+	<-c.turn.done
+	if c.turn.answered.Load() {
+		return "" // it finished while it was being stopped
+	}
+	return c.turn.id
+}
+
+// startTurn answers the user's audio (pcm) or typed text in a goroutine of its own. Like a
+// turn of POST /engine, the turn passes the rate limits of the tenant and the user, and takes
+// one of the process's turn slots while it runs; a turn refused is answered with an error
+// message (rate_limited, overloaded) and the socket stays. It returns false when the client
+// is to be dropped.
+func (c *voiceConn) startTurn(pcm []int16, text string) bool {
+	if c.turn != nil {
+		<-c.turn.done // it ended; what it wrote (the history) is visible from here on
+	}
+	if p := c.e.rateLimit(c.turnsCtx, c.req); p != nil {
+		return c.trySend(errorMessage("", p.Code, p.Detail, p.Retryable))
+	}
+	release, p := c.e.turnSlots.acquire()
+	if p != nil {
+		return c.trySend(errorMessage("", p.Code, p.Detail, p.Retryable))
+	}
+	ctx, cancel := context.WithCancel(c.turnsCtx)
+	rt := &runningTurn{id: uuid.NewString(), cancel: cancel, done: make(chan struct{})}
+	c.turn = rt
+	c.turns++
+	in := voiceTurn{id: rt.id, pcm: pcm, text: text, context: c.context, conversationID: c.conversationID,
+		history: append([]historyMessage(nil), c.history...)}
+	c.busy.Store(true)
+	go func() {
+		defer close(rt.done)
+		defer release()
+		defer cancel()
+		defer c.turnEnded()
+		defer func() {
+			// A panic outside the model (which runTurnSafely catches) must not take the
+			// process down from this goroutine: the turn fails instead.
+			if v := recover(); v != nil {
+				c.e.log.Error("voice turn panicked", "requestId", c.req.ID, "tenant", c.req.Tenant.Key,
+					"panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
+				if !rt.answered.Swap(true) {
+					c.send(ctx, errorMessage(rt.id, CodeInternal, "The engine failed.", false))
+				}
+			}
+		}()
+		if user, answer, ok := c.runTurn(ctx, in, &rt.answered); ok {
+			c.remember(user, answer)
+		}
+	}()
+	return true
+}
+
+// voiceTurn is what a turn starts from.
+type voiceTurn struct {
+	id             string
+	pcm            []int16
+	text           string
+	context        streamContext
+	conversationID string
+	history        []historyMessage
+}
+
+// remember adds a finished turn to the conversation of the socket, keeping the last 100
+// messages. It runs before the turn's done is closed; the reader reads the history only after.
+func (c *voiceConn) remember(user, answer string) {
+	clip := func(s string) string {
+		if utf8.RuneCountInString(s) > maxMessageLen {
+			return string([]rune(s)[:maxMessageLen])
+		}
+		return s
+	}
+	c.history = append(c.history, historyMessage{Role: string(RoleUser), Content: clip(user)},
+		historyMessage{Role: string(RoleAssistant), Content: clip(answer)})
+	if n := len(c.history); n > maxHistory {
+		c.history = append([]historyMessage(nil), c.history[n-maxHistory:]...)
+	}
+}
+
+// turnEnded marks the socket idle, and closes it when the engine is shutting down.
+func (c *voiceConn) turnEnded() {
+	c.touch()
+	c.busy.Store(false)
+	select {
+	case <-c.goingAway:
+		c.goAway()
+	default:
+	}
+}
+
+// runTurn transcribes the audio if there is some, then runs the turn loop into a voice sink.
+// It reports the user's words and the answer when the turn finished without being cancelled.
+// answered is set before the turn's last message is queued.
+func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.Bool) (string, string, bool) {
+	e := c.e
+	start := e.now()
+	locale := c.req.Tenant.Locale
+	if in.context.Locale != "" {
+		locale = in.context.Locale
+	}
+	text := in.text
+	heard := in.pcm != nil
+	samples := len(in.pcm)
+	if heard {
+		transcript, p := e.hear(ctx, c.req, in.pcm, locale)
+		putPCM(in.pcm) // the transcriber is done with it
+		in.pcm = nil
+		if ctx.Err() != nil {
+			return "", "", false
+		}
+		if p != nil {
+			answered.Store(true)
+			c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable))
+			return "", "", false
+		}
+		text = transcript
+	}
+	mode := string(ModeVoice)
+	tc := in.context.turnContext
+	tc.SessionID = in.conversationID
+	t, p := newTurn(c.req, &turnRequest{Transcript: &text, Mode: &mode, Messages: in.history, Context: &tc,
+		Meta: &turnMeta{Locale: locale}})
+	if p != nil {
+		answered.Store(true)
+		c.send(ctx, errorMessage(in.id, p.Code, p.Detail, false))
+		return "", "", false
+	}
+	t.turnID = in.id
+	t.heard = heard
+	if p := e.loadTools(ctx, t); p != nil {
+		if ctx.Err() == nil {
+			answered.Store(true)
+			c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable))
+		}
+		return "", "", false
+	}
+	if !c.send(ctx, transcriptMessage(t.turnID, t.transcript)) {
+		return "", "", false
+	}
+	sink := newVoiceSink(ctx, c, t, answered)
+	t.out = sink
+	runCtx, cancel := context.WithTimeout(ctx, c.req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
+	e.runTurnSafely(runCtx, t)
+	cancel()
+	finished := ctx.Err() == nil
+	if finished {
+		e.finishTurn(t)
+	}
+	sink.close()
+	e.log.InfoContext(ctx, "voice turn",
+		"requestId", c.req.ID, "tenant", c.req.Tenant.Key, "env", c.req.Environment.Name, "turnId", t.turnID,
+		"audioSeconds", float64(samples)/inputSampleRate, "steps", t.steps, "toolCalls", t.toolCalls,
+		"widgets", len(t.widgets), "audioMessages", sink.seq, "error", t.errCode, "cancelled", !finished,
+		"ms", float64(e.now().Sub(start).Microseconds())/1000)
+	return t.transcript, t.speak.String(), finished && t.errCode == ""
+}
+
+// touch records the client's activity, or the end of a turn, for the idle time-out.
+func (c *voiceConn) touch() { c.lastActivity.Store(c.e.now().UnixNano()) }
