@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 d="${1:-5}s"
 out=docs/bench
-go build -o /tmp/engineload ./cmd/engineload
+go -C cmd/engineload build -o /tmp/engineload .
 load=(/tmp/engineload -local -q)
 
 echo "== throughput: engine against the bare handler, saturated, 64 workers"
