@@ -43,21 +43,9 @@ func voiceBenchServer(b *testing.B, realEars bool) (*httptest.Server, http.Heade
 			return "what is my balance", nil
 		})
 	}
-	cfg, tenant := demoConfig(b, cfg)
-	store, err := engine.NewStaticTenants(tenant)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.Tenants, cfg.SigningKey = store, testSigningKey
-	e, err := engine.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewServer(e.Handler())
-	b.Cleanup(func() {
-		e.Shutdown(context.Background())
-		srv.Close()
-	})
+	d := enginetest.NewDemo(b, &enginetest.DemoOptions{Config: cfg})
+	b.Cleanup(func() { d.Engine.Shutdown(context.Background()) })
+	srv := d.Server
 	return srv, demoHeaders()
 }
 

@@ -12,44 +12,40 @@ import (
 	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/widgets"
 )
 
 // confirmFor runs a turn that asks for a transfer and returns its confirm widget.
-func (d *demo) confirmFor(t *testing.T, key, say string) widgets.Confirm {
+func confirmFor(t *testing.T, d *enginetest.Demo, key, say string) widgets.Confirm {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodPost, "/engine", strings.NewReader(`{"transcript":"`+say+`"}`))
 	req.Header = headers()
 	req.Header.Set("X-Engine-Key", key)
 	rec := httptest.NewRecorder()
-	d.handler.ServeHTTP(rec, req)
-	body := rec.Body.String()
-	i := strings.LastIndex(body, "event: done\ndata: ")
-	if rec.Code != 200 || i < 0 {
-		t.Fatalf("turn: %d %s", rec.Code, body)
+	d.Handler.ServeHTTP(rec, req)
+	turn, err := enginetest.ReadTurn(rec.Body)
+	if rec.Code != 200 || err != nil {
+		t.Fatalf("turn: %d %v", rec.Code, err)
 	}
-	var spec widgets.Spec
-	if err := json.Unmarshal([]byte(strings.TrimSpace(body[i+len("event: done\ndata: "):])), &spec); err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range spec.Widgets {
+	for _, w := range turn.Spec.Widgets {
 		if c, ok := w.(widgets.Confirm); ok {
 			return c
 		}
 	}
-	t.Fatalf("no confirm widget in %s", body)
+	t.Fatalf("no confirm widget in %+v", turn.Spec)
 	return widgets.Confirm{}
 }
 
 // execute posts an execute body and returns the status and the body.
-func (d *demo) execute(t *testing.T, key, body string) (int, string) {
+func execute(t *testing.T, d *enginetest.Demo, key, body string) (int, string) {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodPost, "/engine/execute", strings.NewReader(body))
 	req.Header = headers()
 	req.Header.Set("X-Engine-Key", key)
 	rec := httptest.NewRecorder()
-	d.handler.ServeHTTP(rec, req)
+	d.Handler.ServeHTTP(rec, req)
 	return rec.Code, rec.Body.String()
 }
 
@@ -63,9 +59,9 @@ func freshAuth() string {
 }
 
 func TestExecuteRunsAConfirmedActionOnce(t *testing.T) {
-	d := demoEngine(t, demoOptions{})
-	c := d.confirmFor(t, demobank.EngineKey, "send 20 dollars to Alex")
-	status, body := d.execute(t, demobank.EngineKey, executeBody(c.Execute, freshAuth()))
+	d := newDemo(t, nil)
+	c := confirmFor(t, d, demobank.EngineKey, "send 20 dollars to Alex")
+	status, body := execute(t, d, demobank.EngineKey, executeBody(c.Execute, freshAuth()))
 	if status != 200 {
 		t.Fatalf("%d %s", status, body)
 	}
@@ -73,30 +69,30 @@ func TestExecuteRunsAConfirmedActionOnce(t *testing.T) {
 	if body != want {
 		t.Errorf("reply %s\nwant  %s", body, want)
 	}
-	got := d.backend.Received()
+	got := d.Backend.Received()
 	if key := got[len(got)-1].Get("Idempotency-Key"); key != c.ID {
 		t.Errorf("Idempotency-Key %q, want the token id %q", key, c.ID)
 	}
 	// The same token again: the first reply, and no second transfer.
-	status, again := d.execute(t, demobank.EngineKey, executeBody(c.Execute, `{"method":"passcode","verifiedAt":`+fmt.Sprint(time.Now().UnixMilli())+`}`))
+	status, again := execute(t, d, demobank.EngineKey, executeBody(c.Execute, `{"method":"passcode","verifiedAt":`+fmt.Sprint(time.Now().UnixMilli())+`}`))
 	if status != 200 || again != body {
 		t.Errorf("replay: %d %s", status, again)
 	}
-	if n := d.bank.Transfers(testToken); n != 1 {
+	if n := d.Bank.Transfers(testToken); n != 1 {
 		t.Errorf("%d transfers", n)
 	}
 }
 
 func TestExecuteConcurrentDuplicatesCallTheBackendOnce(t *testing.T) {
-	d := demoEngine(t, demoOptions{})
-	c := d.confirmFor(t, demobank.EngineKey, "send 20 dollars to Alex")
-	d.backend.SetDelay(50 * time.Millisecond) // keep the first call running while the others arrive
+	d := newDemo(t, nil)
+	c := confirmFor(t, d, demobank.EngineKey, "send 20 dollars to Alex")
+	d.Backend.SetDelay(50 * time.Millisecond) // keep the first call running while the others arrive
 	body := executeBody(c.Execute, freshAuth())
 	var ok, busy atomic.Int64
 	var wg sync.WaitGroup
 	for range 100 {
 		wg.Go(func() {
-			switch status, reply := d.execute(t, demobank.EngineKey, body); {
+			switch status, reply := execute(t, d, demobank.EngineKey, body); {
 			case status == 200 && strings.Contains(reply, "Money sent"):
 				ok.Add(1)
 			case status == 409 && strings.Contains(reply, engine.CodeActionInProgress) && strings.Contains(reply, `"retryable":true`):
@@ -108,13 +104,13 @@ func TestExecuteConcurrentDuplicatesCallTheBackendOnce(t *testing.T) {
 	}
 	wg.Wait()
 	transfers := 0
-	for _, h := range d.backend.Received() {
+	for _, h := range d.Backend.Received() {
 		if h.Get("Idempotency-Key") != "" {
 			transfers++
 		}
 	}
-	if transfers != 1 || d.bank.Transfers(testToken) != 1 || ok.Load() == 0 {
-		t.Fatalf("backend calls %d, transfers %d, 200s %d, 409s %d", transfers, d.bank.Transfers(testToken), ok.Load(), busy.Load())
+	if transfers != 1 || d.Bank.Transfers(testToken) != 1 || ok.Load() == 0 {
+		t.Fatalf("backend calls %d, transfers %d, 200s %d, 409s %d", transfers, d.Bank.Transfers(testToken), ok.Load(), busy.Load())
 	}
 	t.Logf("100 concurrent executes: %d answered 200, %d answered 409, 1 backend call", ok.Load(), busy.Load())
 }
@@ -123,16 +119,16 @@ func TestExecuteRefusals(t *testing.T) {
 	now := time.Now()
 	var clock atomic.Pointer[time.Time]
 	clock.Store(&now)
-	d := demoEngine(t, demoOptions{
-		now: func() time.Time { return *clock.Load() },
-		extra: func(base *engine.Tenant) []*engine.Tenant {
+	d := newDemo(t, &enginetest.DemoOptions{
+		Config: engine.Config{Now: func() time.Time { return *clock.Load() }},
+		Extra: func(base *engine.Tenant) []*engine.Tenant {
 			other := *base
 			other.Key = "pk_other"
 			return []*engine.Tenant{&other}
 		},
 	})
-	c := d.confirmFor(t, demobank.EngineKey, "send 20 dollars to Alex")
-	foreign := d.confirmFor(t, "pk_other", "send 20 dollars to Alex")
+	c := confirmFor(t, d, demobank.EngineKey, "send 20 dollars to Alex")
+	foreign := confirmFor(t, d, "pk_other", "send 20 dollars to Alex")
 	with := func(edit func(x *widgets.Execute)) widgets.Execute {
 		x := c.Execute
 		x.Arguments = append(json.RawMessage(nil), x.Arguments...)
@@ -166,7 +162,7 @@ func TestExecuteRefusals(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			status, body := d.execute(t, demobank.EngineKey, tc.body)
+			status, body := execute(t, d, demobank.EngineKey, tc.body)
 			var p engine.Problem
 			json.Unmarshal([]byte(body), &p)
 			if status != tc.status || p.Code != tc.code {
@@ -178,41 +174,41 @@ func TestExecuteRefusals(t *testing.T) {
 		later := now.Add(11 * time.Minute)
 		clock.Store(&later)
 		defer clock.Store(&now)
-		status, body := d.execute(t, demobank.EngineKey, executeBody(c.Execute, `{"method":"faceid","verifiedAt":"`+later.UTC().Format(time.RFC3339)+`"}`))
+		status, body := execute(t, d, demobank.EngineKey, executeBody(c.Execute, `{"method":"faceid","verifiedAt":"`+later.UTC().Format(time.RFC3339)+`"}`))
 		if status != 410 || !strings.Contains(body, engine.CodeActionExpired) {
 			t.Fatalf("%d %s", status, body)
 		}
 	})
-	if n := d.bank.Transfers(testToken); n != 0 {
+	if n := d.Bank.Transfers(testToken); n != 0 {
 		t.Fatalf("a refused execute moved money: %d transfers", n)
 	}
 	// Arguments in another order and spacing are the same arguments.
 	reordered := with(func(x *widgets.Execute) { x.Arguments = json.RawMessage(`{ "to" : "Alex", "amount" : 20.0 }`) })
-	if status, body := d.execute(t, demobank.EngineKey, executeBody(reordered, fresh)); status != 200 {
+	if status, body := execute(t, d, demobank.EngineKey, executeBody(reordered, fresh)); status != 200 {
 		t.Fatalf("reordered arguments: %d %s", status, body)
 	}
 }
 
 func TestExecuteDeclinedAndUnreachable(t *testing.T) {
-	d := demoEngine(t, demoOptions{})
-	declined := d.confirmFor(t, demobank.EngineKey, "send 5000 dollars to Alex")
-	status, body := d.execute(t, demobank.EngineKey, executeBody(declined.Execute, freshAuth()))
+	d := newDemo(t, nil)
+	declined := confirmFor(t, d, demobank.EngineKey, "send 5000 dollars to Alex")
+	status, body := execute(t, d, demobank.EngineKey, executeBody(declined.Execute, freshAuth()))
 	if status != 200 || !strings.Contains(body, `"type":"error","title":"Transfer not sent","line1":"checking holds`) {
 		t.Fatalf("declined: %d %s", status, body)
 	}
 
-	c := d.confirmFor(t, demobank.EngineKey, "send 15 dollars to Sam")
-	d.backend.SetDelay(2 * time.Second) // past the demo's tool time-out
-	status, body = d.execute(t, demobank.EngineKey, executeBody(c.Execute, freshAuth()))
+	c := confirmFor(t, d, demobank.EngineKey, "send 15 dollars to Sam")
+	d.Backend.SetDelay(2 * time.Second) // past the demo's tool time-out
+	status, body = execute(t, d, demobank.EngineKey, executeBody(c.Execute, freshAuth()))
 	if status != 502 || !strings.Contains(body, engine.CodeToolUnavailable) || !strings.Contains(body, `"retryable":true`) {
 		t.Fatalf("backend down: %d %s", status, body)
 	}
-	d.backend.SetDelay(0)
-	status, body = d.execute(t, demobank.EngineKey, executeBody(c.Execute, freshAuth()))
+	d.Backend.SetDelay(0)
+	status, body = execute(t, d, demobank.EngineKey, executeBody(c.Execute, freshAuth()))
 	if status != 200 || !strings.Contains(body, "$15.00 to Sam") {
 		t.Fatalf("backend back: %d %s", status, body)
 	}
-	if n := d.bank.Transfers(testToken); n != 1 {
+	if n := d.Bank.Transfers(testToken); n != 1 {
 		t.Fatalf("%d transfers, want 1", n)
 	}
 }

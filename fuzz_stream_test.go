@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -34,24 +33,13 @@ func FuzzStreamMessage(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	logs := &logBuffer{}
-	cfg, tenant := demoConfig(f, engine.Config{
+	logs := &enginetest.Logs{} // warnings and errors only: the fuzzer sends many messages
+	d := enginetest.NewDemo(f, &enginetest.DemoOptions{Config: engine.Config{
 		Synthesizer: &enginetest.BenchSynthesizer{Duration: 50 * time.Millisecond, SampleRate: 16000},
 		Transcriber: &enginetest.BenchTranscriber{Transcript: "what is my balance"},
 		Logger:      slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
-	tenants, err := engine.NewStaticTenants(tenant)
-	if err != nil {
-		f.Fatal(err)
-	}
-	cfg.Tenants, cfg.SigningKey = tenants, testSigningKey
-	e, err := engine.New(cfg)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { e.Close() })
-	srv := httptest.NewServer(e.Handler())
-	f.Cleanup(srv.Close)
+	}})
+	srv := d.Server
 	url := "ws" + strings.TrimPrefix(srv.URL, "http") + engine.PathStream
 
 	var ws *websocket.Conn

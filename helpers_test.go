@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,13 +8,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -41,29 +39,11 @@ func testTenant() *engine.Tenant {
 	}
 }
 
-// logBuffer collects log output, safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 type harness struct {
 	t      *testing.T
 	srv    *httptest.Server
 	engine *engine.Engine
-	logs   *logBuffer
+	logs   *enginetest.Logs
 	// client checks every exchange against docs/openapi.yaml; it reads each response whole
 	// first, so tests of a stream in progress use the server's own client.
 	client *http.Client
@@ -86,7 +66,7 @@ func newHarness(t *testing.T, cfg engine.Config, tenants ...*engine.Tenant) *har
 	if cfg.SigningKey == nil {
 		cfg.SigningKey = testSigningKey
 	}
-	logs := &logBuffer{}
+	logs := &enginetest.Logs{}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -97,6 +77,12 @@ func newHarness(t *testing.T, cfg engine.Config, tenants ...*engine.Tenant) *har
 	srv := httptest.NewServer(e.Handler())
 	t.Cleanup(func() { e.Close() })
 	t.Cleanup(srv.Close)
+	return harnessOf(t, srv, e, logs)
+}
+
+// harnessOf is the harness of an engine served by srv, whose logs must never hold the user
+// token.
+func harnessOf(t *testing.T, srv *httptest.Server, e *engine.Engine, logs *enginetest.Logs) *harness {
 	t.Cleanup(func() {
 		if strings.Contains(logs.String(), testToken) {
 			t.Errorf("the user token appeared in the logs:\n%s", logs.String())
@@ -141,64 +127,16 @@ func (h *harness) send(client *http.Client, ctx context.Context, method, path st
 	return resp
 }
 
-// sseEvent is one parsed server-sent event.
-type sseEvent struct {
-	ID    int
-	Name  string
-	Data  json.RawMessage
-	Pings int // comment lines seen before this event
-}
-
-// readEvents parses a whole event stream.
-func readEvents(t *testing.T, r io.Reader) []sseEvent {
-	t.Helper()
-	var (
-		out []sseEvent
-		cur sseEvent
-	)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if cur.Name != "" {
-				out = append(out, cur)
-				cur = sseEvent{}
-			}
-		case strings.HasPrefix(line, ":"):
-			cur.Pings++
-		case strings.HasPrefix(line, "id: "):
-			cur.ID, _ = strconv.Atoi(line[4:])
-		case strings.HasPrefix(line, "event: "):
-			cur.Name = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			if cur.Data != nil {
-				t.Errorf("event %q has more than one data line", cur.Name)
-			}
-			cur.Data = json.RawMessage(line[6:])
-		default:
-			t.Errorf("unexpected line in stream: %q", line)
-		}
-	}
-	return out
-}
-
 // turnResult is a finished turn as a client sees it.
 type turnResult struct {
 	resp   *http.Response
-	events []sseEvent
+	events []enginetest.Event
 	spec   widgets.Spec
 	speak  string // concatenated deltas
+	turn   *enginetest.Turn
 }
 
-func (r *turnResult) names() string {
-	var b []string
-	for _, e := range r.events {
-		b = append(b, e.Name)
-	}
-	return strings.Join(b, ",")
-}
+func (r *turnResult) names() string { return r.turn.Names() }
 
 func (h *harness) turn(body string) *turnResult {
 	h.t.Helper()
@@ -213,25 +151,11 @@ func (h *harness) turnWith(hdr http.Header, body string) *turnResult {
 		b, _ := io.ReadAll(resp.Body)
 		h.t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
-	res := &turnResult{resp: resp, events: readEvents(h.t, resp.Body)}
-	for i, ev := range res.events {
-		if ev.ID != i+1 {
-			h.t.Errorf("event %d has id %d", i+1, ev.ID)
-		}
-		switch ev.Name {
-		case engine.EventSpeak:
-			var d struct{ Delta string }
-			json.Unmarshal(ev.Data, &d)
-			res.speak += d.Delta
-		case engine.EventDone:
-			if err := json.Unmarshal(ev.Data, &res.spec); err != nil {
-				h.t.Fatalf("done: %v", err)
-			}
-		}
+	turn, err := enginetest.ReadTurn(resp.Body)
+	if err != nil {
+		h.t.Fatal(err)
 	}
-	if n := len(res.events); n == 0 || res.events[n-1].Name != engine.EventDone {
-		h.t.Fatalf("the stream does not end with done: %s", res.names())
-	}
+	res := &turnResult{resp: resp, events: turn.Events, spec: turn.Spec, speak: turn.Speak, turn: turn}
 	return res
 }
 

@@ -38,10 +38,10 @@ type attack struct {
 // TestHostileRequests drives the real handler with hostile and malformed requests. Each must
 // get its problem and nothing else: no backend call, no model run, nothing secret in the logs.
 func TestHostileRequests(t *testing.T) {
-	logs := &logBuffer{}
-	d := demoEngine(t, demoOptions{logs: logs})
-	confirm := d.confirmFor(t, demobank.EngineKey, "send 20 dollars to Alex")
-	d.backend.Reset()
+	d := newDemo(t, nil)
+	logs := d.Logs
+	confirm := confirmFor(t, d, demobank.EngineKey, "send 20 dollars to Alex")
+	d.Backend.Reset()
 
 	fresh := freshAuth()
 	valid := executeBody(confirm.Execute, fresh)
@@ -128,7 +128,7 @@ func TestHostileRequests(t *testing.T) {
 	}
 	for _, a := range attacks {
 		t.Run(a.name, func(t *testing.T) {
-			d.backend.Reset()
+			d.Backend.Reset()
 			req := httptest.NewRequest(a.method, a.path, strings.NewReader(a.body))
 			req.Header = headers()
 			req.Header.Set("X-Engine-Key", demobank.EngineKey)
@@ -137,7 +137,7 @@ func TestHostileRequests(t *testing.T) {
 				a.edit(req.Header)
 			}
 			rec := httptest.NewRecorder()
-			d.handler.ServeHTTP(rec, req)
+			d.Handler.ServeHTTP(rec, req)
 			body, _ := io.ReadAll(rec.Body)
 			if rec.Code != a.status || !strings.Contains(string(body), `"code":"`+a.code+`"`) {
 				t.Fatalf("got %d %s, want %d %s", rec.Code, body, a.status, a.code)
@@ -150,7 +150,7 @@ func TestHostileRequests(t *testing.T) {
 					t.Errorf("the answer holds a secret: %s", body)
 				}
 			}
-			if got := d.backend.Received(); len(got) != 0 {
+			if got := d.Backend.Received(); len(got) != 0 {
 				t.Errorf("the backend was called %d times", len(got))
 			}
 		})
@@ -166,8 +166,8 @@ func TestHostileRequests(t *testing.T) {
 // TestHostileTransport sends what only a real connection can: a flood of headers, a body that
 // trickles in, and a Connection header that names the user token.
 func TestHostileTransport(t *testing.T) {
-	d := demoEngine(t, demoOptions{})
-	srv := httptest.NewUnstartedServer(d.handler)
+	d := newDemo(t, nil)
+	srv := httptest.NewUnstartedServer(d.Handler)
 	srv.Config.MaxHeaderBytes = 64 << 10
 	srv.Config.ReadTimeout = time.Second
 	srv.Start()
@@ -186,7 +186,7 @@ func TestHostileTransport(t *testing.T) {
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		got := d.backend.Received()
+		got := d.Backend.Received()
 		n := 0
 		for name := range got[len(got)-1] {
 			if strings.HasPrefix(name, "H") {
@@ -222,14 +222,14 @@ func TestHostileTransport(t *testing.T) {
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		got := d.backend.Received()
+		got := d.Backend.Received()
 		last := got[len(got)-1]
 		if resp.StatusCode != 200 || last.Get("X-Token") != testToken || last.Get("A") != "" {
 			t.Fatalf("%d, backend got token %q and A %q", resp.StatusCode, last.Get("X-Token"), last.Get("A"))
 		}
 	})
 	t.Run("a body at one byte a second", func(t *testing.T) {
-		d.backend.Reset()
+		d.Backend.Reset()
 		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 		if err != nil {
 			t.Fatal(err)
@@ -248,7 +248,7 @@ func TestHostileTransport(t *testing.T) {
 		if strings.Contains(string(reply), "200 OK") || time.Since(start) > 8*time.Second {
 			t.Fatalf("a trickling body was served: %q after %v", reply, time.Since(start))
 		}
-		if n := len(d.backend.Received()); n != 0 {
+		if n := len(d.Backend.Received()); n != 0 {
 			t.Fatalf("the backend was called %d times", n)
 		}
 	})

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,6 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/convengine/engine/docs"
+	"github.com/convengine/engine/enginetest"
 )
 
 // The OpenAPI document, loaded once for every test that validates traffic against it.
@@ -106,29 +106,24 @@ func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 func (v *validatingTransport) checkEvents(route *routers.Route, body []byte) {
 	media := route.Operation.Responses.Status(200).Value.Content.Get("text/event-stream")
 	schemas, _ := media.Extensions["x-events"].(map[string]any)
-	var name string
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			name = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			ref, _ := schemas[name].(map[string]any)["$ref"].(string)
-			s := v.doc.Components.Schemas[strings.TrimPrefix(ref, "#/components/schemas/")]
-			if s == nil {
-				v.t.Errorf("event %q is not described in docs/openapi.yaml", name)
-				continue
-			}
-			var data any
-			if err := json.Unmarshal([]byte(line[6:]), &data); err != nil {
-				v.t.Errorf("event %s: %v", name, err)
-				continue
-			}
-			if err := s.Value.VisitJSON(data); err != nil {
-				v.t.Errorf("event %s does not match docs/openapi.yaml: %v\n%s", name, err, line)
-			}
+	events, err := enginetest.ReadEvents(bytes.NewReader(body))
+	if err != nil {
+		v.t.Errorf("the stream: %v", err)
+	}
+	for _, ev := range events {
+		ref, _ := schemas[ev.Name].(map[string]any)["$ref"].(string)
+		s := v.doc.Components.Schemas[strings.TrimPrefix(ref, "#/components/schemas/")]
+		if s == nil {
+			v.t.Errorf("event %q is not described in docs/openapi.yaml", ev.Name)
+			continue
+		}
+		var data any
+		if err := json.Unmarshal(ev.Data, &data); err != nil {
+			v.t.Errorf("event %s: %v", ev.Name, err)
+			continue
+		}
+		if err := s.Value.VisitJSON(data); err != nil {
+			v.t.Errorf("event %s does not match docs/openapi.yaml: %v\n%s", ev.Name, err, ev.Data)
 		}
 	}
 }

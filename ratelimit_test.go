@@ -16,24 +16,6 @@ import (
 	"github.com/convengine/engine/enginetest"
 )
 
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 func userHeaders(token string) http.Header {
 	h := headers()
 	h.Set("X-Token", token)
@@ -63,7 +45,7 @@ const helloTurn = `{"transcript":"hello"}`
 // request of a user is refused on every route, other users go on, and a second later the user
 // may go on too.
 func TestRateLimitPerUser(t *testing.T) {
-	clock := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clock := enginetest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	tn := testTenant()
 	tn.Limits.UserPerMinute, tn.Limits.UserBurst = 60, 2
 	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}},
@@ -87,7 +69,7 @@ func TestRateLimitPerUser(t *testing.T) {
 	}
 	h.turnWith(userHeaders("another-users-token"), helloTurn)
 
-	clock.Advance(time.Second)
+	clock.Add(time.Second)
 	h.turnWith(alice, helloTurn)
 	checkRateLimited(t, h.do(t.Context(), http.MethodPost, engine.PathTurn, alice, helloTurn))
 
@@ -101,7 +83,7 @@ func TestRateLimitPerUser(t *testing.T) {
 
 // TestRateLimitPerTenant bounds all the users of a tenant together, and only that tenant.
 func TestRateLimitPerTenant(t *testing.T) {
-	clock := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clock := enginetest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	limited := testTenant()
 	limited.Limits.TenantPerMinute, limited.Limits.TenantBurst = 6, 3
 	other := testTenant()
@@ -120,7 +102,7 @@ func TestRateLimitPerTenant(t *testing.T) {
 	for range 5 {
 		h.turnWith(otherHdr, helloTurn)
 	}
-	clock.Advance(10 * time.Second)
+	clock.Add(10 * time.Second)
 	h.turnWith(userHeaders("user-9"), helloTurn)
 }
 
@@ -286,7 +268,7 @@ func TestSharedRateLimiter(t *testing.T) {
 // applying the limits with its own buckets, a warning is logged and the observer told; a second
 // later the shared limiter is asked again.
 func TestSharedRateLimiterUnavailable(t *testing.T) {
-	clock := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clock := enginetest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	tn := testTenant()
 	tn.Limits.UserPerMinute, tn.Limits.UserBurst = 60, 2
 	rl := &recordingLimiter{err: fmt.Errorf("redis: %w", engine.ErrStoreUnavailable)}
@@ -320,7 +302,7 @@ func TestSharedRateLimiterUnavailable(t *testing.T) {
 	}
 
 	rl.set(0, nil)
-	clock.Advance(time.Second)
+	clock.Add(time.Second)
 	h.turn(helloTurn)
 	h.turn(helloTurn)
 	h.turn(helloTurn)

@@ -15,7 +15,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,25 +26,8 @@ import (
 
 var b64 = base64.RawURLEncoding
 
-// clock is a settable clock for the engine and its stores.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Now().Truncate(time.Second)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// newClock returns a clock for the engine and its stores, at the start of the current second.
+func newClock() *enginetest.Clock { return enginetest.NewClock(time.Now().Truncate(time.Second)) }
 
 // device is a client's P-256 key, signing proofs the way a phone would, or any wrong way a
 // test asks for.

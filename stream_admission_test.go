@@ -121,7 +121,7 @@ func TestSocketTurnsShareTheTurnBound(t *testing.T) {
 // on a socket that stays open; a second later the user may go on.
 func TestSocketTurnsAreRateLimited(t *testing.T) {
 	checkLeaks(t)
-	clock := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clock := enginetest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	tn := testTenant()
 	tn.Limits.UserPerMinute, tn.Limits.UserBurst = 60, 2
 	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
@@ -144,7 +144,7 @@ func TestSocketTurnsAreRateLimited(t *testing.T) {
 	other.send(map[string]any{"type": "text", "transcript": "hi"})
 	other.turn()
 
-	clock.Advance(time.Second)
+	clock.Add(time.Second)
 	c.sayHi()
 	if r := c.turn(); r.transcript != "hi" || r.spec.Speak != "Hi." {
 		t.Errorf("a second later: transcript %q, answer %q", r.transcript, r.spec.Speak)

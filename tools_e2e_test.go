@@ -1,10 +1,7 @@
 package engine_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -15,65 +12,23 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
-	"github.com/convengine/engine/httptools"
-	"github.com/convengine/engine/intent"
-	"github.com/convengine/engine/mcptools"
 )
 
-// demo is the demo tenant served against a recorded demo bank.
-type demo struct {
-	handler http.Handler
-	backend *enginetest.Backend
-	bank    *demobank.Bank
-}
-
-// demoOptions adjust demoEngine: tools over MCP instead of HTTP, where logs go (at debug
-// level), the engine's clock, more tenants on the same bank.
-type demoOptions struct {
-	mcp   bool
-	logs  io.Writer
-	now   func() time.Time
-	extra func(base *engine.Tenant) []*engine.Tenant
-}
-
-func demoEngine(t *testing.T, o demoOptions) *demo {
+// newDemo serves the demo tenant as cmd/engine does, with the demo bank behind a recorder and
+// tool calls bounded to 500 ms, so that tests of slow backends stay short.
+func newDemo(t *testing.T, o *enginetest.DemoOptions) *enginetest.Demo {
 	t.Helper()
-	if o.logs == nil {
-		o.logs = io.Discard
+	if o == nil {
+		o = &enginetest.DemoOptions{}
 	}
-	bank := demobank.New(nil)
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", demobank.MCPHandler(bank))
-	mux.Handle("/", bank)
-	backend := enginetest.NewBackend(mux)
-	srv := httptest.NewServer(backend)
-	t.Cleanup(srv.Close)
-	tn, err := demobank.Tenant(srv.URL, srv.URL)
-	if err != nil {
-		t.Fatal(err)
+	adjust := o.Tenant
+	o.Tenant = func(tn *engine.Tenant) {
+		tn.Limits.ToolTimeout = engine.Duration(500 * time.Millisecond)
+		if adjust != nil {
+			adjust(tn)
+		}
 	}
-	tn.Limits.ToolTimeout = engine.Duration(500 * time.Millisecond)
-	var tools engine.Toolset = httptools.New(nil)
-	if o.mcp {
-		tn.Tools, tn.MCP = nil, json.RawMessage(`{"path":"/mcp"}`)
-		m := mcptools.New(nil)
-		t.Cleanup(func() { m.Close() })
-		tools = m
-	}
-	tenants := []*engine.Tenant{tn}
-	if o.extra != nil {
-		tenants = append(tenants, o.extra(tn)...)
-	}
-	store, err := engine.NewStaticTenants(tenants...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(engine.Config{Tenants: store, Model: intent.New(nil), Toolset: tools, SigningKey: testSigningKey, Now: o.now,
-		Logger: slog.New(slog.NewJSONHandler(o.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &demo{handler: e.Handler(), backend: backend, bank: bank}
+	return enginetest.NewDemo(t, o)
 }
 
 // TestForwardedHeadersReachTheBackend drives a turn with 40 forwarded headers, colliding
@@ -81,8 +36,8 @@ func demoEngine(t *testing.T, o demoOptions) *demo {
 func TestForwardedHeadersReachTheBackend(t *testing.T) {
 	for _, kind := range []string{"http", "mcp"} {
 		t.Run(kind, func(t *testing.T) {
-			d := demoEngine(t, demoOptions{mcp: kind == "mcp"})
-			h, backend := d.handler, d.backend
+			d := newDemo(t, &enginetest.DemoOptions{MCP: kind == "mcp"})
+			h, backend := d.Handler, d.Backend
 			req := httptest.NewRequest(http.MethodPost, "/engine", strings.NewReader(`{"transcript":"what is my balance"}`))
 			req.Header = headers()
 			req.Header.Set("X-Engine-Key", demobank.EngineKey)
@@ -134,9 +89,8 @@ func TestForwardedHeadersReachTheBackend(t *testing.T) {
 func TestToolPathsLogNoSecrets(t *testing.T) {
 	for _, kind := range []string{"http", "mcp"} {
 		t.Run(kind, func(t *testing.T) {
-			logs := &logBuffer{}
-			d := demoEngine(t, demoOptions{mcp: kind == "mcp", logs: logs})
-			h, backend := d.handler, d.backend
+			d := newDemo(t, &enginetest.DemoOptions{MCP: kind == "mcp"})
+			h, backend, logs := d.Handler, d.Backend, d.Logs
 			turn := func(body string) string {
 				req := httptest.NewRequest(http.MethodPost, "/engine", strings.NewReader(body))
 				req.Header = headers()

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -346,13 +349,42 @@ func TestTurnStepLimit(t *testing.T) {
 	}
 }
 
+// TestTurnPingsWhileSilent runs a turn whose model thinks for 40 seconds, on a fake clock: the
+// stream carries a ping every 15 seconds of silence (the default) before the first speech.
 func TestTurnPingsWhileSilent(t *testing.T) {
-	model := &enginetest.ScriptedModel{FirstDelay: 300 * time.Millisecond, Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
-	h := newHarness(t, engine.Config{Model: model, PingInterval: 40 * time.Millisecond})
-	res := h.turn(`{"transcript":"hi"}`)
-	if res.events[1].Name != engine.EventSpeak || res.events[1].Pings == 0 {
-		t.Fatalf("no ping before the first speak: %+v", res.events)
+	synctest.Test(t, func(t *testing.T) {
+		model := &enginetest.ScriptedModel{FirstDelay: 40 * time.Second, Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
+		rec := serveTurn(t, engine.Config{Model: model}, t.Context(), `{"transcript":"hi"}`)
+		events, err := enginetest.ReadEvents(rec.Body)
+		if err != nil || len(events) < 2 {
+			t.Fatalf("%v: %+v", err, events)
+		}
+		if events[1].Name != engine.EventSpeak || events[1].Pings != 2 {
+			t.Fatalf("want two pings before the first speak: %+v", events)
+		}
+	})
+}
+
+// serveTurn runs a turn of the test tenant through the engine's handler into a recorder, with
+// no server in between, so that it can run on synctest's fake clock.
+func serveTurn(t *testing.T, cfg engine.Config, ctx context.Context, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	tenants, err := engine.NewStaticTenants(testTenant())
+	if err != nil {
+		t.Fatal(err)
 	}
+	cfg.Tenants, cfg.SigningKey = tenants, testSigningKey
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	e, err := engine.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, engine.PathTurn, strings.NewReader(body))
+	req.Header = headers()
+	rec := httptest.NewRecorder()
+	e.TurnHandler().ServeHTTP(rec, req)
+	return rec
 }
 
 func TestTurnDisconnectCancelsModelAndTools(t *testing.T) {
@@ -392,27 +424,25 @@ func TestTurnDisconnectCancelsModelAndTools(t *testing.T) {
 	h.srv.Close() // waits for the handler to return
 }
 
+// TestTurnDisconnectStopsAStreamingModel: a client that goes away after a tenth of a second
+// of a long answer stops the model, and the stream with it.
 func TestTurnDisconnectStopsAStreamingModel(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	words := make([]string, 400)
-	for i := range words {
-		words[i] = "word "
-	}
-	model := &enginetest.ScriptedModel{Delay: 5 * time.Millisecond, Steps: [][]engine.ModelEvent{enginetest.Text(words...)}}
-	h := newHarness(t, engine.Config{Model: model})
-	ctx, cancel := context.WithCancel(t.Context())
-	resp := h.doStreaming(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"go"}`)
-	io.ReadFull(resp.Body, make([]byte, 200))
-	cancel()
-	resp.Body.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for model.Cancelled() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if model.Cancelled() != 1 {
-		t.Fatal("the model kept streaming after the client went away")
-	}
-	h.srv.Close()
+	synctest.Test(t, func(t *testing.T) {
+		words := make([]string, 400)
+		for i := range words {
+			words[i] = "word "
+		}
+		model := &enginetest.ScriptedModel{Delay: 5 * time.Millisecond, Steps: [][]engine.ModelEvent{enginetest.Text(words...)}}
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		rec := serveTurn(t, engine.Config{Model: model}, ctx, `{"transcript":"go"}`)
+		if model.Cancelled() != 1 {
+			t.Fatal("the model kept streaming after the client went away")
+		}
+		if n := strings.Count(rec.Body.String(), "event: speak"); n == 0 || n > 25 {
+			t.Errorf("%d speak events after the client left at 100 ms, 5 ms apart", n)
+		}
+	})
 }
 
 // modelFunc is a Model whose completion is computed from the request.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,9 +17,9 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
+	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/espeak"
 	"github.com/convengine/engine/examples/demobank"
-	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/internal/proctest"
 	"github.com/convengine/engine/sphinx"
@@ -62,36 +61,24 @@ func newSphinx(t testing.TB) *sphinx.Transcriber {
 	return s
 }
 
-// demoConfig fills in cfg as cmd/engine serves the demo bank tenant: the intent model, the
-// demo bank backend over HTTP, espeak-ng and pocketsphinx. Fields already set are kept.
-func demoConfig(t testing.TB, cfg engine.Config) (engine.Config, *engine.Tenant) {
+// newDemoHarness serves the demo bank tenant as cmd/engine does: the intent model, the demo
+// bank over HTTP, espeak-ng and pocketsphinx. Fields of cfg already set are kept.
+func newDemoHarness(t *testing.T, cfg engine.Config) *harness {
 	t.Helper()
-	bank := httptest.NewServer(demobank.New(nil))
-	t.Cleanup(bank.Close)
-	tenant, err := demobank.Tenant(bank.URL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Model == nil {
-		cfg.Model = intent.New(nil)
-	}
-	if cfg.Toolset == nil {
-		cfg.Toolset = httptools.New(nil)
-	}
+	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: withSpeech(t, cfg)})
+	return harnessOf(t, d.Server, d.Engine, d.Logs)
+}
+
+// withSpeech fills in cfg's Synthesizer and Transcriber with espeak-ng and pocketsphinx.
+func withSpeech(t testing.TB, cfg engine.Config) engine.Config {
+	t.Helper()
 	if cfg.Synthesizer == nil {
 		cfg.Synthesizer = newEspeak(t)
 	}
 	if cfg.Transcriber == nil {
 		cfg.Transcriber = newSphinx(t)
 	}
-	return cfg, tenant
-}
-
-// newDemoHarness serves the demo bank tenant as cmd/engine does.
-func newDemoHarness(t *testing.T, cfg engine.Config) *harness {
-	t.Helper()
-	cfg, tenant := demoConfig(t, cfg)
-	return newHarness(t, cfg, tenant)
+	return cfg
 }
 
 func demoHeaders() http.Header {

@@ -21,41 +21,20 @@ import (
 	"github.com/convengine/engine/client"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
-	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/widgets"
 )
 
-const userToken = "demo-user-token-s3cr3t"
+const userToken = enginetest.DemoUserToken
 
-// clock is a settable clock shared by an engine and its clients.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// demo is the reference server's demo, in process: the demo bank, its tenant, the intent
-// model and the HTTP toolset, behind an engine that counts the requests of each route and
-// remembers how each was authenticated.
+// demo is the reference server's demo (enginetest.NewDemo) behind a handler that counts the
+// requests of each route and remembers how each was authenticated, with a clock the test
+// moves, shared by the engine and its clients.
 type demo struct {
-	t      *testing.T
-	url    string
-	engine *engine.Engine
-	close  func()
-	clock  *clock
-	logs   *bytes.Buffer
+	*enginetest.Demo
+	t     *testing.T
+	url   string
+	clock *enginetest.Clock
 
 	mu      sync.Mutex
 	counts  map[string]int
@@ -64,61 +43,20 @@ type demo struct {
 
 func newDemo(t *testing.T, cfg engine.Config) *demo {
 	t.Helper()
-	bank := httptest.NewServer(demobank.New(nil))
-	tenant, err := demobank.Tenant(bank.URL, bank.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenants, err := engine.NewStaticTenants(tenant)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &demo{t: t, clock: &clock{t: time.Now()}, logs: &bytes.Buffer{}, counts: map[string]int{}, schemes: map[string]string{}}
-	var logMu sync.Mutex
-	cfg.Tenants, cfg.Model, cfg.Toolset = tenants, intent.New(nil), httptools.New(nil)
-	cfg.SigningKey = bytes.Repeat([]byte{9}, 32)
+	d := &demo{t: t, clock: enginetest.NewClock(time.Now()), counts: map[string]int{}, schemes: map[string]string{}}
 	cfg.Now = d.clock.Now
-	cfg.Logger = slog.New(slog.NewJSONHandler(lockedWriter{&logMu, d.logs}, nil))
-	e, err := engine.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := e.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d.mu.Lock()
-		d.counts[r.URL.Path]++
-		scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		d.schemes[r.URL.Path] = scheme
-		d.mu.Unlock()
-		h.ServeHTTP(w, r)
-	}))
-	d.url, d.engine = srv.URL, e
-	var once sync.Once
-	d.close = func() {
-		once.Do(func() {
-			srv.Close()
-			bank.Close()
-			e.Close()
-			logMu.Lock()
-			defer logMu.Unlock()
-			if strings.Contains(d.logs.String(), userToken) {
-				t.Error("the user token appeared in the engine's logs")
-			}
+	d.Demo = enginetest.NewDemo(t, &enginetest.DemoOptions{Config: cfg, Handler: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			d.mu.Lock()
+			d.counts[r.URL.Path]++
+			scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			d.schemes[r.URL.Path] = scheme
+			d.mu.Unlock()
+			h.ServeHTTP(w, r)
 		})
-	}
-	t.Cleanup(d.close)
+	}})
+	d.url = d.URL
 	return d
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 func (d *demo) count(path string) int {
@@ -254,7 +192,7 @@ func TestBoundSession(t *testing.T) {
 	if d.count(client.PathCreateSession) != 1 || d.count(client.PathTurn) != 2 {
 		t.Errorf("requests: %v", d.counts)
 	}
-	d.close()
+	d.Close()
 }
 
 func TestUnboundSession(t *testing.T) {

@@ -133,7 +133,7 @@ func TestStreamTypedTurn(t *testing.T) {
 	if err := s.SendText(t.Context(), "hello"); !errors.Is(err, client.ErrStreamClosed) {
 		t.Errorf("SendText after Close: %v", err)
 	}
-	d.close()
+	d.Close()
 }
 
 func TestStreamAudioTurn(t *testing.T) {
@@ -152,7 +152,7 @@ func TestStreamAudioTurn(t *testing.T) {
 		t.Errorf("odd audio: %v", err)
 	}
 	s.Close()
-	d.close()
+	d.Close()
 }
 
 func TestStreamCancel(t *testing.T) {
@@ -193,7 +193,7 @@ func TestStreamCancel(t *testing.T) {
 		t.Errorf("%+v, %v", ev, err)
 	}
 	s.Close()
-	d.close()
+	d.Close()
 }
 
 func TestStreamErrors(t *testing.T) {
@@ -240,7 +240,7 @@ func TestStreamErrors(t *testing.T) {
 		t.Errorf("a message over the limit: %v", err)
 	}
 	s.Close()
-	d.close()
+	d.Close()
 }
 
 func TestStreamRefused(t *testing.T) {
@@ -263,7 +263,7 @@ func TestStreamRefused(t *testing.T) {
 			}
 		})
 	}
-	d.close()
+	d.Close()
 }
 
 func TestStreamBoundSession(t *testing.T) {
@@ -296,7 +296,7 @@ func TestStreamBoundSession(t *testing.T) {
 	}
 	readTurn(t, s).check(t, "what is my balance")
 	s.Close()
-	d.close()
+	d.Close()
 }
 
 // A socket the app does not read between turns still answers the engine's pings, so the
@@ -320,5 +320,5 @@ func TestStreamAnswersPingsBetweenTurns(t *testing.T) {
 	}
 	readTurn(t, s).check(t, "what is my balance")
 	s.Close()
-	d.close()
+	d.Close()
 }

@@ -3,11 +3,8 @@ package openai_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +12,6 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
-	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -23,27 +19,9 @@ import (
 // over HTTP, with this package's model against the replay server and the real demo bank behind
 // the tenant's HTTP tools.
 func TestDemoConversations(t *testing.T) {
-	bank := httptest.NewServer(demobank.New(nil))
-	defer bank.Close()
-	tenant, err := demobank.Tenant(bank.URL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenants, err := engine.NewStaticTenants(tenant)
-	if err != nil {
-		t.Fatal(err)
-	}
 	replay := enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), enginetest.DemoRoute)
-	var logs bytes.Buffer
-	eng, err := engine.New(engine.Config{
-		Tenants: tenants, Model: newModel(t, replay.URL, nil), Toolset: httptools.New(nil),
-		SigningKey: bytes.Repeat([]byte("k"), 32), Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(eng.Handler())
-	defer srv.Close()
+	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: engine.Config{Model: newModel(t, replay.URL, nil)}})
+	srv, logs := d.Server, d.Logs
 
 	cases := []struct {
 		name, body, speak string
@@ -142,25 +120,11 @@ func TestFailuresBecomeTheTurnsError(t *testing.T) {
 	}
 }
 
-// demoEngine serves the demo tenant with this package's model against replay; its tools are
-// never reached.
+// demoEngine serves the demo tenant with this package's model against replay, and returns the
+// engine's URL.
 func demoEngine(t *testing.T, replay *enginetest.ReplayServer) string {
 	t.Helper()
-	tenant, err := demobank.Tenant("http://127.0.0.1:1", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenants, _ := engine.NewStaticTenants(tenant)
-	eng, err := engine.New(engine.Config{
-		Tenants: tenants, Model: newModel(t, replay.URL, nil), Toolset: httptools.New(nil),
-		SigningKey: bytes.Repeat([]byte("k"), 32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(eng.Handler())
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return enginetest.NewDemo(t, &enginetest.DemoOptions{Config: engine.Config{Model: newModel(t, replay.URL, nil)}}).URL
 }
 
 // postTurn runs a turn and returns how many events of each name came, and the done spec.
@@ -182,28 +146,15 @@ func postTurn(t *testing.T, base, requestID, body string) (map[string]int, widge
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.StatusCode, raw)
 	}
-	counts := map[string]int{}
-	var spec widgets.Spec
-	for block := range strings.SplitSeq(string(raw), "\n\n") {
-		var name, data string
-		for line := range strings.SplitSeq(block, "\n") {
-			if v, ok := strings.CutPrefix(line, "event: "); ok {
-				name = v
-			}
-			if v, ok := strings.CutPrefix(line, "data: "); ok {
-				data = v
-			}
-		}
-		if name == "" {
-			continue
-		}
-		counts[name]++
-		if name == engine.EventDone {
-			if err := json.Unmarshal([]byte(data), &spec); err != nil {
-				t.Fatalf("done: %v", err)
-			}
-		}
+	turn, err := enginetest.ReadTurn(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("%v in:\n%s", err, raw)
 	}
+	counts := map[string]int{}
+	for _, ev := range turn.Events {
+		counts[ev.Name]++
+	}
+	spec := turn.Spec
 	if counts[engine.EventDone] != 1 {
 		t.Fatalf("no done event in:\n%s", raw)
 	}
@@ -214,23 +165,8 @@ func postTurn(t *testing.T, base, requestID, body string) (map[string]int, widge
 // background; the first turn then sends the same tools and system message, with the same
 // prompt_cache_key.
 func TestCreateSessionWarmsTheCache(t *testing.T) {
-	bank := httptest.NewServer(demobank.New(nil))
-	defer bank.Close()
-	tenant, err := demobank.Tenant(bank.URL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenants, _ := engine.NewStaticTenants(tenant)
 	replay := enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), enginetest.DemoRoute)
-	eng, err := engine.New(engine.Config{
-		Tenants: tenants, Model: newModel(t, replay.URL, nil), Toolset: httptools.New(nil),
-		SigningKey: bytes.Repeat([]byte("k"), 32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(eng.Handler())
-	defer func() { srv.Close(); eng.Close() }()
+	srv := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: engine.Config{Model: newModel(t, replay.URL, nil)}}).Server
 
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+engine.PathCreateSession, strings.NewReader(`{}`))
 	req.Header.Set("X-Engine-Key", demobank.EngineKey)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/httptools"
-	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/otel"
 )
 
@@ -34,25 +32,12 @@ func TestARealTurnMakesSpansAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	backend := enginetest.NewBackend(demobank.New(nil))
-	bank := httptest.NewServer(backend)
-	defer bank.Close()
-	tenant, err := demobank.Tenant(bank.URL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenant.Limits.UserPerMinute, tenant.Limits.UserBurst = 1, 1
-	store, _ := engine.NewStaticTenants(tenant)
 	tools := httptools.New(&httptools.Options{Client: &http.Client{Transport: otel.Transport(nil)}})
-	eng, err := engine.New(engine.Config{Tenants: store, Model: intent.New(nil), Toolset: tools,
-		SigningKey: []byte(strings.Repeat("k", 32)), Observer: obs.Observer(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	srv := httptest.NewServer(eng.Handler())
-	defer srv.Close()
-
+	d := enginetest.NewDemo(t, &enginetest.DemoOptions{
+		Config: engine.Config{Toolset: tools, Observer: obs.Observer(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Tenant: func(tn *engine.Tenant) { tn.Limits.UserPerMinute, tn.Limits.UserBurst = 1, 1 },
+	})
+	backend, srv := d.Backend, d.Server
 	post := func(key, body string) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/engine", strings.NewReader(body))
 		req.Header.Set("X-Engine-Key", key)

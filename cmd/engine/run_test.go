@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/widgets"
 )
@@ -82,17 +82,12 @@ func startServer(t *testing.T, args []string, env map[string]string) (string, *l
 	return "", nil
 }
 
-type event struct {
-	name string
-	data json.RawMessage
-}
-
-func turn(t *testing.T, base, requestID, body string) ([]event, widgets.Spec) {
+func turn(t *testing.T, base, requestID, body string) ([]enginetest.Event, widgets.Spec) {
 	t.Helper()
 	return turnAs(t, base, "pk_demo", requestID, body)
 }
 
-func turnAs(t *testing.T, base, key, requestID, body string) ([]event, widgets.Spec) {
+func turnAs(t *testing.T, base, key, requestID, body string) ([]enginetest.Event, widgets.Spec) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, base+"/engine", strings.NewReader(body))
 	req.Header.Set("X-Engine-Key", key)
@@ -108,48 +103,33 @@ func turnAs(t *testing.T, base, key, requestID, body string) ([]event, widgets.S
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
-	var (
-		evs  []event
-		spec widgets.Spec
-		name string
-	)
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			name = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			evs = append(evs, event{name, json.RawMessage(line[6:])})
-			if name == engine.EventDone {
-				if err := json.Unmarshal([]byte(line[6:]), &spec); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+	tr, err := enginetest.ReadTurn(resp.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
+	evs, spec := tr.Events, tr.Spec
 	return evs, spec
 }
 
 // order checks the turn's events: start, status and speak deltas, widgets, done; and that the
 // deltas add up to done's speak.
-func order(t *testing.T, evs []event, spec widgets.Spec) {
+func order(t *testing.T, evs []enginetest.Event, spec widgets.Spec) {
 	t.Helper()
 	var speak strings.Builder
 	phase := 0
 	for i, ev := range evs {
-		p := map[string]int{"start": 0, "status": 1, "speak": 1, "widget": 2, "done": 3}[ev.name]
-		if (i == 0) != (ev.name == "start") || p < phase {
-			t.Fatalf("event %d %s out of order", i, ev.name)
+		p := map[string]int{"start": 0, "status": 1, "speak": 1, "widget": 2, "done": 3}[ev.Name]
+		if (i == 0) != (ev.Name == "start") || p < phase {
+			t.Fatalf("event %d %s out of order", i, ev.Name)
 		}
 		phase = p
-		if ev.name == "speak" {
+		if ev.Name == "speak" {
 			var d struct{ Delta string }
-			json.Unmarshal(ev.data, &d)
+			json.Unmarshal(ev.Data, &d)
 			speak.WriteString(d.Delta)
 		}
 	}
-	if evs[len(evs)-1].name != "done" || speak.String() != spec.Speak || spec.Speak == "" {
+	if evs[len(evs)-1].Name != "done" || speak.String() != spec.Speak || spec.Speak == "" {
 		t.Fatalf("deltas %q, done %q", speak.String(), spec.Speak)
 	}
 }

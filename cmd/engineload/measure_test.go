@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,9 +17,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/convengine/engine"
-	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/httptools"
-	"github.com/convengine/engine/intent"
 )
 
 // demoEngine serves the demo tenant, in process, as the reference server does, until the
@@ -36,30 +34,16 @@ type demo struct {
 	stop      func()
 }
 
-// startDemo serves the demo tenant whose tools go through tr.
+// startDemo serves the demo tenant (enginetest.NewDemo) whose tools go through tr.
 func startDemo(t *testing.T, tr http.RoundTripper) demo {
 	t.Helper()
-	bank := httptest.NewServer(demobank.New(nil))
-	tenant, err := demobank.Tenant(bank.URL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenants, err := engine.NewStaticTenants(tenant)
-	if err != nil {
-		t.Fatal(err)
-	}
 	toolClient := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	e, err := engine.New(engine.Config{Tenants: tenants, Model: intent.New(nil), Toolset: httptools.New(&httptools.Options{Client: toolClient}),
-		Synthesizer: silence{}, SigningKey: bytes.Repeat([]byte{3}, 32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(e.Handler())
-	return demo{url: srv.URL, bank: bank.URL, stop: func() {
-		srv.Close()
-		e.Close()
+	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: engine.Config{
+		Toolset: httptools.New(&httptools.Options{Client: toolClient}), Synthesizer: silence{},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
+	return demo{url: d.URL, bank: d.BankURL, stop: func() {
+		d.Close()
 		toolClient.CloseIdleConnections()
-		bank.Close()
 	}}
 }
 

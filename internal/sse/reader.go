@@ -14,6 +14,8 @@ type Event struct {
 	ID   string // the last event id seen so far
 	Name string // "message" when the event named none
 	Data []byte
+	// Comments counts the comment lines (keep-alives) read since the previous event.
+	Comments int
 }
 
 // Reader parses a server-sent event stream as the WHATWG HTML standard does: lines end in
@@ -34,9 +36,10 @@ func NewReader(r io.Reader, max int) *Reader {
 // end of the stream is dropped, as the standard says.
 func (s *Reader) Next() (Event, error) {
 	var (
-		name    string
-		data    []byte
-		hasData bool
+		name     string
+		data     []byte
+		hasData  bool
+		comments int
 	)
 	for {
 		line, err := s.lines.line()
@@ -55,9 +58,10 @@ func (s *Reader) Next() (Event, error) {
 			if name == "" {
 				name = "message"
 			}
-			return Event{ID: s.lastID, Name: name, Data: data}, nil
+			return Event{ID: s.lastID, Name: name, Data: data, Comments: comments}, nil
 		}
 		if line[0] == ':' {
+			comments++
 			continue
 		}
 		field, value := line, []byte(nil)

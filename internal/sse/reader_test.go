@@ -29,22 +29,22 @@ func TestSSEReader(t *testing.T) {
 		want   []Event
 	}{
 		{"one event", "id: 1\nevent: speak\ndata: {\"delta\":\"hi\"}\n\n",
-			[]Event{{"1", "speak", []byte(`{"delta":"hi"}`)}}},
+			[]Event{{"1", "speak", []byte(`{"delta":"hi"}`), 0}}},
 		{"comments and pings", ": ping\n\n: another\nid: 2\n: inside\nevent: done\ndata: {}\n\n",
-			[]Event{{"2", "done", []byte(`{}`)}}},
-		{"multi-line data", "data: a\ndata:b\ndata:  c\n\n", []Event{{"", "message", []byte("a\nb\n c")}}},
-		{"empty data line", "data\ndata\n\n", []Event{{"", "message", []byte("\n")}}},
-		{"CRLF", "id: 7\r\nevent: x\r\ndata: 1\r\n\r\n", []Event{{"7", "x", []byte("1")}}},
-		{"CR", "event: x\rdata: 1\r\revent: y\rdata: 2\r\r", []Event{{"", "x", []byte("1")}, {"", "y", []byte("2")}}},
+			[]Event{{"2", "done", []byte(`{}`), 3}}},
+		{"multi-line data", "data: a\ndata:b\ndata:  c\n\n", []Event{{"", "message", []byte("a\nb\n c"), 0}}},
+		{"empty data line", "data\ndata\n\n", []Event{{"", "message", []byte("\n"), 0}}},
+		{"CRLF", "id: 7\r\nevent: x\r\ndata: 1\r\n\r\n", []Event{{"7", "x", []byte("1"), 0}}},
+		{"CR", "event: x\rdata: 1\r\revent: y\rdata: 2\r\r", []Event{{"", "x", []byte("1"), 0}, {"", "y", []byte("2"), 0}}},
 		{"id persists", "id: 3\ndata: a\n\ndata: b\n\nid\ndata: c\n\n",
-			[]Event{{"3", "message", []byte("a")}, {"3", "message", []byte("b")}, {"", "message", []byte("c")}}},
+			[]Event{{"3", "message", []byte("a"), 0}, {"3", "message", []byte("b"), 0}, {"", "message", []byte("c"), 0}}},
 		{"id with NUL ignored", "id: 1\ndata: a\n\nid: 2\x00\ndata: b\n\n",
-			[]Event{{"1", "message", []byte("a")}, {"1", "message", []byte("b")}}},
-		{"event without data is dropped", "event: a\n\nevent: b\ndata: x\n\n", []Event{{"", "b", []byte("x")}}},
-		{"unknown fields and retry", "retry: 10\nfoo: bar\ndata: x\n\n", []Event{{"", "message", []byte("x")}}},
-		{"byte order mark", "\xEF\xBB\xBFdata: x\n\n", []Event{{"", "message", []byte("x")}}},
-		{"cut off event dropped", "data: x\n\ndata: y\n", []Event{{"", "message", []byte("x")}}},
-		{"large event", "event: done\ndata: " + big + "\n\n", []Event{{"", "done", []byte(big)}}},
+			[]Event{{"1", "message", []byte("a"), 0}, {"1", "message", []byte("b"), 0}}},
+		{"event without data is dropped", "event: a\n\nevent: b\ndata: x\n\n", []Event{{"", "b", []byte("x"), 0}}},
+		{"unknown fields and retry", "retry: 10\nfoo: bar\ndata: x\n\n", []Event{{"", "message", []byte("x"), 0}}},
+		{"byte order mark", "\xEF\xBB\xBFdata: x\n\n", []Event{{"", "message", []byte("x"), 0}}},
+		{"cut off event dropped", "data: x\n\ndata: y\n", []Event{{"", "message", []byte("x"), 0}}},
+		{"large event", "event: done\ndata: " + big + "\n\n", []Event{{"", "done", []byte(big), 0}}},
 	}
 	for _, tc := range cases {
 		for _, chunked := range []bool{false, true} {
@@ -60,11 +60,11 @@ func TestSSEReader(t *testing.T) {
 					t.Fatalf("error %v", err)
 				}
 				if len(got) != len(tc.want) {
-					t.Fatalf("got %d events %q, want %d", len(got), got, len(tc.want))
+					t.Fatalf("got %d events %+v, want %d", len(got), got, len(tc.want))
 				}
 				for i := range got {
-					if got[i].ID != tc.want[i].ID || got[i].Name != tc.want[i].Name || string(got[i].Data) != string(tc.want[i].Data) {
-						t.Errorf("event %d = %q, want %q", i, got[i], tc.want[i])
+					if got[i].ID != tc.want[i].ID || got[i].Name != tc.want[i].Name || string(got[i].Data) != string(tc.want[i].Data) || got[i].Comments != tc.want[i].Comments {
+						t.Errorf("event %d = %+v, want %+v", i, got[i], tc.want[i])
 					}
 				}
 			})
@@ -106,7 +106,7 @@ func FuzzSSE(f *testing.F) {
 				t.Fatalf("event of %d bytes", len(whole[i].Data))
 			}
 			if whole[i].ID != bytewise[i].ID || whole[i].Name != bytewise[i].Name || string(whole[i].Data) != string(bytewise[i].Data) {
-				t.Fatalf("event %d differs: %q, %q", i, whole[i], bytewise[i])
+				t.Fatalf("event %d differs: %+v, %+v", i, whole[i], bytewise[i])
 			}
 		}
 	})

@@ -2,11 +2,13 @@ package sse
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/convengine/engine/widgets"
@@ -92,4 +94,28 @@ func BenchmarkWriter(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})
 	}
+}
+
+// TestKeepAlive checks, on a fake clock, that a ping goes out only after a silence of the
+// whole interval, and none after the keep-alive stopped.
+func TestKeepAlive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		w := NewWriter(rec, time.Now)
+		stop := w.KeepAlive(15 * time.Second)
+		w.Start("t1", "c1")
+		time.Sleep(14 * time.Second)
+		w.Speak("Still there.")
+		time.Sleep(29 * time.Second) // silent since 14 s: one ping, at 29 s
+		stop()
+		time.Sleep(time.Minute)
+		w.Done(widgets.Spec{Speak: "Still there."})
+		events, err := readAll(t, strings.NewReader(rec.Body.String()), 1<<20)
+		if err != io.EOF || len(events) != 3 {
+			t.Fatalf("%d events, %v", len(events), err)
+		}
+		if pings := strings.Count(rec.Body.String(), ": ping\n\n"); pings != 1 || events[2].Comments != 1 {
+			t.Errorf("%d pings, %d before done; want one, before done:\n%s", pings, events[2].Comments, rec.Body.String())
+		}
+	})
 }
