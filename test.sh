@@ -27,6 +27,9 @@ for m in "${modules[@]}"; do go -C "$m" mod download; done
 # The web client's browser tests drive the system's Chromium through playwright-core; no
 # browser is downloaded.
 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix examples/web/test --no-audit --no-fund --loglevel=error
+npm ci --prefix docs/lint --no-audit --no-fund --loglevel=error
+echo "== OpenAPI lint (Redocly CLI, recommended rules as errors)"
+REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npm run --silent --prefix docs/lint lint 2>&1 | grep -v '[║╔╚]'
 echo "== go vet"
 for m in "${modules[@]}"; do go -C "$m" vet ./...; done
 echo "== go test -race"

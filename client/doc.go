@@ -1,6 +1,7 @@
 // Package client is a Go client of the conversational engine: what a Go app, a command-line
 // tool or a test uses to create sessions, run turns, execute confirmed actions and synthesize
-// speech. It imports package widgets to decode what the engine sends, never the engine itself.
+// speech. It imports packages widgets and audio to decode what the engine sends, never the
+// engine itself.
 //
 // # Sessions
 //
@@ -25,7 +26,8 @@
 //
 // [Client.Stream] opens the live voice socket (WebSocket /engine/stream) with the same headers,
 // session and retry rules, and returns a [Stream]. [Stream.SendAudio] sends the user's speech
-// (16-bit PCM, 16 kHz, mono) and [Stream.EndOfSpeech] ends the utterance; [Stream.SendText]
+// (16-bit PCM, 16 kHz, mono) and [Stream.EndOfSpeech] ends the utterance, or [Stream.SendWAV]
+// sends a recording at any sample rate (package audio decodes and resamples it); [Stream.SendText]
 // sends a typed turn and [Stream.Cancel] stops the answer. Range over [Stream.Events] for the
 // answer: a [*TranscriptEvent], [*SpeakEvent] deltas and [*AudioEvent] PCM interleaved, a
 // [*SpecEvent], then a [*DoneEvent]. Keep reading while the socket is open.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -163,6 +165,41 @@ func (s *Stream) SendAudio(ctx context.Context, pcm []byte) error {
 		pcm = pcm[n:]
 	}
 	return nil
+}
+
+// maxUtterance bounds an utterance: the engine transcribes at most a minute of speech.
+const maxUtterance = 60 * time.Second
+
+// SendWAV sends a recorded utterance and ends it, as [Stream.SendAudio] and
+// [Stream.EndOfSpeech] do: wav is a WAV file of 16-bit mono PCM at any sample rate, which is
+// brought to the engine's 16 kHz first. It reads wav to the end of its samples, and refuses
+// more than a minute of them.
+func (s *Stream) SendWAV(ctx context.Context, wav io.Reader) error {
+	h, err := audio.ReadWAVHeader(wav)
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	if h.Channels != 1 || h.BitsPerSample != 16 {
+		return fmt.Errorf("client: the WAV holds %d channels of %d bits; it must be 16-bit mono", h.Channels, h.BitsPerSample)
+	}
+	limit := int64(maxUtterance.Seconds()) * int64(h.SampleRate) * 2
+	if h.DataSize >= 0 {
+		limit = min(limit+1, h.DataSize)
+	} else {
+		limit++ // a streaming WAV runs to the end of wav: one byte more tells it is too long
+	}
+	data, err := io.ReadAll(io.LimitReader(wav, limit))
+	switch {
+	case err != nil:
+		return fmt.Errorf("client: reading the WAV: %w", err)
+	case int64(len(data)) > int64(maxUtterance.Seconds())*int64(h.SampleRate)*2:
+		return fmt.Errorf("client: the WAV is longer than %s", maxUtterance)
+	}
+	pcm := audio.Resample(audio.PCMFromBytes(data), h.SampleRate, 16000)
+	if err := s.SendAudio(ctx, audio.AppendPCM(make([]byte, 0, 2*len(pcm)), pcm)); err != nil {
+		return err
+	}
+	return s.EndOfSpeech(ctx)
 }
 
 // EndOfSpeech ends the utterance: the engine transcribes it and answers.

@@ -1,8 +1,11 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/client"
 	"github.com/convengine/engine/enginetest"
 )
@@ -153,6 +157,44 @@ func TestStreamAudioTurn(t *testing.T) {
 	}
 	s.Close()
 	d.Close()
+}
+
+// TestStreamSendWAV sends a recording made at 48 kHz: the engine hears one second at 16 kHz.
+func TestStreamSendWAV(t *testing.T) {
+	heard := make(chan int, 1)
+	d := newDemo(t, engine.Config{Transcriber: transcriberFunc(func(_ context.Context, pcm []int16, rate int, _ string) (string, error) {
+		heard <- len(pcm) * 16000 / rate
+		return "what is my balance", nil
+	})})
+	s := openStream(t, d.client(nil), nil)
+	tone := make([]int16, 48000)
+	for i := range tone {
+		tone[i] = int16(8000 * math.Sin(2*math.Pi*440*float64(i)/48000))
+	}
+	if err := s.SendWAV(t.Context(), bytes.NewReader(audio.EncodeWAV(tone, 48000))); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-heard; n < 15990 || n > 16000 {
+		t.Errorf("the engine heard %d samples at 16 kHz, want one second", n)
+	}
+	stereo := audio.AppendWAVHeader(nil, 16000, 4)
+	binary.LittleEndian.PutUint16(stereo[22:], 2)     // channels
+	binary.LittleEndian.PutUint32(stereo[28:], 64000) // byte rate
+	binary.LittleEndian.PutUint16(stereo[32:], 4)     // block align
+	if err := s.SendWAV(t.Context(), bytes.NewReader(stereo)); err == nil || !strings.Contains(err.Error(), "mono") {
+		t.Error("a stereo WAV was sent")
+	}
+	long := audio.EncodeWAV(make([]int16, 61*8000), 8000)
+	if err := s.SendWAV(t.Context(), bytes.NewReader(long)); err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Errorf("61 s of audio: %v", err)
+	}
+}
+
+// transcriberFunc is a Transcriber made of a function.
+type transcriberFunc func(ctx context.Context, pcm []int16, rate int, locale string) (string, error)
+
+func (f transcriberFunc) Transcribe(ctx context.Context, pcm []int16, rate int, locale string) (string, error) {
+	return f(ctx, pcm, rate, locale)
 }
 
 func TestStreamCancel(t *testing.T) {

@@ -25,4 +25,4 @@ echo "== through the client package, and with DPoP-bound sessions"
 echo "== execute"
 "${load[@]}" -mode execute -c 16 -n 5000 -json $out/execute.json -svg $out/execute-latency.svg
 echo "== Go benchmarks"
-go test -run '^$' -bench . -benchmem -count 6 . ./widgets | tee $out/gobench.txt
+go test -run '^$' -bench . -benchmem -count 6 . ./widgets ./audio ./internal/... | tee $out/gobench.txt
