@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
+
 	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/token"
-	"github.com/go-jose/go-jose/v4"
 )
 
 // alwaysFresh is a ReplayStore that never saw anything, so that a benchmark can present one

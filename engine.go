@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
 	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/schema"
 	"github.com/convengine/engine/internal/token"

@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4/jwt"
+
 	"github.com/convengine/engine/internal/jcs"
 	"github.com/convengine/engine/internal/token"
-	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // transferTools is a Toolset whose one action, transfer, succeeds at once.

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/token"
-	"github.com/google/uuid"
 )
 
 // SessionKey is one key of the session tokens' key ring, for rotation: the first key of

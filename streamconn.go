@@ -18,8 +18,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
-	"github.com/convengine/engine/audio"
 	"github.com/google/uuid"
+
+	"github.com/convengine/engine/audio"
 )
 
 // clientMessage is a message of the client (docs/voice.md).

@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/convengine/engine/enginetest"
 )
 
 // TestMain lets the test binary be the servers of -local runs: they start this program with
@@ -23,23 +23,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // gone reports whether no process pid exists any more.
@@ -109,7 +92,7 @@ func TestServeStopsWithItsInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out lockedBuffer
+	var out enginetest.Logs
 	errc := make(chan error, 1)
 	go func() { errc <- run(t.Context(), []string{"-serve", "bare"}, r, &out, os.Stderr) }()
 	w.Close()

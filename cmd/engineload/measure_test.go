@@ -152,7 +152,7 @@ func TestFlags(t *testing.T) {
 }
 
 func TestProgress(t *testing.T) {
-	var out lockedBuffer
+	var out enginetest.Logs
 	p := newProgress(&out, false)
 	p.every = 10 * time.Millisecond
 	rec := newRecorder(0)
