@@ -65,8 +65,9 @@ type ReplayRequest struct {
 
 // ReplayServer is an OpenAI-compatible server that answers every request with a recorded HTTP
 // response, byte for byte: the status, the headers and the body. A streamed body is written
-// event by event, each flushed as it would arrive from the API. A stream that does not end with
-// "data: [DONE]" loses its connection after its last byte, as a broken upstream would.
+// event by event, each flushed as it would arrive from the API, and the response then ends as
+// HTTP responses do. A fixture with the header "X-Replay-Cut: true" (which is not sent) instead
+// loses its connection after its last byte, as a broken upstream would.
 //
 // It records the requests it answered. It is safe for concurrent use.
 type ReplayServer struct {
@@ -134,9 +135,10 @@ func (s *ReplayServer) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "fixture "+name+": "+err.Error(), http.StatusInternalServerError)
 		return
 	}
+	cut := resp.Header.Get("X-Replay-Cut") == "true"
 	for k, vs := range resp.Header {
 		switch k {
-		case "Content-Length", "Transfer-Encoding", "Connection":
+		case "Content-Length", "Transfer-Encoding", "Connection", "X-Replay-Cut":
 			continue
 		}
 		w.Header()[k] = vs
@@ -144,6 +146,9 @@ func (s *ReplayServer) serve(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(resp.StatusCode)
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		w.Write(recorded)
+		if cut {
+			panic(http.ErrAbortHandler)
+		}
 		return
 	}
 	flusher, _ := w.(http.Flusher)
@@ -161,7 +166,7 @@ func (s *ReplayServer) serve(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 	}
-	if !bytes.HasSuffix(recorded, []byte("data: [DONE]\n\n")) {
+	if cut {
 		panic(http.ErrAbortHandler) // drop the connection: the stream was cut
 	}
 }

@@ -10,7 +10,7 @@ import (
 // BenchmarkStream measures one streamed completion over loopback HTTP against the replay
 // server: building the request, the SDK's SSE decoding and accumulation, and the events.
 func BenchmarkStream(b *testing.B) {
-	for _, fixture := range []string{"text", "demo_home_2"} {
+	for _, fixture := range []string{"text", "demo_home_2", "demo_transactions_2"} {
 		b.Run(fixture, func(b *testing.B) {
 			srv := enginetest.NewReplayServer(b, enginetest.OpenAIFixtures(), func(*enginetest.ReplayRequest) string { return fixture })
 			m := newModel(b, srv.URL, nil)

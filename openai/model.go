@@ -2,12 +2,14 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
+	"net/http"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/convengine/engine"
 )
@@ -67,96 +69,38 @@ func (m *Model) stream(ctx context.Context, p openai.ChatCompletionNewParams, yi
 	}
 }
 
-// attempt sends the request once and yields what it streams. Its errors are final once an event
-// was yielded.
+// attempt sends the request once and yields what it streams. Its errors are final once text
+// was yielded. The SDK builds and sends the request; the answer is read here, because servers
+// that speak the API stream in more shapes than the SDK's decoder and accumulator accept.
 func (m *Model) attempt(ctx context.Context, a *attempt, p openai.ChatCompletionNewParams, yield func(engine.ModelEvent, error) bool) error {
-	stream := m.chat.NewStreaming(ctx, p)
-	defer stream.Close()
-	var (
-		acc     openai.ChatCompletionAccumulator
-		yielded bool
-		finish  string
-		fail    = func(err error) error {
-			if yielded {
-				return final{err}
-			}
-			return err
+	var body, resp *http.Response
+	_, err := m.chat.New(ctx, p, option.WithJSONSet("stream", true), option.WithResponseBodyInto(&body), option.WithResponseInto(&resp))
+	if err != nil {
+		return statusError(err, resp)
+	}
+	defer body.Body.Close()
+	a.answered()
+	c := &completion{yield: yield}
+	fail := func(err error) error {
+		if c.yielded || c.stopped {
+			return final{err}
 		}
-	)
-	for stream.Next() {
-		a.answered()
-		chunk := stream.Current()
-		if !acc.AddChunk(chunk) {
-			return fail(errors.New("openai: the stream sent a chunk that does not fit the ones before"))
-		}
-		for _, c := range chunk.Choices {
-			if c.Index != 0 {
-				continue
-			}
-			if c.Delta.Content != "" {
-				yielded = true
-				if !yield(engine.TextEvent(c.Delta.Content), nil) {
-					return final{errStopped}
-				}
-			}
-			if c.FinishReason != "" {
-				finish = c.FinishReason
-			}
-		}
+		return err
 	}
-	if err := stream.Err(); err != nil && (finish == "" || ctx.Err() != nil) {
-		// An error after the finish reason only loses the usage report.
-		return fail(apiError(err))
+	if isJSON(body.Header) {
+		err = c.readWhole(body.Body)
+	} else {
+		err = c.readStream(body.Body, a.answered)
 	}
-	if finish == "" {
-		return fail(ErrStreamCut)
+	if c.stopped {
+		return final{errStopped}
 	}
-	var msg openai.ChatCompletionMessage
-	if len(acc.Choices) > 0 {
-		msg = acc.Choices[0].Message
+	if err != nil && (ctx.Err() != nil || c.finish == "" || !errors.Is(err, io.ErrUnexpectedEOF)) {
+		// A connection lost after the finish reason only loses the usage report.
+		return fail(err)
 	}
-	for _, tc := range msg.ToolCalls {
-		if tc.Type != "" && tc.Type != "function" {
-			continue
-		}
-		call := engine.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: toolArguments(tc.Function.Arguments)}
-		if !yield(engine.ToolCallEvent(call), nil) {
-			return final{errStopped}
-		}
+	if err := c.end(); err != nil {
+		return fail(err)
 	}
-	reason := finishReason(finish)
-	if msg.Refusal != "" {
-		reason = engine.FinishRefused
-	}
-	u := acc.Usage
-	yield(engine.ModelEvent{Kind: engine.EventFinish, Finish: reason, Usage: engine.Usage{
-		InputTokens: int(u.PromptTokens), OutputTokens: int(u.CompletionTokens),
-		CachedTokens: int(u.PromptTokensDetails.CachedTokens),
-	}}, nil)
 	return nil
-}
-
-// toolArguments returns a call's arguments as JSON. Arguments that are not JSON are passed on as
-// a JSON string, which the engine's schema check rejects and explains to the model.
-func toolArguments(s string) json.RawMessage {
-	if s == "" {
-		return json.RawMessage(`{}`)
-	}
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
-	}
-	b, _ := json.Marshal(s)
-	return b
-}
-
-func finishReason(s string) engine.FinishReason {
-	switch s {
-	case "tool_calls", "function_call":
-		return engine.FinishToolCalls
-	case "length":
-		return engine.FinishLength
-	case "content_filter":
-		return engine.FinishRefused
-	}
-	return engine.FinishStop
 }

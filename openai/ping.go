@@ -3,8 +3,10 @@ package openai
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/convengine/engine"
 )
@@ -16,8 +18,9 @@ var _ engine.Pinger = (*Model)(nil)
 // no tokens.
 func (m *Model) Ping(ctx context.Context) error {
 	svc := openai.NewModelService(m.s.requestOptions()...)
-	if _, err := svc.Get(ctx, m.s.Model); err != nil {
-		return fmt.Errorf("openai: model %s: %w", m.s.Model, apiError(err))
+	var resp *http.Response
+	if _, err := svc.Get(ctx, m.s.Model, option.WithResponseInto(&resp)); err != nil {
+		return fmt.Errorf("openai: model %s: %w", m.s.Model, statusError(err, resp))
 	}
 	return nil
 }

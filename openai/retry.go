@@ -3,105 +3,33 @@ package openai
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
-// Errors of a request that got no usable answer.
-var (
-	// ErrNoAnswer: the server did not start answering within Options.RequestTimeout.
-	ErrNoAnswer = errors.New("openai: the server did not start answering in time")
-	// ErrStreamCut: the stream ended before the completion finished.
-	ErrStreamCut = errors.New("openai: the stream ended before the completion finished")
-)
-
-// APIError is an error status the server answered with.
-type APIError struct {
-	StatusCode int
-	// Code and Type classify the error, such as "rate_limit_exceeded" and "requests".
-	Code string
-	Type string
-	// Message is the server's explanation. It may quote parts of the request, so Error does
-	// not include it.
-	Message string
-
-	retryAfter    time.Duration
-	hasRetryAfter bool
-	shouldRetry   string // the x-should-retry header
-}
-
-// Error returns the status and the error code.
-func (e *APIError) Error() string {
-	s := fmt.Sprintf("openai: the server answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
-	if e.Code != "" {
-		s += " (" + e.Code + ")"
-	}
-	return s
-}
-
-// apiError turns the SDK's error for a status into an [APIError] and leaves others alone.
-func apiError(err error) error {
-	var oe *openai.Error
-	if !errors.As(err, &oe) {
-		return err
-	}
-	ae := &APIError{StatusCode: oe.StatusCode, Code: oe.Code, Type: oe.Type, Message: oe.Message}
-	if oe.Response != nil {
-		ae.retryAfter, ae.hasRetryAfter = retryAfter(oe.Response.Header)
-		ae.shouldRetry = oe.Response.Header.Get("X-Should-Retry")
-	}
-	return ae
-}
-
-// retryAfter reads retry-after-ms (OpenAI) or Retry-After, in seconds or as a date.
-func retryAfter(h http.Header) (time.Duration, bool) {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e9 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e6 {
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0), true
-	}
-	return 0, false
-}
-
-// retryable reports whether a failed attempt may succeed if sent again.
+// retryable reports whether a failed attempt may succeed if sent again: a rate limit or a
+// server error, whatever its body, a server's error in a stream that is not the request's
+// fault, a broken connection or a time-out; never another client error, nor a stream that
+// cannot be read.
 func retryable(err error) bool {
 	var ae *APIError
 	if errors.As(err, &ae) {
-		switch ae.shouldRetry {
-		case "true":
-			return true
-		case "false":
-			return false
-		}
-		s := ae.StatusCode
-		return s == http.StatusRequestTimeout || s == http.StatusConflict || s == http.StatusTooManyRequests || s >= 500
+		return ae.shouldRetry != "false" && (ae.StatusCode == http.StatusTooManyRequests || ae.StatusCode >= 500)
+	}
+	var se *StreamError
+	if errors.As(err, &se) {
+		return !se.clientError()
 	}
 	var (
-		se *ssestream.StreamError
 		ue *url.Error
 		ne net.Error
 	)
 	return errors.Is(err, ErrNoAnswer) || errors.Is(err, ErrStreamCut) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.As(err, &se) || errors.As(err, &ue) || errors.As(err, &ne)
+		errors.As(err, &ue) || errors.As(err, &ne)
 }
 
 // final marks the error of an attempt that already handed something to the caller: it cannot be

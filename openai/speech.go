@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"sync"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
@@ -57,9 +59,10 @@ func (y *Synthesizer) Synthesize(ctx context.Context, text, voice string) (*engi
 	}
 	var speech *engine.Audio
 	err := y.s.retry(ctx, func(ctx context.Context, a *attempt) error {
-		resp, err := y.speech.New(ctx, p)
+		var raw *http.Response
+		resp, err := y.speech.New(ctx, p, option.WithResponseInto(&raw))
 		if err != nil {
-			return apiError(err)
+			return statusError(err, raw)
 		}
 		a.answered()
 		body := &releaser{ReadCloser: resp.Body, release: a.keep()}

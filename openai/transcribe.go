@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
@@ -52,9 +54,10 @@ func (x *Transcriber) Transcribe(ctx context.Context, pcm []int16, rate int, loc
 		if lang := language(locale); lang != "" {
 			p.Language = openai.String(lang)
 		}
-		res, err := x.tr.New(ctx, p)
+		var resp *http.Response
+		res, err := x.tr.New(ctx, p, option.WithResponseInto(&resp))
 		if err != nil {
-			return apiError(err)
+			return statusError(err, resp)
 		}
 		a.answered()
 		text = strings.TrimSpace(res.Text)

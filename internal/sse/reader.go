@@ -16,12 +16,20 @@ type Event struct {
 	Data []byte
 	// Comments counts the comment lines (keep-alives) read since the previous event.
 	Comments int
+	// Error is the value of a non-standard "error" field, which some servers (llama.cpp's,
+	// for one) write instead of data; only a [Reader.Lenient] reader reads it.
+	Error []byte
 }
 
 // Reader parses a server-sent event stream as the WHATWG HTML standard does: lines end in
 // CR, LF or CRLF; lines starting with a colon are comments; "data" lines join with LF; an "id"
 // persists across events; a blank line dispatches the event, unless it had no data.
 type Reader struct {
+	// Lenient reads what servers write beside the standard: an "error" field dispatches its
+	// event as data does, and the last event is dispatched at a clean end of the stream even
+	// when the blank line that ends it never came.
+	Lenient bool
+
 	lines  lineReader
 	lastID string
 	first  bool
@@ -40,10 +48,20 @@ func (s *Reader) Next() (Event, error) {
 		data     []byte
 		hasData  bool
 		comments int
+		errField []byte
 	)
+	dispatch := func() Event {
+		if name == "" {
+			name = "message"
+		}
+		return Event{ID: s.lastID, Name: name, Data: data, Comments: comments, Error: errField}
+	}
 	for {
 		line, err := s.lines.line()
 		if err != nil {
+			if err == io.EOF && s.Lenient && (hasData || errField != nil) {
+				return dispatch(), nil
+			}
 			return Event{}, err
 		}
 		if s.first {
@@ -51,14 +69,11 @@ func (s *Reader) Next() (Event, error) {
 			s.first = false
 		}
 		if len(line) == 0 {
-			if !hasData {
+			if !hasData && errField == nil {
 				name = ""
 				continue
 			}
-			if name == "" {
-				name = "message"
-			}
-			return Event{ID: s.lastID, Name: name, Data: data, Comments: comments}, nil
+			return dispatch(), nil
 		}
 		if line[0] == ':' {
 			comments++
@@ -86,6 +101,13 @@ func (s *Reader) Next() (Event, error) {
 		case "id":
 			if bytes.IndexByte(value, 0) < 0 {
 				s.lastID = string(value)
+			}
+		case "error":
+			if s.Lenient {
+				if len(errField)+len(value) > s.lines.max {
+					return Event{}, ErrEventTooLarge
+				}
+				errField = append(errField, value...)
 			}
 		}
 	}

@@ -29,22 +29,22 @@ func TestSSEReader(t *testing.T) {
 		want   []Event
 	}{
 		{"one event", "id: 1\nevent: speak\ndata: {\"delta\":\"hi\"}\n\n",
-			[]Event{{"1", "speak", []byte(`{"delta":"hi"}`), 0}}},
+			[]Event{{"1", "speak", []byte(`{"delta":"hi"}`), 0, nil}}},
 		{"comments and pings", ": ping\n\n: another\nid: 2\n: inside\nevent: done\ndata: {}\n\n",
-			[]Event{{"2", "done", []byte(`{}`), 3}}},
-		{"multi-line data", "data: a\ndata:b\ndata:  c\n\n", []Event{{"", "message", []byte("a\nb\n c"), 0}}},
-		{"empty data line", "data\ndata\n\n", []Event{{"", "message", []byte("\n"), 0}}},
-		{"CRLF", "id: 7\r\nevent: x\r\ndata: 1\r\n\r\n", []Event{{"7", "x", []byte("1"), 0}}},
-		{"CR", "event: x\rdata: 1\r\revent: y\rdata: 2\r\r", []Event{{"", "x", []byte("1"), 0}, {"", "y", []byte("2"), 0}}},
+			[]Event{{"2", "done", []byte(`{}`), 3, nil}}},
+		{"multi-line data", "data: a\ndata:b\ndata:  c\n\n", []Event{{"", "message", []byte("a\nb\n c"), 0, nil}}},
+		{"empty data line", "data\ndata\n\n", []Event{{"", "message", []byte("\n"), 0, nil}}},
+		{"CRLF", "id: 7\r\nevent: x\r\ndata: 1\r\n\r\n", []Event{{"7", "x", []byte("1"), 0, nil}}},
+		{"CR", "event: x\rdata: 1\r\revent: y\rdata: 2\r\r", []Event{{"", "x", []byte("1"), 0, nil}, {"", "y", []byte("2"), 0, nil}}},
 		{"id persists", "id: 3\ndata: a\n\ndata: b\n\nid\ndata: c\n\n",
-			[]Event{{"3", "message", []byte("a"), 0}, {"3", "message", []byte("b"), 0}, {"", "message", []byte("c"), 0}}},
+			[]Event{{"3", "message", []byte("a"), 0, nil}, {"3", "message", []byte("b"), 0, nil}, {"", "message", []byte("c"), 0, nil}}},
 		{"id with NUL ignored", "id: 1\ndata: a\n\nid: 2\x00\ndata: b\n\n",
-			[]Event{{"1", "message", []byte("a"), 0}, {"1", "message", []byte("b"), 0}}},
-		{"event without data is dropped", "event: a\n\nevent: b\ndata: x\n\n", []Event{{"", "b", []byte("x"), 0}}},
-		{"unknown fields and retry", "retry: 10\nfoo: bar\ndata: x\n\n", []Event{{"", "message", []byte("x"), 0}}},
-		{"byte order mark", "\xEF\xBB\xBFdata: x\n\n", []Event{{"", "message", []byte("x"), 0}}},
-		{"cut off event dropped", "data: x\n\ndata: y\n", []Event{{"", "message", []byte("x"), 0}}},
-		{"large event", "event: done\ndata: " + big + "\n\n", []Event{{"", "done", []byte(big), 0}}},
+			[]Event{{"1", "message", []byte("a"), 0, nil}, {"1", "message", []byte("b"), 0, nil}}},
+		{"event without data is dropped", "event: a\n\nevent: b\ndata: x\n\n", []Event{{"", "b", []byte("x"), 0, nil}}},
+		{"unknown fields and retry", "retry: 10\nfoo: bar\ndata: x\n\n", []Event{{"", "message", []byte("x"), 0, nil}}},
+		{"byte order mark", "\xEF\xBB\xBFdata: x\n\n", []Event{{"", "message", []byte("x"), 0, nil}}},
+		{"cut off event dropped", "data: x\n\ndata: y\n", []Event{{"", "message", []byte("x"), 0, nil}}},
+		{"large event", "event: done\ndata: " + big + "\n\n", []Event{{"", "done", []byte(big), 0, nil}}},
 	}
 	for _, tc := range cases {
 		for _, chunked := range []bool{false, true} {
@@ -69,6 +69,37 @@ func TestSSEReader(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestLenientReader reads what servers write beside the standard: a non-standard error field,
+// and a last event whose blank line never came before a clean end of the stream.
+func TestLenientReader(t *testing.T) {
+	stream := "data: {\"a\":1}\n\nerror: {\"code\":500}\n\ndata: {\"b\":2}\n"
+	strict, err := readAll(t, strings.NewReader(stream), 1024)
+	if !errors.Is(err, io.EOF) || len(strict) != 1 {
+		t.Fatalf("strict: %d events, %v", len(strict), err)
+	}
+	r := NewReader(strings.NewReader(stream), 1024)
+	r.Lenient = true
+	var got []string
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			break
+		}
+		got = append(got, string(ev.Data)+"|"+string(ev.Error))
+	}
+	if want := []string{`{"a":1}|`, `|{"code":500}`, `{"b":2}|`}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("lenient: %q, want %q", got, want)
+	}
+	cut := NewReader(iotest.TimeoutReader(strings.NewReader("data: {\"b\"")), 1024)
+	cut.Lenient = true
+	if _, err := cut.Next(); errors.Is(err, io.EOF) || err == nil {
+		t.Errorf("a stream that broke dispatched its cut event: %v", err)
 	}
 }
 

@@ -1,0 +1,144 @@
+package openai
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Tags some servers leave in a completion's text: reasoning (LM Studio, llama.cpp and vLLM
+// without a reasoning parser) and tool calls written as text (vLLM without a tool-call parser,
+// in the Hermes format).
+const (
+	thinkOpen     = "<think>"
+	thinkClose    = "</think>"
+	toolCallOpen  = "<tool_call>"
+	toolCallClose = "</tool_call>"
+)
+
+// speechFilter keeps what is not meant to be heard out of the text a completion streams: the
+// reasoning between <think> and </think> is dropped, and a tool call written between
+// <tool_call> and </tool_call> is taken out and handed over as a call. A tag may be split across
+// deltas: the end of a delta that could begin one is held back until the next delta tells.
+// Leading white space is dropped until something is said, so that an answer after its
+// reasoning does not start with blank lines.
+type speechFilter struct {
+	held    string // the end of the last delta, which could begin a tag
+	closing string // the tag that ends the block being read: thinkClose, toolCallClose or ""
+	body    strings.Builder
+	calls   []toolDelta // tool calls read from the text
+	said    bool
+}
+
+// write filters one delta and returns the text to speak of it.
+func (f *speechFilter) write(delta string) string {
+	if f.held == "" && f.closing == "" && strings.IndexByte(delta, '<') < 0 {
+		return f.speak(delta) // the usual delta: no tag can start in it
+	}
+	s := f.held + delta
+	f.held = ""
+	var out strings.Builder
+	for s != "" {
+		if f.closing != "" {
+			i := strings.Index(s, f.closing)
+			if i < 0 {
+				keep := partialTag(s, f.closing)
+				f.inside(s[:len(s)-keep])
+				f.held = s[len(s)-keep:]
+				break
+			}
+			f.inside(s[:i])
+			s = s[i+len(f.closing):]
+			f.endBlock()
+			continue
+		}
+		i, tag := firstTag(s)
+		if i < 0 {
+			keep := 0
+			for _, t := range []string{thinkOpen, thinkClose, toolCallOpen} {
+				keep = max(keep, partialTag(s, t))
+			}
+			out.WriteString(s[:len(s)-keep])
+			f.held = s[len(s)-keep:]
+			break
+		}
+		out.WriteString(s[:i])
+		s = s[i+len(tag):]
+		switch tag {
+		case thinkOpen:
+			f.closing = thinkClose
+		case toolCallOpen:
+			f.closing = toolCallClose
+		}
+		// A lone </think> ends reasoning whose opening tag was in the prompt: the tag goes.
+	}
+	return f.speak(out.String())
+}
+
+// flush ends the text: what was held back is said, unless it is inside a block.
+func (f *speechFilter) flush() string {
+	held := f.held
+	f.held = ""
+	if f.closing != "" {
+		f.inside(held)
+		f.endBlock()
+		return ""
+	}
+	return f.speak(held)
+}
+
+func (f *speechFilter) speak(s string) string {
+	if !f.said {
+		s = strings.TrimLeft(s, " \t\r\n")
+		f.said = s != ""
+	}
+	return s
+}
+
+func (f *speechFilter) inside(s string) {
+	if f.closing == toolCallClose {
+		f.body.WriteString(s)
+	}
+}
+
+// endBlock ends the block being read; a tool call's body becomes a call when it is one.
+func (f *speechFilter) endBlock() {
+	if f.closing == toolCallClose {
+		var c struct {
+			Name       string          `json:"name"`
+			Arguments  json.RawMessage `json:"arguments"`
+			Parameters json.RawMessage `json:"parameters"`
+		}
+		if json.Unmarshal([]byte(f.body.String()), &c) == nil && c.Name != "" {
+			d := toolDelta{}
+			d.Function.Name = c.Name
+			d.Function.Arguments = c.Arguments
+			if len(d.Function.Arguments) == 0 {
+				d.Function.Arguments = c.Parameters
+			}
+			f.calls = append(f.calls, d)
+		}
+		f.body.Reset()
+	}
+	f.closing = ""
+}
+
+// firstTag finds the first opening tag in s, or a lone </think>.
+func firstTag(s string) (int, string) {
+	best, tag := -1, ""
+	for _, t := range []string{thinkOpen, thinkClose, toolCallOpen} {
+		if i := strings.Index(s, t); i >= 0 && (best < 0 || i < best) {
+			best, tag = i, t
+		}
+	}
+	return best, tag
+}
+
+// partialTag returns the length of the longest end of s that begins tag.
+func partialTag(s, tag string) int {
+	for n := min(len(s), len(tag)-1); n > 0; n-- {
+		if strings.HasSuffix(s, tag[:n]) {
+			return n
+		}
+	}
+	return 0
+}

@@ -1,0 +1,257 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/internal/sse"
+)
+
+// Bounds of what a server's answer may hold.
+const (
+	maxChunk      = 1 << 20 // one event of the stream
+	maxCompletion = 8 << 20 // a completion answered whole, as JSON
+)
+
+// ErrBadStream is wrapped by the error of a stream that is broken beyond what servers are known
+// to send: an event that is not JSON, or one larger than 1 MiB.
+var ErrBadStream = errors.New("openai: the server sent a stream that cannot be read")
+
+// message is what a choice carries: a chunk's delta, or a whole completion's message.
+type message struct {
+	Content   json.RawMessage `json:"content"` // a string, or null
+	Refusal   *string         `json:"refusal"`
+	ToolCalls []toolDelta     `json:"tool_calls"`
+}
+
+// chunk is one event of a streamed completion, or a whole completion: only what the engine
+// uses is decoded, so that unknown or changing members (ids, reasoning, filter results) are
+// never a reason to refuse it.
+type chunk struct {
+	Choices []struct {
+		Delta        *message `json:"delta"`
+		Message      *message `json:"message"`
+		FinishReason *string  `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *usage `json:"usage"`
+	XGroq *struct {
+		Usage *usage `json:"usage"`
+	} `json:"x_groq"`
+	Error json.RawMessage `json:"error"`
+}
+
+type usage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// completion is what one attempt read of a completion: it is fed chunks and yields text as it
+// comes; the tool calls and the finish follow once the answer ended.
+type completion struct {
+	yield   func(engine.ModelEvent, error) bool
+	yielded bool // text was handed to the caller: the attempt can no longer be retried
+	stopped bool // the caller stopped ranging
+
+	text    speechFilter
+	calls   toolCalls
+	finish  string
+	refused bool
+	usage   *usage
+	done    bool // data: [DONE] came
+	chunks  int
+}
+
+// readStream reads a streamed answer: server-sent events whose data are chunks, ended by
+// [DONE], by the end of the stream, or by an error.
+func (c *completion) readStream(body io.Reader, answered func()) error {
+	r := sse.NewReader(body, maxChunk)
+	r.Lenient = true
+	for !c.done {
+		ev, err := r.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case errors.Is(err, sse.ErrEventTooLarge):
+			return fmt.Errorf("%w: an event larger than %d bytes", ErrBadStream, maxChunk)
+		case err != nil:
+			return err
+		}
+		answered()
+		if ev.Error != nil {
+			return streamError(ev.Error)
+		}
+		if err := c.event(ev.Data); err != nil {
+			return err
+		}
+		if c.stopped {
+			return errStopped
+		}
+	}
+	return nil
+}
+
+// event handles the data of one event.
+func (c *completion) event(data []byte) error {
+	data = bytes.TrimSpace(data)
+	switch {
+	case len(data) == 0 || data[0] == ':' || string(data) == "null":
+		return nil // keep-alives of proxies: "data:", "data: : keepalive", "data: null"
+	case string(data) == "[DONE]":
+		c.done = true
+		return nil
+	case data[0] != '{':
+		return fmt.Errorf("%w: an event whose data is not a JSON object", ErrBadStream)
+	}
+	var ch chunk
+	if err := json.Unmarshal(data, &ch); err != nil {
+		return fmt.Errorf("%w: an event whose data is not a chunk", ErrBadStream)
+	}
+	return c.chunk(&ch)
+}
+
+// chunk takes one chunk in: every choice counts as the completion's (the engine asks for one;
+// some servers number it 1), its text is spoken, its tool calls assembled.
+func (c *completion) chunk(ch *chunk) error {
+	c.chunks++
+	if e := bytes.TrimSpace(ch.Error); len(e) > 0 && string(e) != "null" {
+		return streamError(e)
+	}
+	for i := range ch.Choices {
+		choice := &ch.Choices[i]
+		m := choice.Delta
+		if m == nil {
+			m = choice.Message
+		}
+		if m != nil {
+			if err := c.message(m); err != nil {
+				return err
+			}
+		}
+		if f := choice.FinishReason; f != nil && *f != "" {
+			c.finish = *f
+		}
+	}
+	switch {
+	case ch.Usage != nil:
+		c.usage = ch.Usage // the last report counts: some servers report a running total
+	case ch.XGroq != nil && ch.XGroq.Usage != nil:
+		c.usage = ch.XGroq.Usage
+	}
+	return nil
+}
+
+func (c *completion) message(m *message) error {
+	if m.Refusal != nil && *m.Refusal != "" {
+		c.refused = true
+	}
+	if len(m.Content) > 0 && m.Content[0] == '"' {
+		var s string
+		if err := json.Unmarshal(m.Content, &s); err != nil {
+			return fmt.Errorf("%w: content that is not a JSON string", ErrBadStream)
+		}
+		if !c.say(c.text.write(s)) {
+			return errStopped
+		}
+	}
+	for i := range m.ToolCalls {
+		if err := c.calls.add(&m.ToolCalls[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// say yields text to speak, and reports false once the caller stopped ranging.
+func (c *completion) say(s string) bool {
+	if s == "" || c.stopped {
+		return !c.stopped
+	}
+	c.yielded = true
+	c.stopped = !c.yield(engine.TextEvent(s), nil)
+	return !c.stopped
+}
+
+// end yields what is left once the answer ended: the held-back text, the tool calls, and the
+// finish with its reason and the usage. An answer that ended without a finish reason is
+// finished when it said something or called a tool; one that said nothing was cut.
+func (c *completion) end() error {
+	if !c.say(c.text.flush()) {
+		return errStopped
+	}
+	for i := range c.text.calls {
+		if err := c.calls.add(&c.text.calls[i]); err != nil {
+			return err
+		}
+	}
+	calls, err := c.calls.events()
+	if err != nil {
+		return err
+	}
+	if c.finish == "" && !c.yielded && len(calls) == 0 && !c.refused {
+		return ErrStreamCut
+	}
+	for _, call := range calls {
+		if !c.yield(engine.ToolCallEvent(call), nil) {
+			return errStopped
+		}
+	}
+	reason := finishReason(c.finish)
+	if len(calls) > 0 && reason == engine.FinishStop {
+		reason = engine.FinishToolCalls // "stop", "end_turn" or none with calls: vLLM, LiteLLM
+	}
+	if c.refused {
+		reason = engine.FinishRefused
+	}
+	ev := engine.ModelEvent{Kind: engine.EventFinish, Finish: reason}
+	if u := c.usage; u != nil {
+		ev.Usage = engine.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+		if u.PromptTokensDetails != nil {
+			ev.Usage.CachedTokens = u.PromptTokensDetails.CachedTokens
+		}
+	}
+	c.yield(ev, nil)
+	return nil
+}
+
+// readWhole reads a completion answered as one JSON object although it was asked to stream.
+func (c *completion) readWhole(body io.Reader) error {
+	data, err := io.ReadAll(io.LimitReader(body, maxCompletion+1))
+	switch {
+	case err != nil:
+		return err
+	case len(data) > maxCompletion:
+		return fmt.Errorf("%w: a completion larger than %d bytes", ErrBadStream, maxCompletion)
+	}
+	var ch chunk
+	if err := json.Unmarshal(data, &ch); err != nil {
+		return fmt.Errorf("%w: an answer that is neither a stream nor a completion", ErrBadStream)
+	}
+	return c.chunk(&ch)
+}
+
+// isJSON reports whether a response is a JSON document rather than an event stream.
+func isJSON(h http.Header) bool {
+	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	return mt == "application/json"
+}
+
+func finishReason(s string) engine.FinishReason {
+	switch s {
+	case "tool_calls", "function_call":
+		return engine.FinishToolCalls
+	case "length":
+		return engine.FinishLength
+	case "content_filter":
+		return engine.FinishRefused
+	}
+	return engine.FinishStop // "stop", "end_turn", "eos" and the like
+}
