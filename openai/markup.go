@@ -54,7 +54,7 @@ func (f *speechFilter) write(delta string) string {
 		i, tag := firstTag(s)
 		if i < 0 {
 			keep := 0
-			for _, t := range []string{thinkOpen, thinkClose, toolCallOpen} {
+			for _, t := range tags {
 				keep = max(keep, partialTag(s, t))
 			}
 			out.WriteString(s[:len(s)-keep])
@@ -69,7 +69,7 @@ func (f *speechFilter) write(delta string) string {
 		case toolCallOpen:
 			f.closing = toolCallClose
 		}
-		// A lone </think> ends reasoning whose opening tag was in the prompt: the tag goes.
+		// A lone closing tag goes: </think> ends reasoning whose opening tag was in the prompt.
 	}
 	return f.speak(out.String())
 }
@@ -122,10 +122,13 @@ func (f *speechFilter) endBlock() {
 	f.closing = ""
 }
 
-// firstTag finds the first opening tag in s, or a lone </think>.
+// tags are the tags looked for outside a block: the opening ones, and closing ones alone.
+var tags = []string{thinkOpen, thinkClose, toolCallOpen, toolCallClose}
+
+// firstTag finds the first tag of tags in s.
 func firstTag(s string) (int, string) {
 	best, tag := -1, ""
-	for _, t := range []string{thinkOpen, thinkClose, toolCallOpen} {
+	for _, t := range tags {
 		if i := strings.Index(s, t); i >= 0 && (best < 0 || i < best) {
 			best, tag = i, t
 		}

@@ -88,49 +88,48 @@ func (a *toolCalls) add(d *toolDelta) error {
 	return nil
 }
 
-// find returns the call d continues, or nil when d starts one. An id names its call; an index
-// names the last call that has it, unless d names another tool, or repeats the name of a call
-// whose arguments are complete (the same tool called again under the same index); without
-// either, d continues the last call unless it names a tool that call cannot be.
+// find returns the call d continues, or nil when d starts one. An id names its call, and an
+// index the last call that has it; without either, d continues the last call. Whatever names
+// the call, d starts another when it names a different tool, or repeats the tool's name with
+// more arguments after the call's arguments were complete (the same tool called again: parallel
+// calls that all say index 0, or several index-less calls in one array).
 func (a *toolCalls) find(d *toolDelta) *toolCall {
 	if len(a.calls) == 0 {
 		return nil
 	}
-	if d.ID != "" {
-		for _, c := range a.calls {
-			if c.id == d.ID {
-				return c
+	var c *toolCall
+	switch {
+	case d.ID != "":
+		for _, call := range a.calls {
+			if call.id == d.ID {
+				c = call
 			}
 		}
-		if last := a.calls[len(a.calls)-1]; last.id == "" && last.name == d.Function.Name && !last.complete() {
-			return last // the id came after the call's first piece
-		}
-		return nil
-	}
-	var c *toolCall
-	if d.Index != nil && *d.Index >= 0 {
-		for i := len(a.calls) - 1; i >= 0; i-- {
+	case d.Index != nil && *d.Index >= 0:
+		for i := len(a.calls) - 1; i >= 0 && c == nil; i-- {
 			if a.calls[i].hasIndex && a.calls[i].index == *d.Index {
 				c = a.calls[i]
-				break
 			}
 		}
-		if c == nil {
-			return nil
-		}
-	} else {
+	default:
 		c = a.calls[len(a.calls)-1]
 	}
 	name := d.Function.Name
 	switch {
-	case name == "":
+	case c == nil || name == "":
 		return c
 	case c.name != "" && name != c.name:
 		return nil
-	case c.complete() && len(bytes.TrimSpace(d.Function.Arguments)) > 0 && string(d.Function.Arguments) != `""`:
+	case c.complete() && !emptyArguments(d.Function.Arguments):
 		return nil
 	}
 	return c
+}
+
+// emptyArguments reports whether a delta's arguments add nothing: absent, null or "".
+func emptyArguments(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null" || string(raw) == `""`
 }
 
 // argumentPiece returns the bytes a delta's arguments add: the text of a string, the JSON of an
@@ -153,10 +152,12 @@ func argumentPiece(raw json.RawMessage) ([]byte, error) {
 }
 
 // events returns the finished calls as the engine's tool calls: function calls only, their
-// arguments a JSON object ("{}" when none came).
+// arguments a JSON object ("{}" when none came), each with an id of its own (servers that send
+// none, or the same for every call, get "call_<n>" ids).
 func (a *toolCalls) events() ([]engine.ToolCall, error) {
 	out := make([]engine.ToolCall, 0, len(a.calls))
-	for _, c := range a.calls {
+	used := make(map[string]bool, len(a.calls))
+	for i, c := range a.calls {
 		if c.typ != "" && c.typ != "function" {
 			continue
 		}
@@ -170,7 +171,12 @@ func (a *toolCalls) events() ([]engine.ToolCall, error) {
 		if args[0] != '{' || !json.Valid(args) {
 			return nil, fmt.Errorf("%w: the arguments of %s are not a JSON object", ErrBadToolCall, c.name)
 		}
-		out = append(out, engine.ToolCall{ID: c.id, Name: c.name, Arguments: json.RawMessage(args)})
+		id := c.id
+		for n := 0; id == "" || used[id]; n++ {
+			id = fmt.Sprintf("call_%d_%d", i, n)
+		}
+		used[id] = true
+		out = append(out, engine.ToolCall{ID: id, Name: c.name, Arguments: json.RawMessage(args)})
 	}
 	return out, nil
 }
