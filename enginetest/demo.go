@@ -151,12 +151,12 @@ func (d *Demo) Close() {
 // Headers returns the common headers of a production request of the demo tenant's user with
 // [DemoUserToken], and a JSON body.
 func (d *Demo) Headers() http.Header {
-	return http.Header{
-		engine.HeaderEngineKey: {demobank.EngineKey},
-		engine.HeaderUserToken: {DemoUserToken},
-		engine.HeaderRequestID: {"prod-demo-1"},
-		"Content-Type":         {"application/json"},
-	}
+	h := http.Header{}
+	h.Set(engine.HeaderEngineKey, demobank.EngineKey)
+	h.Set(engine.HeaderUserToken, DemoUserToken)
+	h.Set(engine.HeaderRequestID, "prod-demo-1")
+	h.Set("Content-Type", "application/json")
+	return h
 }
 
 // Logs collects log output. It is safe for concurrent use.

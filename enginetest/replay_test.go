@@ -57,10 +57,10 @@ func TestReplayServerReplaysByteForByte(t *testing.T) {
 			if resp.Header.Get("Content-Type") == "" || resp.Header.Get("X-Replay-Cut") != "" {
 				t.Errorf("headers %v", resp.Header)
 			}
-			if quirk := strings.HasPrefix(name, "quirk_"); !quirk && resp.Header.Get("X-Request-Id") == "" {
+			if shape := strings.HasPrefix(name, "shape_"); !shape && resp.Header.Get("X-Request-Id") == "" {
 				t.Errorf("headers %v", resp.Header)
 			}
-			if status == 200 && strings.HasPrefix(header.Get("Content-Type"), "text/event-stream") && !strings.HasPrefix(name, "quirk_") {
+			if status == 200 && strings.HasPrefix(header.Get("Content-Type"), "text/event-stream") && !strings.HasPrefix(name, "shape_") {
 				// OpenAI's own streams: one data line per event.
 				for event := range strings.SplitSeq(strings.TrimSuffix(string(want), "\n\n"), "\n\n") {
 					if !strings.HasPrefix(event, "data: ") || strings.Contains(event, "\n") {

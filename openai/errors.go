@@ -124,13 +124,14 @@ func readError(raw []byte) (code string, status int, typ, msg string) {
 	return code, status, typ, msg
 }
 
-// streamError is the error of a chunk's error member, or of llama.cpp's "error:" field.
+// streamError is the error of a chunk's error member, of llama.cpp's "error:" field, or of an
+// "event: error".
 func streamError(raw []byte) error {
 	var wrapped struct {
 		Error json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(raw, &wrapped) == nil && len(wrapped.Error) > 0 {
-		raw = wrapped.Error // {"error":{…}} in an error field
+	if json.Unmarshal(raw, &wrapped) == nil && len(wrapped.Error) > 0 && string(wrapped.Error) != "null" {
+		raw = wrapped.Error // {"error":{…}} as the data of an error event
 	}
 	code, status, typ, msg := readError(raw)
 	if status < 100 || status > 599 {
@@ -158,8 +159,11 @@ func responseError(resp *http.Response) *APIError {
 		return ae
 	}
 	raw := b.Error
-	if len(raw) == 0 {
-		raw = b.Detail
+	switch {
+	case len(raw) == 0 && len(b.Detail) > 0:
+		raw = b.Detail // FastAPI servers
+	case len(raw) == 0:
+		raw = body // vLLM's and SGLang's {"object":"error","message":…,"code":400}
 	}
 	var status int
 	ae.Code, status, ae.Type, ae.Message = readError(raw)

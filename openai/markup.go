@@ -19,14 +19,15 @@ const (
 // reasoning between <think> and </think> is dropped, and a tool call written between
 // <tool_call> and </tool_call> is taken out and handed over as a call. A tag may be split across
 // deltas: the end of a delta that could begin one is held back until the next delta tells.
-// Leading white space is dropped until something is said, so that an answer after its
-// reasoning does not start with blank lines.
+// White space is held back until more is said after it, so that an answer does not start or
+// end with the blank lines around its reasoning or its tool calls.
 type speechFilter struct {
 	held    string // the end of the last delta, which could begin a tag
 	closing string // the tag that ends the block being read: thinkClose, toolCallClose or ""
 	body    strings.Builder
 	calls   []toolDelta // tool calls read from the text
 	said    bool
+	space   string // white space held back
 }
 
 // write filters one delta and returns the text to speak of it.
@@ -74,7 +75,7 @@ func (f *speechFilter) write(delta string) string {
 	return f.speak(out.String())
 }
 
-// flush ends the text: what was held back is said, unless it is inside a block.
+// flush ends the text: what was held back is said, unless it is inside a block or white space.
 func (f *speechFilter) flush() string {
 	held := f.held
 	f.held = ""
@@ -86,12 +87,22 @@ func (f *speechFilter) flush() string {
 	return f.speak(held)
 }
 
+// speak returns s to say, without the white space at its end, which waits for what follows.
 func (f *speechFilter) speak(s string) string {
-	if !f.said {
-		s = strings.TrimLeft(s, " \t\r\n")
-		f.said = s != ""
+	body := strings.TrimRight(s, " \t\r\n")
+	if body == "" {
+		if f.said {
+			f.space += s
+		}
+		return ""
 	}
-	return s
+	if !f.said {
+		body, f.said = strings.TrimLeft(body, " \t\r\n"), true
+	} else {
+		body = f.space + body
+	}
+	f.space = s[len(strings.TrimRight(s, " \t\r\n")):]
+	return body
 }
 
 func (f *speechFilter) inside(s string) {

@@ -86,8 +86,11 @@ func (c *completion) readStream(body io.Reader, answered func()) error {
 			return err
 		}
 		answered()
-		if ev.Error != nil {
-			return streamError(ev.Error)
+		switch {
+		case ev.Error != nil:
+			return streamError(ev.Error) // llama.cpp's "error:" field
+		case ev.Name == "error":
+			return streamError(ev.Data) // an "event: error" whose data is the error
 		}
 		if err := c.event(ev.Data); err != nil {
 			return err
@@ -113,9 +116,28 @@ func (c *completion) event(data []byte) error {
 	}
 	var ch chunk
 	if err := json.Unmarshal(data, &ch); err != nil {
+		if bytes.IndexByte(data, '\n') >= 0 {
+			// Events whose blank lines went missing arrive as one event of several data
+			// lines, each a chunk of its own.
+			return c.eachLine(data)
+		}
 		return fmt.Errorf("%w: an event whose data is not a chunk", ErrBadStream)
 	}
 	return c.chunk(&ch)
+}
+
+// eachLine handles each line of data as the data of an event.
+func (c *completion) eachLine(data []byte) error {
+	for line := range bytes.Lines(data) {
+		line = bytes.TrimSpace(line)
+		if bytes.IndexByte(line, '\n') >= 0 { // cannot happen; guards the recursion
+			continue
+		}
+		if err := c.event(line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // chunk takes one chunk in: every choice counts as the completion's (the engine asks for one;
