@@ -49,6 +49,18 @@ var serverShapes = []ServerShape{
 	{Name: "gateway_ids", Servers: "LLM gateways", Source: `theopenco/llmgateway#2334, openai/openai-python#2722: "retry:", "id:" and "event: message" lines, comment pings`},
 	{Name: "multiline_data", Servers: "sse-starlette servers streaming indented JSON", Source: "sysid/sse-starlette's encoder; SamSaffron/term-llm#454: one chunk over several data lines"},
 	{Name: "named_events", Servers: "Hermes Agent", Source: `NousResearch/hermes-agent#7014: "event: hermes.tool.progress" events whose data are not chunks`},
+	// Tool calls.
+	{Name: "ollama_no_index", Servers: "Ollama 0.4.6 to 0.4.7", Source: `ollama/ollama#7881, #7963, #5796: whole calls without an index, the answer in one delta, finish_reason "stop"`},
+	{Name: "ollama_index_zero", Servers: "Ollama 0.23", Source: `ollama/ollama#15457, #16212: parallel calls all at index 0 with ids of their own, finish_reason "stop"`},
+	{Name: "vllm_no_id", Servers: "vLLM with a named tool_choice", Source: `vllm-project/vllm#18412: no id, no type, the name in every delta, finish_reason "stop"`},
+	{Name: "vllm_resend", Servers: "vLLM 0.19 with MTP", Source: `vllm-project/vllm#42167: the arguments again whole with the finish, id, type and name null`},
+	{Name: "glm_index_minus_one", Servers: "Zhipu's GLM API", Source: "zai-org/GLM-4.5#17: a whole call at index -1 with object arguments, in the finishing chunk"},
+	{Name: "litellm_bedrock", Servers: "LiteLLM in front of Bedrock's Claude", Source: `BerriAI/litellm#11407, #5231: tool indexes from 1, the id only on the first piece, no finish_reason`},
+	{Name: "litellm_choice_index", Servers: "LiteLLM in front of Anthropic with reasoning", Source: "BerriAI/litellm#12666, #18535: the answer and the tool calls on choices[].index 1 and 2"},
+	{Name: "oci_ids", Servers: "OCI through LiteLLM", Source: `BerriAI/litellm#40040: a new tool-call id with every piece, "name": "" after the first, finish_reason "stop" on a piece`},
+	{Name: "llamacpp_names", Servers: "llama.cpp before #13800", Source: "ggml-org/llama.cpp#13774, #13800: the whole name in every delta, the id inside function"},
+	{Name: "no_finish", Servers: "NVIDIA NIM for GLM-5.1, vLLM 0.10", Source: "earendil-works/pi#6225, vllm-project/vllm#27572: no finish reason and no [DONE]; the connection closes"},
+	{Name: "end_turn", Servers: "LiteLLM with an unmapped provider", Source: `BerriAI/litellm#12481: finish_reason "end_turn" after tool calls`},
 	// The answer's shape.
 	{Name: "plain_json", Servers: "SGLang 0.4 with tools, LocalAI before 2.9", Source: `sgl-project/sglang#2810, mudler/LocalAI#1187: stream: true answered with one JSON completion`},
 	{Name: "deepseek_reasoning", Servers: "DeepSeek (deepseek-reasoner)", Source: "neuron-core/neuron-ai#411: reasoning_content deltas while content is null"},

@@ -111,18 +111,34 @@ func (f *speechFilter) inside(s string) {
 	}
 }
 
-// endBlock ends the block being read; a tool call's body becomes a call when it is one.
+// textCall is a tool call written as text: Hermes' {"name":…,"arguments":…}, or with
+// "parameters" instead of "arguments".
+type textCall struct {
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Parameters json.RawMessage `json:"parameters"`
+}
+
+// endBlock ends the block being read. A tool call's body becomes calls when it is one call, or
+// a list of them (Granite writes a list).
 func (f *speechFilter) endBlock() {
 	if f.closing == toolCallClose {
-		var c struct {
-			Name       string          `json:"name"`
-			Arguments  json.RawMessage `json:"arguments"`
-			Parameters json.RawMessage `json:"parameters"`
+		body := []byte(strings.TrimSpace(f.body.String()))
+		var calls []textCall
+		if len(body) > 0 && body[0] == '[' {
+			_ = json.Unmarshal(body, &calls)
+		} else {
+			var c textCall
+			if json.Unmarshal(body, &c) == nil {
+				calls = append(calls, c)
+			}
 		}
-		if json.Unmarshal([]byte(f.body.String()), &c) == nil && c.Name != "" {
+		for _, c := range calls {
+			if c.Name == "" {
+				continue
+			}
 			d := toolDelta{}
-			d.Function.Name = c.Name
-			d.Function.Arguments = c.Arguments
+			d.Function.Name, d.Function.Arguments = c.Name, c.Arguments
 			if len(d.Function.Arguments) == 0 {
 				d.Function.Arguments = c.Parameters
 			}

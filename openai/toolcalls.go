@@ -40,6 +40,9 @@ type toolCall struct {
 	id, name string
 	typ      string
 	args     []byte
+	// whole is the last piece that was a whole JSON object by itself after other pieces: vLLM
+	// sends the arguments again whole with its finish reason, after their fragments.
+	whole []byte
 }
 
 // complete reports whether the call's arguments already are one JSON value, so that more
@@ -84,6 +87,9 @@ func (a *toolCalls) add(d *toolDelta) error {
 	if a.bytes += len(piece); a.bytes > maxArgumentBytes {
 		return fmt.Errorf("%w: more than %d bytes of arguments", ErrBadToolCall, maxArgumentBytes)
 	}
+	if len(c.args) > 0 && len(piece) > 0 && piece[0] == '{' && json.Valid(piece) {
+		c.whole = piece
+	}
 	c.args = append(c.args, piece...)
 	return nil
 }
@@ -97,14 +103,22 @@ func (a *toolCalls) find(d *toolDelta) *toolCall {
 	if len(a.calls) == 0 {
 		return nil
 	}
+	name := d.Function.Name
 	var c *toolCall
-	switch {
-	case d.ID != "":
+	if d.ID != "" {
 		for _, call := range a.calls {
 			if call.id == d.ID {
 				c = call
 			}
 		}
+		if c == nil && name != "" {
+			return nil // a new id with a name starts a call
+		}
+		// An unknown id without a name continues a call: some servers (OCI through
+		// LiteLLM) send a new id with every piece of one call.
+	}
+	switch {
+	case c != nil:
 	case d.Index != nil && *d.Index >= 0:
 		for i := len(a.calls) - 1; i >= 0 && c == nil; i-- {
 			if a.calls[i].hasIndex && a.calls[i].index == *d.Index {
@@ -114,7 +128,6 @@ func (a *toolCalls) find(d *toolDelta) *toolCall {
 	default:
 		c = a.calls[len(a.calls)-1]
 	}
-	name := d.Function.Name
 	switch {
 	case c == nil || name == "":
 		return c
@@ -167,6 +180,9 @@ func (a *toolCalls) events() ([]engine.ToolCall, error) {
 		args := bytes.TrimSpace(c.args)
 		if len(args) == 0 {
 			args = []byte(`{}`)
+		}
+		if !json.Valid(args) && c.whole != nil {
+			args = c.whole // fragments, then the arguments again whole
 		}
 		if args[0] != '{' || !json.Valid(args) {
 			return nil, fmt.Errorf("%w: the arguments of %s are not a JSON object", ErrBadToolCall, c.name)

@@ -54,6 +54,26 @@ func TestToolCallAssembly(t *testing.T) {
 			`[{"index":0,"id":"a","function":{"name":"get_balance","arguments":"{}"}}]`,
 			`[{"index":0,"id":"a","function":{"name":"get_balance","arguments":"{\"account\":\"savings\"}"}}]`,
 		}, `a get_balance {}; call_1_0 get_balance {"account":"savings"}`, nil},
+		{"a new id with every piece of one call, the name empty after the first", []string{
+			`[{"id":"chatcmpl-tool-a91e","function":{"arguments":"","name":"get_weather"},"type":"function","index":0}]`,
+			`[{"id":"call_b49e","function":{"arguments":"{\"city\": \"","name":""},"type":"function","index":0}]`,
+			`[{"id":"call_ed82","function":{"arguments":"Paris\"}","name":""},"type":"function","index":0}]`,
+		}, `chatcmpl-tool-a91e get_weather {"city": "Paris"}`, nil},
+		{"the same id on every piece, index 0 for two calls", []string{
+			`[{"index":0,"id":"0","type":"function","function":{"name":"get_balance","arguments":""}}]`,
+			`[{"index":0,"id":"0","type":"function","function":{"arguments":"{}"}}]`,
+			`[{"index":0,"id":"1","type":"function","function":{"name":"get_savings_goal","arguments":""}}]`,
+			`[{"index":0,"id":"","type":"function","function":{"arguments":"{}"}}]`,
+		}, `0 get_balance {}; 1 get_savings_goal {}`, nil},
+		{"fragments, then the arguments again whole", []string{
+			`[{"index":0,"id":"a","type":"function","function":{"name":"transfer","arguments":""}}]`,
+			`[{"index":0,"function":{"arguments":"{\"amount\": 300, \"to\": "}}]`,
+			`[{"id":null,"type":null,"index":0,"function":{"name":null,"arguments":"{\"amount\": 300, \"to\": \"Alex\"}"}}]`,
+		}, `a transfer {"amount": 300, "to": "Alex"}`, nil},
+		{"the id inside function, the name in every piece", []string{
+			`[{"index":0,"function":{"name":"show_stat","id":"x1","arguments":"{\"label\":\"a\","}}]`,
+			`[{"index":0,"function":{"name":"show_stat","arguments":"\"value\":\"1\"}"}}]`,
+		}, `call_0_0 show_stat {"label":"a","value":"1"}`, nil},
 		{"empty and null arguments", []string{
 			`[{"index":0,"id":"a","function":{"name":"get_balance","arguments":""}},{"index":1,"id":"b","function":{"name":"get_savings_goal","arguments":null}}]`,
 		}, `a get_balance {}; b get_savings_goal {}`, nil},
@@ -107,7 +127,9 @@ func TestToolCallBounds(t *testing.T) {
 	var a toolCalls
 	var err error
 	for i := 0; i <= maxToolCalls && err == nil; i++ {
-		err = a.add(&toolDelta{ID: strings.Repeat("x", i+1)})
+		d := toolDelta{ID: strings.Repeat("x", i+1)}
+		d.Function.Name = "get_balance"
+		err = a.add(&d)
 	}
 	if !errors.Is(err, ErrBadToolCall) {
 		t.Errorf("%d calls: %v", len(a.calls), err)
@@ -142,6 +164,7 @@ func TestSpeechFilter(t *testing.T) {
 		{"two tool calls as text", []string{`<tool_call>{"name":"show_stat","arguments":{"label":"x","value":"1"}}</tool_call><tool_call>{"name":"set_suggestions","parameters":{"suggestions":[]}}</tool_call>`}, "", `show_stat {"label":"x","value":"1"}; set_suggestions {"suggestions":[]}`},
 		{"reasoning never closed", []string{"<think>forever"}, "", ""},
 		{"a tool call that is not JSON", []string{"<tool_call>nonsense</tool_call>Done."}, "Done.", ""},
+		{"a list of tool calls as text", []string{`<tool_call>[{"name": "get_balance", "arguments": {}}, {"name": "show_stat", "arguments": {"label":"x","value":"1"}}]</tool_call>`}, "", `get_balance {}; show_stat {"label":"x","value":"1"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var f speechFilter
