@@ -76,6 +76,7 @@ done <<'TARGETS'
 ./intent FuzzMatch
 ./intent FuzzTemplate
 ./openai FuzzSpeechWAV
+./openai FuzzStreamReader
 ./redisstore FuzzRecords
 . FuzzRequestIDSyntax
 . FuzzPlainAudioChunk

@@ -21,8 +21,9 @@ var openaiFixtures embed.FS
 
 // OpenAIFixtures returns the recorded Chat Completions responses kept in testdata/openai, by
 // name without the ".http" extension. Each file is one HTTP response as it came over the wire
-// (status line, headers, a blank line, the body) in the API's documented format: streams are
-// "data: {chat.completion.chunk}" events ended by "data: [DONE]".
+// (status line, headers, a blank line, the body). OpenAI's streams are
+// "data: {chat.completion.chunk}" events ended by "data: [DONE]"; the shape_ fixtures are
+// written as other servers were reported to stream.
 //
 //   - text, usage_cached, warm: plain text, with a usage chunk (cached tokens in usage_cached;
 //     warm is a one-token answer cut by max_completion_tokens)
@@ -34,6 +35,8 @@ var openaiFixtures embed.FS
 //   - error_midstream, cut_midstream, cut_before_text: a stream that breaks, with an error
 //     event or by losing its connection, after some text or before any
 //   - demo_<topic>_<step>: the demo bank's conversations (see [DemoRoute])
+//   - shape_<name>_<step>: the balance conversation as other servers stream it, each in its
+//     server's own format (see [ServerShapes] and [ShapeRoute])
 func OpenAIFixtures() fs.FS {
 	sub, err := fs.Sub(openaiFixtures, "testdata/openai")
 	if err != nil {

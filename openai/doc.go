@@ -23,17 +23,25 @@
 //
 // # Streaming, errors and retries
 //
-// Text deltas are yielded as they arrive. Tool calls are assembled from their deltas by the
-// SDK's accumulator and yielded when the stream ends, then a finish event with the reason and the
-// usage (cached tokens included). A refusal or a content-filter stop finishes with
-// [engine.FinishRefused], which the engine speaks as a short, polite line.
+// The SDK builds and sends each request; the answer is read by this package, because the servers
+// that speak the API stream in more shapes than the SDK accepts: chunk ids that change, choices
+// numbered other than 0, keep-alive events, tool calls whole or in pieces with or without index
+// or id, arguments as objects, reasoning in its own field or between <think> tags, tool calls
+// written as text, a plain JSON completion instead of a stream (docs/models.md has the list).
+// Text deltas are yielded as they arrive, without the reasoning; tool calls are assembled and
+// yielded when the answer ends, then a finish event with the reason and the usage (cached tokens
+// included). A refusal or a content-filter stop finishes with [engine.FinishRefused], which the
+// engine speaks as a short, polite line.
 //
-// A request that fails before its first token (429, 5xx, 408, a broken connection, a stream cut
-// before any text, no answer within [Options].RequestTimeout) is retried with exponential
-// backoff or after the server's Retry-After, never past the context's deadline. Once text was
+// A request that fails before its first token (429 or 5xx whatever the body, a server's error
+// inside its stream, a broken connection, a stream cut before any text, no answer within
+// [Options].RequestTimeout) is retried with exponential backoff or after the server's
+// Retry-After, never past the context's deadline; other client errors are not. Once text was
 // yielded, a failure is the sequence's last value and the engine turns it into the turn's error
-// event. Cancelling the context, or leaving the range early, closes the HTTP stream at once.
-// Status errors are [*APIError] values; no error includes the API key.
+// event. A stream that cannot be read ([ErrBadStream]) or tool calls that cannot be run
+// ([ErrBadToolCall]) end the completion with an error. Cancelling the context, or leaving the
+// range early, closes the HTTP stream at once. Status errors are [*APIError] values and errors
+// inside a stream [*StreamError] values; no error includes the API key or the server's message.
 //
 // # Prompt caching
 //

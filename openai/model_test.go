@@ -140,6 +140,12 @@ func TestStreamFixtures(t *testing.T) {
 		{name: "500 mid-stream", fixtures: []string{"error_midstream", "text"}, text: "Your balance is", err: "error in the stream (server_error)", requests: 1},
 		{name: "connection cut mid-stream", fixtures: []string{"cut_midstream", "text"}, text: "Your Everyday Checking balance", err: "chat completion", requests: 1},
 		{name: "invalid key", fixtures: []string{"invalid_key", "text"}, err: "401 Unauthorized (invalid_api_key)", requests: 1},
+		{name: "usage as a running total counts once", fixtures: []string{"shape_cumulative_usage_1"}, calls: "get_balance {}",
+			finish: engine.FinishToolCalls, usage: engine.Usage{InputTokens: 1226, OutputTokens: 3}, requests: 1},
+		{name: "usage under x_groq", fixtures: []string{"shape_groq_usage_1"}, calls: "get_balance {}",
+			finish: engine.FinishToolCalls, usage: engine.Usage{InputTokens: 1244, OutputTokens: 15}, requests: 1},
+		{name: "usage after the finish", fixtures: []string{"shape_openrouter_1"}, calls: "get_balance {}",
+			finish: engine.FinishToolCalls, usage: engine.Usage{InputTokens: 1697, OutputTokens: 52}, requests: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
