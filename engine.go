@@ -260,7 +260,7 @@ func (e *Engine) Handler() http.Handler {
 	mux.Handle(PathExecute, e.ExecuteHandler())
 	mux.Handle(PathTTS, e.TTSHandler())
 	mux.Handle(PathStream, e.StreamHandler())
-	mux.Handle("/", e.route("", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/", e.route("", "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, CodeNotFound, "no such route"), validRequestID(r))
 	})))
 	return mux

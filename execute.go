@@ -58,7 +58,7 @@ type executeReply struct {
 
 // ExecuteHandler returns the handler of POST /engine/execute.
 func (e *Engine) ExecuteHandler() http.Handler {
-	return e.route(http.MethodPost, http.HandlerFunc(e.serveExecute))
+	return e.route(http.MethodPost, PathExecute, http.HandlerFunc(e.serveExecute))
 }
 
 func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {

@@ -40,8 +40,8 @@ type Observer struct {
 
 // RequestEvent describes one request to a route of the engine.
 type RequestEvent struct {
-	Route     string // the route's path, such as "/engine"
-	Method    string
+	Route     string // the route's path, such as "/engine"; "" for no route of the engine
+	Method    string // "OTHER" for a method HTTP does not define
 	Status    int
 	Code      string // the problem code of an error answer
 	RequestID string

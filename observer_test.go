@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -68,5 +69,37 @@ func TestObserverSeesATurn(t *testing.T) {
 	}
 	if strings.Contains(got, testToken) {
 		t.Fatal("an event carries the user token")
+	}
+}
+
+// TestObserverLabelsAreBounded: what a stranger writes as a path or a method never becomes a
+// label: a request to no route is reported with the route "", one with an invented method as
+// "OTHER", and a route mounted under a prefix by its own path.
+func TestObserverLabelsAreBounded(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	obs := &engine.Observer{Request: func(_ context.Context, e engine.RequestEvent) {
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%q %s %d", e.Route, e.Method, e.Status))
+		mu.Unlock()
+	}}
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Observer: obs})
+	for _, path := range []string{"/" + strings.Repeat("a", 60<<10), "/engine/" + strings.Repeat("b", 1000)} {
+		h.do(t.Context(), "GET", path, headers(), ``).Body.Close()
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), "BREW"+strings.Repeat("X", 500), h.srv.URL+engine.PathTTS, nil)
+	req.Header = headers()
+	resp, err := h.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{`"" GET 404`, `"" GET 404`, `"/engine/tts" OTHER 405`}
+	if strings.Join(seen, "; ") != strings.Join(want, "; ") {
+		t.Errorf("events %q, want %q", seen, want)
 	}
 }

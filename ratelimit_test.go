@@ -59,6 +59,7 @@ func TestRateLimitPerUser(t *testing.T) {
 		{http.MethodPost, engine.PathExecute, `{}`},
 		{http.MethodPost, engine.PathTTS, `{"text":"hi"}`},
 		{http.MethodGet, engine.PathStream, ""},
+		{http.MethodPost, engine.PathCreateSession, `{}`},
 	}
 	for _, r := range routes {
 		t.Run(r.path, func(t *testing.T) {

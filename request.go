@@ -280,9 +280,11 @@ func jsonTypeName(kind string) string {
 	}
 }
 
-// route wraps an endpoint with what every route does: recover a panic into a 500 problem, echo
-// a valid X-Request-ID, and refuse other methods with a 405 problem.
-func (e *Engine) route(method string, h http.Handler) http.Handler {
+// route wraps the endpoint of path with what every route does: recover a panic into a 500
+// problem, echo a valid X-Request-ID, refuse other methods with a 405 problem, and report the
+// request to the observer under path (never the request's own path or method, which anyone
+// writes).
+func (e *Engine) route(method, path string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := validRequestID(r)
 		w.Header().Set(HeaderEngineVersion, Version)
@@ -293,7 +295,7 @@ func (e *Engine) route(method string, h http.Handler) http.Handler {
 			sw, start := &statusWriter{ResponseWriter: w}, e.now()
 			w = sw
 			defer func() {
-				e.obs.Request(r.Context(), RequestEvent{Route: r.URL.Path, Method: r.Method, Status: sw.status,
+				e.obs.Request(r.Context(), RequestEvent{Route: path, Method: knownMethod(r.Method), Status: sw.status,
 					Code: sw.code, RequestID: id, Duration: e.now().Sub(start)})
 			}()
 		}
@@ -354,3 +356,14 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// knownMethod returns m when it is a method of HTTP's, and "OTHER" otherwise, so that what a
+// client writes as its method cannot grow the observer's labels.
+func knownMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "OTHER"
+}

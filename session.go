@@ -76,11 +76,14 @@ type sessionResponse struct {
 
 // SessionHandler returns the handler of POST /api/v1/create-session.
 func (e *Engine) SessionHandler() http.Handler {
-	return e.route(http.MethodPost, http.HandlerFunc(e.serveCreateSession))
+	return e.route(http.MethodPost, PathCreateSession, http.HandlerFunc(e.serveCreateSession))
 }
 
 func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 	req, p := e.readHeadersWith(r, false)
+	if p == nil {
+		p = e.rateLimit(r.Context(), req) // a session costs what a turn does
+	}
 	if p != nil {
 		writeProblem(w, p, req.idOrEmpty())
 		return

@@ -82,7 +82,7 @@ func (o *StreamOptions) withDefaults(ping time.Duration) (StreamOptions, error) 
 
 // StreamHandler returns the handler of the voice socket, GET /engine/stream (docs/voice.md).
 func (e *Engine) StreamHandler() http.Handler {
-	return e.route(http.MethodGet, http.HandlerFunc(e.serveStream))
+	return e.route(http.MethodGet, PathStream, http.HandlerFunc(e.serveStream))
 }
 
 func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request) {

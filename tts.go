@@ -23,7 +23,7 @@ type ttsRequest struct {
 // TTSHandler returns the handler of POST /engine/tts: the text of the body spoken in the
 // request's voice, else the tenant's, streamed as audio/wav while it is synthesized.
 func (e *Engine) TTSHandler() http.Handler {
-	return e.route(http.MethodPost, http.HandlerFunc(e.serveTTS))
+	return e.route(http.MethodPost, PathTTS, http.HandlerFunc(e.serveTTS))
 }
 
 func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {

@@ -127,7 +127,7 @@ type turn struct {
 
 // TurnHandler returns the handler of POST /engine, the streamed turn.
 func (e *Engine) TurnHandler() http.Handler {
-	return e.route(http.MethodPost, http.HandlerFunc(e.serveTurn))
+	return e.route(http.MethodPost, PathTurn, http.HandlerFunc(e.serveTurn))
 }
 
 func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
