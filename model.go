@@ -73,10 +73,14 @@ type ModelRequest struct {
 	// fixed rules. It is the same for every turn of a tenant, byte for byte, so that a model can
 	// send it first and providers can cache it (see [Warmer]).
 	System string
-	// Context is the part of the system prompt that changes from turn to turn: locale, mode,
-	// country, screen and client metadata. Models send it after System, for example as a
-	// second system message, never before it.
-	Context  string
+	// Context is the part of the system prompt that changes from turn to turn: locale, mode and
+	// country, all checked by the engine. Models send it after System, for example as a second
+	// system message, never before it.
+	Context string
+	// Messages is the conversation so far and this turn's transcript. When the app sent a screen
+	// or client metadata, a user-role message just before the transcript quotes them as JSON
+	// between <app_context> tags (see [Message.IsAppContext]): any client writes them, so they
+	// never reach the system prompt.
 	Messages []Message
 	// Tools lists the tenant's tools and the engine's UI tools the model may call.
 	Tools    []ToolSpec

@@ -27,7 +27,7 @@ func (l listTools) Call(context.Context, *ToolEnv, ToolCall) (ToolResult, error)
 
 // TestStablePromptIsTheSameForEveryTurn checks that the warm-up request is exactly the stable
 // part of every turn of the tenant, whatever its mode, locale, country, screen or metadata, and
-// that those facts reach the model in Context only.
+// that the turn's facts reach the model in Context and the client's data in a quoted message.
 func TestStablePromptIsTheSameForEveryTurn(t *testing.T) {
 	tenant := &Tenant{Key: "pk_w", Name: "W", Prompt: "You are W's assistant.",
 		Environments: map[string]*Environment{EnvProduction: {BackendURL: "http://127.0.0.1:1"}}}
@@ -70,8 +70,13 @@ func TestStablePromptIsTheSameForEveryTurn(t *testing.T) {
 		if turn.System != warm.System || !reflect.DeepEqual(turn.Tools, warm.Tools) {
 			t.Errorf("%s: the turn's stable part differs from the warm-up's:\n%q\n%q", body, turn.System, warm.System)
 		}
-		if !strings.Contains(turn.Context, tr.locale) || !strings.Contains(turn.Context, "u-9") || strings.Contains(turn.System, "u-9") {
+		if !strings.Contains(turn.Context, tr.locale) || strings.Contains(turn.Context, "u-9") || strings.Contains(turn.System, "u-9") {
 			t.Errorf("%s: context %q", body, turn.Context)
+		}
+		// The client's data is quoted in the conversation, just before what the user said.
+		data := turn.Messages[0]
+		if !data.IsAppContext() || !strings.Contains(data.Content, `"userId":"u-9"`) {
+			t.Errorf("%s: messages %+v", body, turn.Messages)
 		}
 	}
 }

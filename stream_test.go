@@ -102,7 +102,7 @@ func TestStreamTypedTurnsKeepTheConversation(t *testing.T) {
 	for _, m := range last.Messages {
 		got = append(got, string(m.Role)+": "+m.Content)
 	}
-	want := []string{"user: hi", "assistant: " + r.spec.Speak, "user: and again"}
+	want := []string{"user: hi", "assistant: " + r.spec.Speak, "user: <app_context>\n{\"screen\":\"home\"}\n</app_context>", "user: and again"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("the second turn's model saw %q, want %q", got, want)
 	}

@@ -155,13 +155,14 @@ func TestTurnPassesHistoryLocaleAndContextToTheModel(t *testing.T) {
 	if res.spec.Meta.Direction != "rtl" || res.spec.Meta.Locale != "ar-SA" {
 		t.Errorf("meta %+v", res.spec.Meta)
 	}
-	if len(seen.Messages) != 3 || seen.Messages[2].Content != "رصيدي" || seen.Messages[1].Role != engine.RoleAssistant {
+	if len(seen.Messages) != 4 || seen.Messages[3].Content != "رصيدي" || seen.Messages[1].Role != engine.RoleAssistant ||
+		!seen.Messages[2].IsAppContext() || !strings.Contains(seen.Messages[2].Content, `{"screen":"home","metadata":{"userId":"u-1"}}`) {
 		t.Errorf("messages %+v", seen.Messages)
 	}
 	if seen.Locale != "ar-SA" || seen.Country != "SA" || seen.Screen != "home" || seen.Metadata["userId"] != "u-1" {
 		t.Errorf("request %+v", seen)
 	}
-	if !strings.Contains(seen.Context, "ar-SA") || !strings.Contains(seen.Context, `"userId":"u-1"`) {
+	if !strings.Contains(seen.Context, "ar-SA") || strings.Contains(seen.Context, `u-1`) {
 		t.Errorf("turn context %q", seen.Context)
 	}
 	if strings.Contains(seen.System, "ar-SA") || strings.Contains(seen.System, "u-1") {

@@ -81,9 +81,10 @@ func readTurn(req *engine.ModelRequest, kinds map[string]engine.ToolKind) *turn 
 	return t
 }
 
+// lastUser finds the last thing the user said; the app's quoted data is not that.
 func lastUser(msgs []engine.Message) int {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == engine.RoleUser {
+		if msgs[i].Role == engine.RoleUser && !msgs[i].IsAppContext() {
 			return i
 		}
 	}

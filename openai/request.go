@@ -72,6 +72,14 @@ func (m *Model) messages(req *engine.ModelRequest) []openai.ChatCompletionMessag
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case engine.RoleUser:
+			// Chat templates that require roles to alternate (Mistral's, Llama 2's) refuse
+			// two user messages in a row, as the app's quoted data and the transcript are:
+			// they travel as one message.
+			if n := len(out); n > 0 && out[n-1].OfUser != nil && out[n-1].OfUser.Content.OfString.Valid() {
+				prev := out[n-1].OfUser.Content.OfString.Value
+				out[n-1] = openai.UserMessage(prev + "\n\n" + msg.Content)
+				continue
+			}
 			out = append(out, openai.UserMessage(msg.Content))
 		case engine.RoleAssistant:
 			var a openai.ChatCompletionAssistantMessageParam
