@@ -101,7 +101,7 @@ func (e *Engine) claimProof(r *http.Request, t *Tenant, proof *dpop.Proof, now t
 	fresh, err := e.replay.Claim(r.Context(), key, proof.IAT.Add(e.dpop.MaxAge+time.Second))
 	switch {
 	case err != nil:
-		e.log.ErrorContext(r.Context(), "recording a DPoP proof failed", "requestId", validRequestID(r), "tenant", t.Key, "err", err)
+		e.log.ErrorContext(r.Context(), "recording a DPoP proof failed", "requestId", e.validRequestID(r), "tenant", t.Key, "err", err)
 		return newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the proof could not be checked; try again")
 	case !fresh:
 		return e.proofProblem(&dpop.Error{Reason: "the proof's jti was already used; sign a new proof for every request"}, now)

@@ -78,6 +78,12 @@ type Config struct {
 	// voice sockets included; a turn past it is answered 503 overloaded (on a socket, an
 	// overloaded error message). Negative means no bound.
 	MaxConcurrentTurns int
+	// Environment chooses the environment of a request for hosts that know it otherwise (from
+	// their gateway, hostname or route): it returns EnvProduction or EnvStaging, or "" to leave
+	// the choice to the X-Request-ID prefix. While it is set, request ids need no prefix: any 1
+	// to 128 letters, digits or ._:- (a gateway's UUID) are accepted. Nil means the prefix
+	// decides, as the protocol says.
+	Environment func(r *http.Request) string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -111,6 +117,7 @@ type Engine struct {
 	streams       streamRegistry
 	limits        *rateLimiting
 	turnSlots     turnSlots
+	environmentOf func(r *http.Request) string
 }
 
 // ErrConfig is wrapped by the errors [New] returns for an incomplete configuration.
@@ -132,20 +139,21 @@ func New(cfg Config) (*Engine, error) {
 		errs = append(errs, fmt.Errorf("%w: MaxTurnBody, MaxBody and PingInterval cannot be negative", ErrConfig))
 	}
 	e := &Engine{
-		tenants:     cfg.Tenants,
-		model:       cfg.Model,
-		toolset:     cfg.Toolset,
-		synthesizer: cfg.Synthesizer,
-		transcriber: cfg.Transcriber,
-		sessions:    cfg.Sessions,
-		replay:      cfg.Replay,
-		actions:     cfg.Actions,
-		log:         cfg.Logger,
-		maxTurnBody: cfg.MaxTurnBody,
-		maxBody:     cfg.MaxBody,
-		ping:        cfg.PingInterval,
-		now:         cfg.Now,
-		turnSlots:   newTurnSlots(cfg.MaxConcurrentTurns),
+		tenants:       cfg.Tenants,
+		model:         cfg.Model,
+		toolset:       cfg.Toolset,
+		synthesizer:   cfg.Synthesizer,
+		transcriber:   cfg.Transcriber,
+		sessions:      cfg.Sessions,
+		replay:        cfg.Replay,
+		actions:       cfg.Actions,
+		log:           cfg.Logger,
+		maxTurnBody:   cfg.MaxTurnBody,
+		maxBody:       cfg.MaxBody,
+		ping:          cfg.PingInterval,
+		now:           cfg.Now,
+		turnSlots:     newTurnSlots(cfg.MaxConcurrentTurns),
+		environmentOf: cfg.Environment,
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -261,7 +269,7 @@ func (e *Engine) Handler() http.Handler {
 	mux.Handle(PathTTS, e.TTSHandler())
 	mux.Handle(PathStream, e.StreamHandler())
 	mux.Handle("/", e.route("", "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, newProblem(http.StatusNotFound, CodeNotFound, "no such route"), validRequestID(r))
+		writeProblem(w, newProblem(http.StatusNotFound, CodeNotFound, "no such route"), e.validRequestID(r))
 	})))
 	return mux
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -129,7 +130,9 @@ func (e *Engine) checkExecute(req *request, b *executeRequest) (*token.ActionCla
 	return c, canon, nil
 }
 
-// parseVerifiedAt reads an RFC 3339 time or a number of milliseconds since the epoch.
+// parseVerifiedAt reads an RFC 3339 time or a number of milliseconds since the epoch. Seconds
+// (what Date().timeIntervalSince1970 gives on iOS) are refused with a message that says so
+// rather than read as a moment in 1970.
 func parseVerifiedAt(raw json.RawMessage) (time.Time, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -139,16 +142,26 @@ func parseVerifiedAt(raw json.RawMessage) (time.Time, error) {
 	if json.Unmarshal(raw, &s) == nil {
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return time.Time{}, errors.New("must be an RFC 3339 time or epoch milliseconds")
+			return time.Time{}, errors.New("must be an RFC 3339 time such as \"2026-01-02T15:04:05Z\" or epoch milliseconds")
 		}
 		return t, nil
 	}
-	ms, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil || ms <= 0 || ms > 1<<53 {
-		return time.Time{}, errors.New("must be an RFC 3339 time or epoch milliseconds")
+	var n float64
+	if json.Unmarshal(raw, &n) != nil || math.IsNaN(n) {
+		return time.Time{}, errors.New("must be an RFC 3339 time or epoch milliseconds (a number)")
 	}
-	return time.UnixMilli(ms), nil
+	switch {
+	case n <= 0 || n > 1<<53:
+		return time.Time{}, errors.New("must be a positive number of epoch milliseconds")
+	case n < maxEpochSecondsAsMillis:
+		return time.Time{}, fmt.Errorf("is %s, which reads as epoch seconds: send milliseconds (seconds × 1000) or an RFC 3339 time", strconv.FormatFloat(n, 'f', -1, 64))
+	}
+	return time.UnixMicro(int64(n * 1000)), nil
 }
+
+// maxEpochSecondsAsMillis separates seconds from milliseconds: 1e11 milliseconds is March 1973,
+// before any device check, and 1e11 seconds is in the year 5138.
+const maxEpochSecondsAsMillis = 1e11
 
 // runAction runs the action at most once: a token that already ran gets its first reply, one
 // that is running gets 409, and one whose backend could not be reached stays usable. canon is

@@ -157,6 +157,8 @@ func TestExecuteRefusals(t *testing.T) {
 		{"unknown method", executeBody(c.Execute, `{"method":"pin","verifiedAt":"`+now.UTC().Format(time.RFC3339)+`"}`), 400, engine.CodeInvalidRequest},
 		{"no verifiedAt", executeBody(c.Execute, `{"method":"faceid"}`), 400, engine.CodeInvalidRequest},
 		{"malformed verifiedAt", executeBody(c.Execute, `{"method":"faceid","verifiedAt":"yesterday"}`), 400, engine.CodeInvalidRequest},
+		{"verifiedAt in seconds", executeBody(c.Execute, `{"method":"faceid","verifiedAt":`+fmt.Sprint(now.Unix())+`}`), 400, engine.CodeInvalidRequest},
+		{"verifiedAt in fractional seconds", executeBody(c.Execute, `{"method":"faceid","verifiedAt":`+fmt.Sprintf("%.3f", float64(now.UnixMilli())/1000)+`}`), 400, engine.CodeInvalidRequest},
 		{"stale verifiedAt", executeBody(c.Execute, `{"method":"faceid","verifiedAt":"`+now.Add(-3*time.Minute).UTC().Format(time.RFC3339)+`"}`), 403, engine.CodeVerificationStale},
 		{"future verifiedAt", executeBody(c.Execute, `{"method":"touchid","verifiedAt":`+fmt.Sprint(now.Add(time.Minute).UnixMilli())+`}`), 403, engine.CodeVerificationStale},
 	}
@@ -170,6 +172,14 @@ func TestExecuteRefusals(t *testing.T) {
 			}
 		})
 	}
+	t.Run("seconds are named", func(t *testing.T) {
+		_, body := execute(t, d, demobank.EngineKey, executeBody(c.Execute, `{"method":"faceid","verifiedAt":`+fmt.Sprint(now.Unix())+`}`))
+		var p engine.Problem
+		json.Unmarshal([]byte(body), &p)
+		if !strings.Contains(p.Detail, "auth.verifiedAt") || !strings.Contains(p.Detail, "epoch seconds") || !strings.Contains(p.Detail, "milliseconds") {
+			t.Fatalf("the detail does not say what is wrong: %s", body)
+		}
+	})
 	t.Run("expired token", func(t *testing.T) {
 		later := now.Add(11 * time.Minute)
 		clock.Store(&later)

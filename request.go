@@ -35,18 +35,24 @@ const (
 	maxClientMetadata = 4 << 10
 )
 
-// validRequestIDSyntax reports whether id matches ^(prod|stg)-[A-Za-z0-9._:-]{1,128}$. It runs
+// validRequestIDSyntax reports whether id matches ^(prod|stg)-[A-Za-z0-9._:-]{1,128}$, or with
+// unprefixed (when the host chooses the environment) also ^[A-Za-z0-9._:-]{1,128}$. It runs
 // twice for every request, so it is written out rather than a regular expression.
-func validRequestIDSyntax(id string) bool {
+func validRequestIDSyntax(id string, unprefixed bool) bool {
 	rest, ok := strings.CutPrefix(id, "prod-")
 	if !ok {
 		rest, ok = strings.CutPrefix(id, "stg-")
 	}
-	if !ok || len(rest) < 1 || len(rest) > 128 {
+	return (ok && requestIDChars(rest)) || (unprefixed && requestIDChars(id))
+}
+
+// requestIDChars reports whether s is 1 to 128 letters, digits or ._:-.
+func requestIDChars(s string) bool {
+	if len(s) < 1 || len(s) > 128 {
 		return false
 	}
-	for i := 0; i < len(rest); i++ {
-		switch c := rest[i]; {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == ':', c == '-':
 		default:
 			return false
@@ -95,7 +101,11 @@ func (e *Engine) readHeaders(r *http.Request) (*request, *Problem) {
 // create-session, which makes one.
 func (e *Engine) readHeadersWith(r *http.Request, withSession bool) (*request, *Problem) {
 	h := r.Header
-	id, p := requestID(h)
+	var hostEnv string
+	if e.environmentOf != nil {
+		hostEnv = e.environmentOf(r)
+	}
+	id, p := requestID(h, hostEnv != "")
 	if p != nil {
 		return nil, p
 	}
@@ -115,9 +125,15 @@ func (e *Engine) readHeadersWith(r *http.Request, withSession bool) (*request, *
 	}
 	req.Tenant = t
 
-	envName := EnvProduction
-	if strings.HasPrefix(id, "stg-") {
+	envName := hostEnv
+	switch {
+	case envName == "" && strings.HasPrefix(id, "stg-"):
 		envName = EnvStaging
+	case envName == "":
+		envName = EnvProduction
+	case envName != EnvProduction && envName != EnvStaging:
+		e.log.ErrorContext(r.Context(), "Config.Environment chose an unknown environment", "requestId", id, "environment", envName)
+		return req, newProblem(http.StatusForbidden, CodeEnvironmentUnavailable, "the request's environment is not production or staging")
 	}
 	req.Environment = t.Environments[envName]
 	if req.Environment == nil {
@@ -169,15 +185,18 @@ func (e *Engine) readRequest(w http.ResponseWriter, r *http.Request, body any) *
 	return req
 }
 
-// requestID validates X-Request-ID. A malformed id is not echoed.
-func requestID(h http.Header) (string, *Problem) {
+// requestID validates X-Request-ID, which must carry the environment's prefix unless the host
+// chose the environment. A malformed id is not echoed.
+func requestID(h http.Header, unprefixed bool) (string, *Problem) {
 	vals := h.Values(HeaderRequestID)
 	switch {
 	case len(vals) == 0 || vals[0] == "":
 		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header is missing; it must look like prod-<id> or stg-<id>")
 	case len(vals) > 1:
 		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header is sent more than once")
-	case !validRequestIDSyntax(vals[0]):
+	case !validRequestIDSyntax(vals[0], unprefixed) && unprefixed:
+		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header must be 1 to 128 letters, digits or ._:-")
+	case !validRequestIDSyntax(vals[0], unprefixed):
 		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header must be prod- or stg- followed by 1 to 128 letters, digits or ._:-")
 	}
 	return vals[0], nil
@@ -286,7 +305,7 @@ func jsonTypeName(kind string) string {
 // writes).
 func (e *Engine) route(method, path string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := validRequestID(r)
+		id := e.validRequestID(r)
 		w.Header().Set(HeaderEngineVersion, Version)
 		if id != "" {
 			w.Header().Set(HeaderRequestID, id)
@@ -318,8 +337,10 @@ func (e *Engine) route(method, path string, h http.Handler) http.Handler {
 	})
 }
 
-func validRequestID(r *http.Request) string {
-	id, p := requestID(r.Header)
+// validRequestID returns the request's id when it is well formed, to echo and log it outside
+// readHeaders; "" when it is not.
+func (e *Engine) validRequestID(r *http.Request) string {
+	id, p := requestID(r.Header, e.environmentOf != nil)
 	if p != nil {
 		return ""
 	}

@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -229,5 +231,65 @@ func TestForwardedHeadersReachTools(t *testing.T) {
 	}
 	if strings.Contains(h.logs.String(), "backend-secret") {
 		t.Error("a forwarded value was logged")
+	}
+}
+
+// TestHostChoosesTheEnvironment: with Config.Environment a host behind a gateway picks the
+// environment itself and its plain request ids are accepted; without an answer from the hook the
+// prefix rule holds, and an answer that is no environment is refused.
+func TestHostChoosesTheEnvironment(t *testing.T) {
+	var seen string
+	model := modelFunc(func(ctx context.Context, req *engine.ModelRequest) []engine.ModelEvent {
+		seen = req.Environment
+		return enginetest.Text("hi")
+	})
+	h := newHarness(t, engine.Config{Model: model, Environment: func(r *http.Request) string {
+		switch r.Host {
+		case "staging.gateway.example":
+			return engine.EnvStaging
+		case "odd.gateway.example":
+			return "qa"
+		}
+		return ""
+	}})
+	cases := []struct {
+		host, id  string
+		status    int
+		env, code string
+		echoedID  bool
+	}{
+		{"staging.gateway.example", "0b4f8a52-6c1e-4f2b-9d3a-5e7c8b9a0d1f", 200, engine.EnvStaging, "", true},
+		{"staging.gateway.example", "prod-7", 200, engine.EnvStaging, "", true}, // the host's choice wins over the prefix
+		{"api.example", "stg-7", 200, engine.EnvStaging, "", true},
+		{"api.example", "0b4f8a52-6c1e-4f2b-9d3a-5e7c8b9a0d1f", 400, "", engine.CodeInvalidRequestID, true},
+		{"staging.gateway.example", "has space", 400, "", engine.CodeInvalidRequestID, false},
+		{"odd.gateway.example", "abc", 403, "", engine.CodeEnvironmentUnavailable, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.host+" "+tc.id, func(t *testing.T) {
+			seen = ""
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, h.srv.URL+engine.PathTurn, strings.NewReader(`{"transcript":"hi"}`))
+			req.Host = tc.host
+			req.Header = headers()
+			req.Header.Set(engine.HeaderRequestID, tc.id)
+			// Not h.client: the OpenAPI document describes the prefix rule, which this host has left.
+			resp, err := h.srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var p engine.Problem
+			if resp.StatusCode != http.StatusOK {
+				json.NewDecoder(resp.Body).Decode(&p)
+			} else {
+				io.Copy(io.Discard, resp.Body)
+			}
+			if resp.StatusCode != tc.status || p.Code != tc.code || seen != tc.env {
+				t.Fatalf("%d %s, model saw %q; want %d %s %q", resp.StatusCode, p.Code, seen, tc.status, tc.code, tc.env)
+			}
+			if got := resp.Header.Get(engine.HeaderRequestID); (got == tc.id) != tc.echoedID {
+				t.Errorf("X-Request-ID echoed %q", got)
+			}
+		})
 	}
 }

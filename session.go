@@ -227,7 +227,7 @@ func (e *Engine) verifySession(r *http.Request, t *Tenant) (*Session, *Problem) 
 	case errors.Is(err, ErrSessionNotFound):
 		return nil, tokenProblem(scheme, "the session is unknown or has ended; create a new session")
 	case err != nil:
-		e.log.ErrorContext(r.Context(), "looking up a session failed", "requestId", validRequestID(r), "tenant", t.Key, "err", err)
+		e.log.ErrorContext(r.Context(), "looking up a session failed", "requestId", e.validRequestID(r), "tenant", t.Key, "err", err)
 		return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the session could not be looked up; try again")
 	case s.TenantKey != claims.TID || s.KeyThumbprint != jkt:
 		return nil, tokenProblem(scheme, "the session token does not match its session; create a new session")
