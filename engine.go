@@ -78,6 +78,15 @@ type Config struct {
 	// voice sockets included; a turn past it is answered 503 overloaded (on a socket, an
 	// overloaded error message). Negative means no bound.
 	MaxConcurrentTurns int
+	// MaxConcurrentSyntheses bounds the syntheses of the tts endpoint at once (default 32),
+	// each of which may hold a synthesizer process until its client has read the audio; one
+	// past it is answered 503 overloaded. Negative means no bound.
+	MaxConcurrentSyntheses int
+	// WriteTimeout bounds how long one write of a response may wait for a client that does not
+	// read (default 10s): the tts endpoint's audio and the turn stream's events. The response
+	// is then abandoned and its synthesis or turn stopped, so that a slow reader cannot hold
+	// them. It does not bound the length of a response.
+	WriteTimeout time.Duration
 	// Environment chooses the environment of a request for hosts that know it otherwise (from
 	// their gateway, hostname or route): it returns EnvProduction or EnvStaging, or "" to leave
 	// the choice to the X-Request-ID prefix. While it is set, request ids need no prefix: any 1
@@ -116,7 +125,9 @@ type Engine struct {
 	streamOpts    StreamOptions
 	streams       streamRegistry
 	limits        *rateLimiting
-	turnSlots     turnSlots
+	turnSlots     slots
+	synthSlots    slots
+	writeTimeout  time.Duration
 	environmentOf func(r *http.Request) string
 }
 
@@ -135,8 +146,8 @@ func New(cfg Config) (*Engine, error) {
 	if len(cfg.SigningKey) < 32 {
 		errs = append(errs, fmt.Errorf("%w: SigningKey must be at least 32 bytes", ErrConfig))
 	}
-	if cfg.MaxTurnBody < 0 || cfg.MaxBody < 0 || cfg.PingInterval < 0 {
-		errs = append(errs, fmt.Errorf("%w: MaxTurnBody, MaxBody and PingInterval cannot be negative", ErrConfig))
+	if cfg.MaxTurnBody < 0 || cfg.MaxBody < 0 || cfg.PingInterval < 0 || cfg.WriteTimeout < 0 {
+		errs = append(errs, fmt.Errorf("%w: MaxTurnBody, MaxBody, PingInterval and WriteTimeout cannot be negative", ErrConfig))
 	}
 	e := &Engine{
 		tenants:       cfg.Tenants,
@@ -152,11 +163,16 @@ func New(cfg Config) (*Engine, error) {
 		maxBody:       cfg.MaxBody,
 		ping:          cfg.PingInterval,
 		now:           cfg.Now,
-		turnSlots:     newTurnSlots(cfg.MaxConcurrentTurns),
+		turnSlots:     newSlots(cfg.MaxConcurrentTurns, defaultMaxConcurrentTurns),
+		synthSlots:    newSlots(cfg.MaxConcurrentSyntheses, defaultMaxConcurrentSyntheses),
+		writeTimeout:  cfg.WriteTimeout,
 		environmentOf: cfg.Environment,
 	}
 	if e.now == nil {
 		e.now = time.Now
+	}
+	if e.writeTimeout == 0 {
+		e.writeTimeout = defaultWriteTimeout
 	}
 	if cfg.Observer != nil {
 		e.obs = *cfg.Observer

@@ -36,6 +36,9 @@ type Observer struct {
 	RateLimit func(ctx context.Context, e RateLimitEvent)
 	// Socket is called when a voice socket opens (open true) and when it closes.
 	Socket func(ctx context.Context, tenant string, open bool)
+	// Overload is called when one of the engine's bounds (concurrent turns, syntheses,
+	// sockets, buffered audio) refuses work.
+	Overload func(ctx context.Context, e OverloadEvent)
 }
 
 // RequestEvent describes one request to a route of the engine.

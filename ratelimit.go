@@ -17,8 +17,6 @@ import (
 
 // Bounds of admission control.
 const (
-	// defaultMaxConcurrentTurns is Config.MaxConcurrentTurns when it is zero.
-	defaultMaxConcurrentTurns = 1024
 	// rateLimiterPause is how long the engine decides with its own buckets after the shared
 	// rate limiter failed, rather than wait for it on every request.
 	rateLimiterPause = time.Second
@@ -163,33 +161,4 @@ func (e *Engine) allow(ctx context.Context, req *request, limits []RateLimit) (o
 	}
 	ok, wait, _ = rl.local.Allow(ctx, limits)
 	return ok, wait, unavailable
-}
-
-// turnSlots bounds the turns a process runs at once; a nil channel means no bound.
-type turnSlots chan struct{}
-
-func newTurnSlots(n int) turnSlots {
-	switch {
-	case n < 0:
-		return nil
-	case n == 0:
-		n = defaultMaxConcurrentTurns
-	}
-	return make(turnSlots, n)
-}
-
-// acquire takes a slot, or answers 503 overloaded at once when none is free: a full process
-// refuses new turns quickly rather than slowing every turn down.
-func (s turnSlots) acquire() (release func(), p *Problem) {
-	if s == nil {
-		return func() {}, nil
-	}
-	select {
-	case s <- struct{}{}:
-		return func() { <-s }, nil
-	default:
-		p := newProblem(http.StatusServiceUnavailable, CodeOverloaded, "the engine is running as many turns as it can; try again in a moment")
-		p.header = http.Header{"Retry-After": {"1"}}
-		return nil, p
-	}
 }

@@ -411,7 +411,7 @@ func (c *voiceConn) startTurn(pcm []int16, text string) bool {
 	if p := c.e.rateLimit(c.turnsCtx, c.req); p != nil {
 		return c.trySend(errorMessage("", p.Code, p.Detail, p.Retryable))
 	}
-	release, p := c.e.turnSlots.acquire()
+	release, p := c.e.acquireTurn(c.turnsCtx, c.req)
 	if p != nil {
 		return c.trySend(errorMessage("", p.Code, p.Detail, p.Retryable))
 	}

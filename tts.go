@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/convengine/engine/audio"
@@ -55,8 +58,18 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 		requested = strings.TrimSpace(*body.Voice)
 	}
 	voice := e.voiceFor(req.Tenant, requested, req.Tenant.Locale)
+	release, ok := e.synthSlots.tryAcquire()
+	if !ok {
+		writeProblem(w, e.overloaded(r.Context(), BoundSyntheses, req, "the engine is synthesizing as much speech as it can; try again in a moment"), req.ID)
+		return
+	}
+	defer release()
+	// The synthesis stops when the response does: when the client goes, or a write waits past
+	// the write timeout for a client that does not read.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
 	synthStart := e.now()
-	speech, err := e.synthesizer.Synthesize(r.Context(), *body.Text, voice)
+	speech, err := e.synthesizer.Synthesize(ctx, *body.Text, voice)
 	e.observeSpeech(r.Context(), "synthesis", req.Tenant.Key, synthStart, err)
 	switch {
 	case errors.Is(err, ErrUnknownVoice):
@@ -74,11 +87,12 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	n, err := streamWAV(w, speech)
+	n, werr, err := streamWAV(w, speech, e.writeTimeout)
+	cancel()
 	e.log.InfoContext(r.Context(), "tts", "requestId", req.ID, "tenant", req.Tenant.Key, "voice", voice,
 		"chars", utf8.RuneCountInString(*body.Text), "bytes", n, "clientGone", r.Context().Err() != nil,
-		"ms", float64(e.now().Sub(start).Microseconds())/1000)
-	if err != nil && r.Context().Err() == nil {
+		"clientTooSlow", errors.Is(werr, os.ErrDeadlineExceeded), "ms", float64(e.now().Sub(start).Microseconds())/1000)
+	if err != nil && werr == nil && r.Context().Err() == nil {
 		// The header promised audio of unknown length: a clean end would pass a cut-off
 		// answer for a whole one, so the response is aborted instead.
 		e.log.WarnContext(r.Context(), "speech synthesis failed while streaming", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
@@ -87,30 +101,37 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 }
 
 // streamWAV writes a streaming WAV header and then the samples as they come, flushing each
-// read. It returns the bytes of samples written.
-func streamWAV(w http.ResponseWriter, a *Audio) (int64, error) {
+// read; each write may wait writeTimeout for the client. It returns the bytes of samples
+// written, the write's error (the client is gone or too slow) or the synthesis's.
+func streamWAV(w http.ResponseWriter, a *Audio, writeTimeout time.Duration) (n int64, writeErr, readErr error) {
 	rc := http.NewResponseController(w)
-	if _, err := w.Write(audio.AppendWAVHeader(nil, a.SampleRate, -1)); err != nil {
-		return 0, err
+	defer rc.SetWriteDeadline(time.Time{}) // not to outlive the response on a kept-alive connection
+	write := func(b []byte) error {
+		if writeTimeout > 0 {
+			rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		return rc.Flush()
 	}
-	var n int64
+	if err := write(audio.AppendWAVHeader(nil, a.SampleRate, -1)); err != nil {
+		return 0, err, nil
+	}
 	buf := make([]byte, 16<<10)
 	for {
 		m, rerr := a.PCM.Read(buf)
 		if m > 0 {
-			if _, err := w.Write(buf[:m]); err != nil {
-				return n, err
+			if err := write(buf[:m]); err != nil {
+				return n, err, nil
 			}
 			n += int64(m)
-			if err := rc.Flush(); err != nil {
-				return n, err
-			}
 		}
 		if rerr == io.EOF {
-			return n, nil
+			return n, nil, nil
 		}
 		if rerr != nil {
-			return n, rerr
+			return n, nil, rerr
 		}
 	}
 }

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
@@ -148,4 +152,76 @@ func TestTTSClientGoneStopsSynthesis(t *testing.T) {
 	resp.Body.Close()
 	proctest.NoChildren(t, "espeak-ng")
 	h.srv.Close()
+}
+
+// slowReader sends a tts request over a raw connection with a small receive buffer, reads the
+// response's first bytes and then nothing more, as an attacker holding a synthesis would.
+func slowReader(t *testing.T, h *harness, text string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", h.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	conn.(*net.TCPConn).SetReadBuffer(4096)
+	body := ttsBody(text)
+	var req strings.Builder
+	fmt.Fprintf(&req, "POST %s HTTP/1.1\r\nHost: engine\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", engine.PathTTS, len(body))
+	for name, vals := range headers() {
+		fmt.Fprintf(&req, "%s: %s\r\n", name, vals[0])
+	}
+	req.WriteString("\r\n" + body)
+	if _, err := io.WriteString(conn, req.String()); err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 12)
+	if _, err := io.ReadFull(conn, head); err != nil || string(head) != "HTTP/1.1 200" {
+		t.Fatalf("%q %v", head, err)
+	}
+	return conn
+}
+
+// TestTTSBoundsSyntheses: past MaxConcurrentSyntheses a request is answered 503 overloaded at
+// once and the observer counts it; a client that stops reading loses its synthesis after the
+// write timeout, and its slot goes to the next request.
+func TestTTSBoundsSyntheses(t *testing.T) {
+	var overloads atomic.Int32
+	obs := &engine.Observer{Overload: func(_ context.Context, e engine.OverloadEvent) {
+		if e.Bound == engine.BoundSyntheses && e.Tenant == testKey {
+			overloads.Add(1)
+		}
+	}}
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Synthesizer: newEspeak(t),
+		MaxConcurrentSyntheses: 1, WriteTimeout: 300 * time.Millisecond, Observer: obs})
+	long := strings.Repeat("This goes on and on without a pause. ", 100)
+	slow := slowReader(t, h, long)
+
+	resp := h.do(t.Context(), http.MethodPost, engine.PathTTS, headers(), ttsBody("hello"))
+	p := readProblem(t, resp)
+	if resp.StatusCode != http.StatusServiceUnavailable || p.Code != engine.CodeOverloaded || resp.Header.Get("Retry-After") == "" || overloads.Load() != 1 {
+		t.Fatalf("second synthesis: %d %s, Retry-After %q, %d overloads counted", resp.StatusCode, p.Code, resp.Header.Get("Retry-After"), overloads.Load())
+	}
+
+	// The slow reader is still connected and reads nothing: its synthesis ends by itself.
+	proctest.NoChildren(t, "espeak-ng")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp := h.do(t.Context(), http.MethodPost, engine.PathTTS, headers(), ttsBody("hello"))
+		wav, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			if _, err := audio.ReadWAVHeader(bytes.NewReader(wav)); err != nil || len(wav) < 1000 {
+				t.Fatalf("after the slow reader: %v", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the slow reader's slot was not freed: %d", resp.StatusCode)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(h.logs.String(), `"clientTooSlow":true`) {
+		t.Errorf("the slow client is not logged as such:\n%s", h.logs.String())
+	}
+	slow.Close()
 }

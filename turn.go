@@ -137,7 +137,7 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, req.idOrEmpty())
 		return
 	}
-	release, p := e.turnSlots.acquire()
+	release, p := e.acquireTurn(r.Context(), req)
 	if p != nil {
 		writeProblem(w, p, req.ID)
 		return
@@ -166,10 +166,10 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithTimeout(r.Context(), req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
 	defer cancel()
-	stream := sse.NewWriter(w, e.now)
+	stream := sse.NewWriter(w, e.now, e.writeTimeout, cancel)
+	defer stream.Close()
 	t.out = stream
-	stopPings := stream.KeepAlive(e.ping)
-	defer stopPings()
+	stream.KeepAlive(e.ping)
 
 	if stream.Start(t.turnID, t.conversationID) == nil {
 		e.runTurnSafely(ctx, t)

@@ -35,6 +35,9 @@ type Writer struct {
 	last       time.Time
 	err        error
 	clock      func() time.Time
+	// writeTimeout bounds each write; onFail runs once when a write fails.
+	writeTimeout time.Duration
+	onFail       func()
 
 	// The keep-alive: a timer whose function pings after idle of silence, until stopped.
 	idle    time.Duration
@@ -44,15 +47,18 @@ type Writer struct {
 	small [512]byte
 }
 
-// NewWriter sends the headers of an event stream with status 200 and returns its writer.
-func NewWriter(w http.ResponseWriter, clock func() time.Time) *Writer {
+// NewWriter sends the headers of an event stream with status 200 and returns its writer. Each
+// write may wait writeTimeout (none when 0) for a client that does not read; it then fails, as
+// every later one does, and onFail (when not nil) runs, to stop the work that feeds the stream.
+// The caller calls Close when the stream is over.
+func NewWriter(w http.ResponseWriter, clock func() time.Time, writeTimeout time.Duration, onFail func()) *Writer {
 	h := w.Header()
 	h["Content-Type"] = []string{"text/event-stream"}
 	h["Cache-Control"] = []string{"no-cache"}
 	h["X-Accel-Buffering"] = []string{"no"}
 	h.Del("Content-Length")
 	w.WriteHeader(http.StatusOK)
-	s := &Writer{w: w, rc: *http.NewResponseController(w), clock: clock, last: clock()}
+	s := &Writer{w: w, rc: *http.NewResponseController(w), clock: clock, last: clock(), writeTimeout: writeTimeout, onFail: onFail}
 	s.buf = s.small[:0]
 	return s
 }
@@ -155,16 +161,34 @@ func (s *Writer) endLocked(b []byte) error {
 }
 
 func (s *Writer) flushLocked(b []byte) error {
-	if _, err := s.w.Write(b); err != nil {
-		s.err = err
-		return err
+	if s.writeTimeout > 0 {
+		// A writer that cannot take deadlines (a recorder, a host's wrapper) just writes.
+		s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
 	}
-	if err := s.rc.Flush(); err != nil {
+	_, err := s.w.Write(b)
+	if err == nil {
+		err = s.rc.Flush()
+	}
+	if err != nil {
 		s.err = err
+		if s.onFail != nil {
+			s.onFail()
+		}
 		return err
 	}
 	s.last = s.clock()
 	return nil
+}
+
+// Close ends the writer's use of the connection: the keep-alive stops, and the write deadline
+// is lifted so that it does not apply to the connection's next request.
+func (s *Writer) Close() {
+	if s.timer != nil {
+		s.stopKeepAlive()
+	}
+	if s.writeTimeout > 0 {
+		s.rc.SetWriteDeadline(time.Time{})
+	}
 }
 
 // KeepAlive pings while the stream is silent for idle. The returned function stops it; once

@@ -24,7 +24,7 @@ func TestWriterEvents(t *testing.T) {
 		Meta: widgets.Meta{ConversationID: "c1", TurnID: "t1", Locale: "en", Direction: "ltr",
 			Theme: json.RawMessage("{\n  \"primary\": \"#0B5FFF\"\n}")}}
 	rec := httptest.NewRecorder()
-	w := NewWriter(rec, time.Now)
+	w := NewWriter(rec, time.Now, 0, nil)
 	w.Start("t1", "c1")
 	w.Status("Checking your balance", "get_balance")
 	w.Speak("Your balance is \"$1,234.56\".\n")
@@ -83,7 +83,7 @@ func BenchmarkWriter(b *testing.B) {
 		{"widget", func(s *Writer) error { return s.Widget(widgets.Stat{Label: "Checking", Value: "$1,234.56"}) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			s := NewWriter(&discardFlusher{h: http.Header{}}, time.Now)
+			s := NewWriter(&discardFlusher{h: http.Header{}}, time.Now, 0, nil)
 			b.ReportAllocs()
 			for b.Loop() {
 				if err := bc.write(s); err != nil {
@@ -101,7 +101,7 @@ func BenchmarkWriter(b *testing.B) {
 func TestKeepAlive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := httptest.NewRecorder()
-		w := NewWriter(rec, time.Now)
+		w := NewWriter(rec, time.Now, 0, nil)
 		stop := w.KeepAlive(15 * time.Second)
 		w.Start("t1", "c1")
 		time.Sleep(14 * time.Second)
