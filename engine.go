@@ -127,6 +127,9 @@ type Engine struct {
 	limits        *rateLimiting
 	turnSlots     slots
 	synthSlots    slots
+	socketSlots   slots
+	userSockets   *perUser
+	audioMemory   *budget
 	writeTimeout  time.Duration
 	environmentOf func(r *http.Request) string
 }
@@ -213,6 +216,9 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.streamOpts = streamOpts
+	e.socketSlots = newSlots(streamOpts.MaxSockets, defaultMaxSockets)
+	e.userSockets = &perUser{limit: streamOpts.MaxSocketsPerUser}
+	e.audioMemory = &budget{limit: streamOpts.AudioMemory}
 	if e.actionTokens, err = token.NewActions(cfg.SigningKey); err != nil {
 		return nil, fmt.Errorf("%w: SigningKey: %v", ErrConfig, err)
 	}

@@ -48,6 +48,16 @@ type StreamOptions struct {
 	// SendQueue is how many messages may wait for a slow client (default 32). When it is full
 	// the turn waits; a client that lets it fill while it keeps sending is closed with 1008.
 	SendQueue int
+	// MaxSockets bounds the sockets open at once in the process (default 1024), and
+	// MaxSocketsPerUser those of one user of a tenant (default 4); one past them is answered
+	// 503 overloaded or 429 rate_limited before the upgrade. Negative means no bound.
+	MaxSockets        int
+	MaxSocketsPerUser int
+	// AudioMemory bounds the bytes of the users' speech that all sockets together hold
+	// before it is transcribed (default 64 MiB, about 35 minutes of 16 kHz audio); the
+	// utterance that would pass it is refused with an overloaded error message, and the socket
+	// stays. Negative means no bound.
+	AudioMemory int64
 }
 
 // withDefaults returns the options with zero values replaced.
@@ -77,6 +87,12 @@ func (o *StreamOptions) withDefaults(ping time.Duration) (StreamOptions, error) 
 	if s.SendQueue == 0 {
 		s.SendQueue = defaultSendQueue
 	}
+	if s.MaxSocketsPerUser == 0 {
+		s.MaxSocketsPerUser = defaultMaxSocketsPerUser
+	}
+	if s.AudioMemory == 0 {
+		s.AudioMemory = defaultAudioMemory
+	}
 	return s, nil
 }
 
@@ -98,10 +114,16 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeShuttingDown, "the engine is shutting down; connect again"), req.ID)
 		return
 	}
+	release, p := e.acquireSocket(r.Context(), req)
+	if p != nil {
+		writeProblem(w, p, req.ID)
+		return
+	}
 	// The origin was checked above, with the problem responses of every route.
 	sb := &smallBuffers{ResponseWriter: w}
 	ws, err := websocket.Accept(sb, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
+		release()
 		e.log.WarnContext(r.Context(), "voice socket upgrade failed", "requestId", req.ID, "err", err)
 		return
 	}
@@ -110,6 +132,7 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request) {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.turnsCtx, c.stopTurns = context.WithCancel(c.ctx)
 	if !e.streams.add(c) {
+		release()
 		c.cancel()
 		ws.Close(websocket.StatusGoingAway, "the server is shutting down")
 		return
@@ -117,10 +140,28 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request) {
 	// The socket lives in a goroutine of its own, so that the server's state of the request
 	// (the connection, the request and its headers) is freed when the handler returns.
 	go func() {
+		defer release()
 		defer e.streams.remove(c)
 		defer c.cancel()
 		c.serve()
 	}()
+}
+
+// acquireSocket takes one of the process's sockets and one of the user's.
+func (e *Engine) acquireSocket(ctx context.Context, req *request) (release func(), p *Problem) {
+	releaseSlot, ok := e.socketSlots.tryAcquire()
+	if !ok {
+		return nil, e.overloaded(ctx, BoundSockets, req, "the engine has as many voice sockets open as it can; connect again in a moment")
+	}
+	user := e.limits.userBucket(req.Tenant.Key, req.UserToken)
+	if !e.userSockets.take(user) {
+		releaseSlot()
+		return nil, e.overloaded(ctx, BoundUserSockets, req, fmt.Sprintf("this user has %d voice sockets open; close one first", e.userSockets.limit))
+	}
+	return func() {
+		e.userSockets.give(user)
+		releaseSlot()
+	}, nil
 }
 
 // checkUpgrade requires a WebSocket upgrade from an allowed origin.

@@ -4,8 +4,11 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
@@ -148,5 +151,104 @@ func TestSocketTurnsAreRateLimited(t *testing.T) {
 	c.sayHi()
 	if r := c.turn(); r.transcript != "hi" || r.spec.Speak != "Hi." {
 		t.Errorf("a second later: transcript %q, answer %q", r.transcript, r.spec.Speak)
+	}
+}
+
+// dialRefused opens the voice socket with hdr and returns the problem it was refused with.
+func (h *harness) dialRefused(t *testing.T, hdr http.Header) (*http.Response, engine.Problem) {
+	t.Helper()
+	ws, resp, err := websocket.Dial(t.Context(), h.wsURL(), &websocket.DialOptions{HTTPHeader: hdr})
+	if err == nil {
+		ws.CloseNow()
+		t.Fatal("the socket opened")
+	}
+	if resp == nil {
+		t.Fatalf("dial: %v", err)
+	}
+	return resp, readProblem(t, resp)
+}
+
+// TestSocketBounds: a user may hold MaxSocketsPerUser sockets and the process MaxSockets;
+// past them the upgrade is answered 429 rate_limited or 503 overloaded with Retry-After, the
+// observer counts each refusal, and a socket that closes makes room again.
+func TestSocketBounds(t *testing.T) {
+	checkLeaks(t)
+	var mu sync.Mutex
+	refused := map[string]int{}
+	obs := &engine.Observer{Overload: func(_ context.Context, e engine.OverloadEvent) {
+		mu.Lock()
+		refused[e.Bound]++
+		mu.Unlock()
+	}}
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Observer: obs,
+		Stream: &engine.StreamOptions{MaxSockets: 3, MaxSocketsPerUser: 2}})
+	h.shutdownAtEnd(t)
+
+	a1 := h.dial(t, userHeaders("user-a"))
+	h.dial(t, userHeaders("user-a"))
+	resp, p := h.dialRefused(t, userHeaders("user-a"))
+	if resp.StatusCode != http.StatusTooManyRequests || p.Code != engine.CodeRateLimited || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a user's third socket: %d %s, Retry-After %q", resp.StatusCode, p.Code, resp.Header.Get("Retry-After"))
+	}
+	h.dial(t, userHeaders("user-b"))
+	resp, p = h.dialRefused(t, userHeaders("user-c"))
+	if resp.StatusCode != http.StatusServiceUnavailable || p.Code != engine.CodeOverloaded || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("the process's fourth socket: %d %s, Retry-After %q", resp.StatusCode, p.Code, resp.Header.Get("Retry-After"))
+	}
+	mu.Lock()
+	if refused[engine.BoundUserSockets] != 1 || refused[engine.BoundSockets] != 1 {
+		t.Errorf("refusals counted: %v", refused)
+	}
+	mu.Unlock()
+
+	a1.ws.Close(websocket.StatusNormalClosure, "")
+	waitFor(t, "the closed socket's room is given back", func() bool {
+		ws, _, err := websocket.Dial(t.Context(), h.wsURL(), &websocket.DialOptions{HTTPHeader: userHeaders("user-c")})
+		if err != nil {
+			return false
+		}
+		t.Cleanup(func() { ws.CloseNow() })
+		return true
+	})
+}
+
+// TestAudioMemoryBound: the audio that all sockets hold before transcription shares one
+// budget. The utterance that would pass it is refused as overloaded, retryable, and the socket
+// stays; once the other socket's audio is let go, the same user is heard.
+func TestAudioMemoryBound(t *testing.T) {
+	checkLeaks(t)
+	var overloads atomic.Int32
+	obs := &engine.Observer{Overload: func(_ context.Context, e engine.OverloadEvent) {
+		if e.Bound == engine.BoundAudioMemory {
+			overloads.Add(1)
+		}
+	}}
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hello.")}}
+	const second = 16000 * 2 // bytes of one second of 16 kHz audio
+	h := newHarness(t, engine.Config{Model: model, Transcriber: hearsHi, Observer: obs,
+		Stream: &engine.StreamOptions{AudioMemory: 2 * second}})
+	h.shutdownAtEnd(t)
+
+	talker, other := h.dial(t, userHeaders("user-a")), h.dial(t, userHeaders("user-b"))
+	talker.sendAudio(make([]int16, 16000*3/2), nil) // 1.5 s, held until end_of_speech
+	talker.send(map[string]any{"type": "cancel"})   // read in order: the audio is all taken first
+	talker.expect("cancelled")
+	talker.sendAudio(make([]int16, 16000*3/2), nil)
+	talker.send(map[string]any{"type": "noise"}) // answered once the audio before it is taken
+	talker.expect("error")
+	other.sendAudio(make([]int16, 16000), nil) // 1 s more than the budget has left
+	other.expectRefused(engine.CodeOverloaded)
+	if overloads.Load() != 1 {
+		t.Errorf("%d refusals counted", overloads.Load())
+	}
+
+	talker.send(map[string]any{"type": "end_of_speech"})
+	if r := talker.turn(); r.spec.Speak != "Hello." {
+		t.Fatalf("the talker's turn: %q", r.spec.Speak)
+	}
+	other.sendAudio(make([]int16, 16000*3/2), nil) // the transcribed audio was given back
+	other.send(map[string]any{"type": "end_of_speech"})
+	if r := other.turn(); r.spec.Speak != "Hello." {
+		t.Fatalf("after the talker's turn: %q", r.spec.Speak)
 	}
 }

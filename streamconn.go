@@ -76,7 +76,8 @@ type voiceConn struct {
 	conversationID string
 	history        []historyMessage
 	pcm            []int16
-	refused        bool // the utterance was refused; its audio is dropped until end_of_speech
+	pcmHeld        int64 // bytes of pcm reserved from StreamOptions.AudioMemory
+	refused        bool  // the utterance was refused; its audio is dropped until end_of_speech
 	turn           *runningTurn
 	turns          int
 }
@@ -117,6 +118,7 @@ func (c *voiceConn) serve() {
 	c.mu.Unlock()
 
 	reason := c.readSafely()
+	c.dropPCM()
 
 	c.cancel()
 	if c.turn != nil {
@@ -185,7 +187,8 @@ func (c *voiceConn) handleMessage(data []byte) bool {
 	var m clientMessage
 	if p := unmarshalStrictly(data, &m); p != nil {
 		if m.Type == "audio" { // a broken frame spoils its utterance
-			c.pcm, c.refused = nil, true
+			c.dropPCM()
+			c.refused = true
 		}
 		return c.trySend(errorMessage("", p.Code, p.Detail, false))
 	}
@@ -252,7 +255,8 @@ func (c *voiceConn) handle(m *clientMessage) bool {
 		return c.onEndOfSpeech()
 	case "cancel":
 		id := c.stopTurn()
-		c.pcm, c.refused = nil, false
+		c.dropPCM()
+		c.refused = false
 		return c.trySend(cancelledMessage(id))
 	case "text":
 		return c.onText(m)
@@ -305,8 +309,9 @@ func (c *voiceConn) onAudio(b64 []byte, present bool, sampleRate *int) bool {
 		return true
 	}
 	refuse := func(code, message string) bool {
-		c.pcm, c.refused = nil, true
-		return c.trySend(errorMessage("", code, message, false))
+		c.dropPCM()
+		c.refused = true
+		return c.trySend(errorMessage("", code, message, code == CodeOverloaded))
 	}
 	switch {
 	case !present:
@@ -327,7 +332,11 @@ func (c *voiceConn) onAudio(b64 []byte, present bool, sampleRate *int) bool {
 		return refuse(CodeInvalidAudio, "chunk: does not hold whole 16-bit samples")
 	case len(c.pcm)+len(b)/2 > maxUtteranceSamples:
 		return refuse(CodeUtteranceTooLong, fmt.Sprintf("an utterance holds at most %d seconds of audio", maxInputSeconds))
+	case !c.e.audioMemory.take(int64(len(b))):
+		p := c.e.overloaded(c.ctx, BoundAudioMemory, c.req, "the engine holds as much audio as it can; say it again in a moment")
+		return refuse(p.Code, p.Detail)
 	}
+	c.pcmHeld += int64(len(b))
 	if c.pcm == nil {
 		c.pcm = getPCM()
 	}
@@ -350,6 +359,12 @@ func putPCM(pcm []int16) {
 	}
 }
 
+// dropPCM lets the utterance's audio go, and its share of StreamOptions.AudioMemory.
+func (c *voiceConn) dropPCM() {
+	c.e.audioMemory.give(c.pcmHeld)
+	c.pcm, c.pcmHeld = nil, 0
+}
+
 func (c *voiceConn) onEndOfSpeech() bool {
 	if c.refused {
 		c.refused = false
@@ -361,9 +376,9 @@ func (c *voiceConn) onEndOfSpeech() bool {
 	if !c.bargeIn() {
 		return false
 	}
-	pcm := c.pcm
-	c.pcm = nil
-	return c.startTurn(pcm, "")
+	pcm, held := c.pcm, c.pcmHeld
+	c.pcm, c.pcmHeld = nil, 0
+	return c.startTurn(pcm, held, "")
 }
 
 func (c *voiceConn) onText(m *clientMessage) bool {
@@ -380,8 +395,9 @@ func (c *voiceConn) onText(m *clientMessage) bool {
 	if !c.bargeIn() {
 		return false
 	}
-	c.pcm, c.refused = nil, false
-	return c.startTurn(nil, text)
+	c.dropPCM()
+	c.refused = false
+	return c.startTurn(nil, 0, text)
 }
 
 // stopTurn cancels the running turn, if any, and waits until it stopped: model, tools and
@@ -402,24 +418,27 @@ func (c *voiceConn) stopTurn() string {
 // startTurn answers the user's audio (pcm) or typed text in a goroutine of its own. Like a
 // turn of POST /engine, the turn passes the rate limits of the tenant and the user, and takes
 // one of the process's turn slots while it runs; a turn refused is answered with an error
-// message (rate_limited, overloaded) and the socket stays. It returns false when the client
-// is to be dropped.
-func (c *voiceConn) startTurn(pcm []int16, text string) bool {
+// message (rate_limited, overloaded) and the socket stays. held is the share of
+// StreamOptions.AudioMemory that pcm holds, given back once it is transcribed. It returns false
+// when the client is to be dropped.
+func (c *voiceConn) startTurn(pcm []int16, held int64, text string) bool {
 	if c.turn != nil {
 		<-c.turn.done // it ended; what it wrote (the history) is visible from here on
 	}
-	if p := c.e.rateLimit(c.turnsCtx, c.req); p != nil {
-		return c.trySend(errorMessage("", p.Code, p.Detail, p.Retryable))
+	p := c.e.rateLimit(c.turnsCtx, c.req)
+	var release func()
+	if p == nil {
+		release, p = c.e.acquireTurn(c.turnsCtx, c.req)
 	}
-	release, p := c.e.acquireTurn(c.turnsCtx, c.req)
 	if p != nil {
+		c.e.audioMemory.give(held)
 		return c.trySend(errorMessage("", p.Code, p.Detail, p.Retryable))
 	}
 	ctx, cancel := context.WithCancel(c.turnsCtx)
 	rt := &runningTurn{id: uuid.NewString(), cancel: cancel, done: make(chan struct{})}
 	c.turn = rt
 	c.turns++
-	in := voiceTurn{id: rt.id, pcm: pcm, text: text, context: c.context, conversationID: c.conversationID,
+	in := voiceTurn{id: rt.id, pcm: pcm, held: held, text: text, context: c.context, conversationID: c.conversationID,
 		history: append([]historyMessage(nil), c.history...)}
 	c.busy.Store(true)
 	go func() {
@@ -449,6 +468,7 @@ func (c *voiceConn) startTurn(pcm []int16, text string) bool {
 type voiceTurn struct {
 	id             string
 	pcm            []int16
+	held           int64 // pcm's share of StreamOptions.AudioMemory
 	text           string
 	context        streamContext
 	conversationID string
@@ -498,6 +518,7 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 	if heard {
 		transcript, p := e.hear(ctx, c.req, in.pcm, locale)
 		putPCM(in.pcm) // the transcriber is done with it
+		e.audioMemory.give(in.held)
 		in.pcm = nil
 		if ctx.Err() != nil {
 			return "", "", false

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"testing"
+	"time"
 )
 
 // The debug address serves the process's figures and profiles; the engine's address does not.
@@ -55,6 +56,29 @@ func TestBannerNamesTheDemoBanks(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("the production bank answers %s", resp.Status)
+	}
+}
+
+func TestBoundFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		bad  bool
+	}{
+		{args: []string{"-max-syntheses", "8", "-max-sockets", "100", "-max-user-sockets", "2", "-audio-memory", "16", "-write-timeout", "3s"}},
+		{env: map[string]string{"ENGINE_MAX_SYNTHESES": "8", "ENGINE_MAX_SOCKETS": "100", "ENGINE_MAX_USER_SOCKETS": "2", "ENGINE_AUDIO_MEMORY": "16", "ENGINE_WRITE_TIMEOUT": "3s"}},
+		{env: map[string]string{"ENGINE_MAX_SOCKETS": "lots"}, bad: true},
+		{env: map[string]string{"ENGINE_WRITE_TIMEOUT": "3"}, bad: true},
+		{args: []string{"-write-timeout", "-1s"}, bad: true},
+	} {
+		o, err := parseFlags(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+		if (err != nil) != tc.bad {
+			t.Errorf("%v %v: err %v", tc.args, tc.env, err)
+			continue
+		}
+		if !tc.bad && (o.maxSyntheses != 8 || o.maxSockets != 100 || o.maxUserSockets != 2 || o.audioMemoryMiB != 16 || o.writeTimeout != 3*time.Second) {
+			t.Errorf("%v %v: %+v", tc.args, tc.env, o)
+		}
 	}
 }
 

@@ -37,8 +37,11 @@ type options struct {
 
 	// debugAddr serves runtime figures and profiles, for soaks and diagnosis; off when empty.
 	debugAddr string
-	// maxTurns bounds the turns the process runs at once (Config.MaxConcurrentTurns).
-	maxTurns int
+	// The bounds on what strangers can start: Config.MaxConcurrentTurns,
+	// MaxConcurrentSyntheses and WriteTimeout, StreamOptions.MaxSockets, MaxSocketsPerUser and
+	// AudioMemory (in MiB); 0 means the engine's default.
+	maxTurns, maxSyntheses, maxSockets, maxUserSockets, audioMemoryMiB int
+	writeTimeout                                                       time.Duration
 
 	// demoWeb serves the web client at /demo/: by default with the offline demo only.
 	demoWeb, demoWebSet bool
@@ -139,6 +142,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Tenants: tenants, Model: chosen.model, Toolset: tools, SigningKey: key,
 		Synthesizer: chosen.synthesizer, Transcriber: chosen.transcriber,
 		PublicURL: opts.publicURL, Logger: log, MaxConcurrentTurns: opts.maxTurns,
+		MaxConcurrentSyntheses: opts.maxSyntheses, WriteTimeout: opts.writeTimeout,
+		Stream: &engine.StreamOptions{MaxSockets: opts.maxSockets, MaxSocketsPerUser: opts.maxUserSockets,
+			AudioMemory: int64(opts.audioMemoryMiB) << 20},
 	}
 	stores.apply(&cfg)
 	mx, err := newMetrics(opts.metrics)
@@ -236,12 +242,29 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.speech, "speech", env("ENGINE_SPEECH", "auto"), "auto: espeak-ng and pocketsphinx when installed; off: no speech (ENGINE_SPEECH)")
 	fs.BoolVar(&o.version, "version", false, "print the engine's version and exit")
 	fs.StringVar(&o.debugAddr, "debug-addr", env("ENGINE_DEBUG_ADDR", ""), "private address serving runtime figures (/debug/stats) and pprof profiles; off when empty (ENGINE_DEBUG_ADDR)")
-	maxTurns := env("ENGINE_MAX_TURNS", "0")
-	n, err := strconv.Atoi(maxTurns)
-	if err != nil {
-		return o, fmt.Errorf("ENGINE_MAX_TURNS: %q is not an integer", maxTurns)
+	var errs []error
+	intFlag := func(p *int, name, envName, usage string) {
+		v := env(envName, "0")
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %q is not an integer", envName, v))
+		}
+		fs.IntVar(p, name, n, usage+" ("+envName+")")
 	}
-	fs.IntVar(&o.maxTurns, "max-turns", n, "turns the process runs at once, over SSE and voice sockets; past it a turn is answered 503 overloaded (0: 1024; negative: no bound) (ENGINE_MAX_TURNS)")
+	intFlag(&o.maxTurns, "max-turns", "ENGINE_MAX_TURNS", "turns the process runs at once, over SSE and voice sockets; past it a turn is answered 503 overloaded (0: 1024; negative: no bound)")
+	intFlag(&o.maxSyntheses, "max-syntheses", "ENGINE_MAX_SYNTHESES", "tts syntheses the process runs at once; past it 503 overloaded (0: 32; negative: no bound)")
+	intFlag(&o.maxSockets, "max-sockets", "ENGINE_MAX_SOCKETS", "voice sockets open at once; past it 503 overloaded (0: 1024; negative: no bound)")
+	intFlag(&o.maxUserSockets, "max-user-sockets", "ENGINE_MAX_USER_SOCKETS", "voice sockets one user of a tenant may hold open; past it 429 rate_limited (0: 4; negative: no bound)")
+	intFlag(&o.audioMemoryMiB, "audio-memory", "ENGINE_AUDIO_MEMORY", "MiB of users' speech all voice sockets together hold before transcription; past it the utterance is refused as overloaded (0: 64; negative: no bound)")
+	writeTimeout := env("ENGINE_WRITE_TIMEOUT", "0s")
+	d, err := time.ParseDuration(writeTimeout)
+	if err != nil || d < 0 {
+		errs = append(errs, fmt.Errorf("ENGINE_WRITE_TIMEOUT: %q is not a duration such as 10s", writeTimeout))
+	}
+	fs.DurationVar(&o.writeTimeout, "write-timeout", d, "how long one write of the tts audio or a turn stream waits for a client that does not read before the response is abandoned (0: 10s) (ENGINE_WRITE_TIMEOUT)")
+	if err := errors.Join(errs...); err != nil {
+		return o, err
+	}
 	fs.BoolVar(&o.demoWeb, "demo-web", true, "serve the reference web client at /demo/; on by default with the offline demo, off with -tenants unless set (ENGINE_DEMO_WEB)")
 	if v := getenv("ENGINE_DEMO_WEB"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -252,6 +275,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.writeTimeout < 0 {
+		return o, errors.New("-write-timeout cannot be negative")
 	}
 	fs.Visit(func(f *flag.Flag) { o.demoWebSet = o.demoWebSet || f.Name == "demo-web" })
 	if fs.NArg() > 0 {
