@@ -12,12 +12,12 @@ import (
 // The engine key is public and any X-Token is accepted, so whatever a stranger can start is
 // bounded: these are the bounds a request can meet besides the rate limits, and their defaults.
 const (
-	defaultMaxConcurrentTurns      = 1024
-	defaultMaxConcurrentSyntheses  = 32
-	defaultMaxSockets              = 1024
-	defaultMaxSocketsPerUser       = 4
-	defaultAudioMemory       int64 = 64 << 20
-	defaultWriteTimeout            = 10 * time.Second
+	defaultMaxConcurrentTurns           = 1024
+	defaultMaxConcurrentSyntheses       = 32
+	defaultMaxSockets                   = 1024
+	defaultMaxSocketsPerUser            = 4
+	defaultAudioMemory            int64 = 64 << 20
+	defaultWriteTimeout                 = 10 * time.Second
 )
 
 // Names of the bounds, in [OverloadEvent].

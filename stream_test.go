@@ -610,22 +610,25 @@ func TestStreamModelFailureIsSpokenAndReported(t *testing.T) {
 	c := h.dial(t, headers())
 	c.send(map[string]any{"type": "text", "transcript": "hi"})
 	var types []string
+	var deltas strings.Builder
 	for {
 		m := c.next()
 		types = append(types, m.Type)
+		deltas.WriteString(m.Delta)
 		if m.Type == "error" && (m.Error.Code != engine.CodeModelError || !m.Error.Retryable || m.TurnID == "") {
 			t.Errorf("error %s", m.raw)
 		}
-		if m.Type == "spec" && (m.Spec.Meta.Error != engine.CodeModelError || !strings.HasPrefix(m.Spec.Speak, "Sorry")) {
-			t.Errorf("spec %s", m.raw)
+		if m.Type == "spec" && (m.Spec.Meta.Error != engine.CodeModelError || m.Spec.Speak != "Let me check. Your balance… Sorry, something went wrong. Please try again." ||
+			m.Spec.Speak != deltas.String()) {
+			t.Errorf("spec %s after the deltas %q", m.raw, deltas.String())
 		}
 		if m.Type == "done" {
 			break
 		}
 	}
 	got := strings.Join(types, ",")
-	if !strings.Contains(got, "error") || !strings.HasSuffix(got, "audio,spec,done") {
-		t.Errorf("messages %s: want the error, then the apology's audio, spec and done", got)
+	if !strings.Contains(got, "error,speak") || !strings.HasSuffix(got, "audio,spec,done") {
+		t.Errorf("messages %s: want the error, then the apology's delta and audio, spec and done", got)
 	}
 }
 

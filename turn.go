@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -442,9 +443,26 @@ func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
 
 func (e *Engine) speakLine(t *turn, line string) { _ = e.speakDelta(t, line, true) }
 
+// apologyAfter is the delta that ends a failed answer with the apology: after a cut-off
+// sentence, an ellipsis marks the cut.
+func apologyAfter(said, apology string) string {
+	trimmed := strings.TrimRightFunc(said, unicode.IsSpace)
+	if trimmed == "" {
+		return apology
+	}
+	sep := ""
+	if last, _ := utf8.DecodeLastRuneInString(trimmed); !strings.ContainsRune(".!?…。！？؟", last) {
+		sep = "…"
+	}
+	if len(trimmed) == len(said) || sep != "" {
+		sep += " "
+	}
+	return sep + apology
+}
+
 func isSpace(r rune) bool { return r == ' ' || r == '\n' || r == '\t' }
 
-// fail records a failure: the stream gets an error event and done carries an apology.
+// fail records a failure: the stream gets an error event, then the apology's deltas and done.
 func (t *turn) fail(code, message string, retryable bool) {
 	if t.errCode != "" {
 		return
@@ -466,9 +484,13 @@ func (e *Engine) finishTurn(t *turn) {
 		spec.Meta.Theme = t.req.Tenant.Theme
 	}
 	if t.errCode != "" {
-		// A failed turn's partial answer is not shown: the apology replaces it, and no widget
-		// of a half-finished answer (a confirm least of all) is drawn.
-		spec = widgets.Spec{Speak: localized(apologyLines, t.locale), Meta: spec.Meta}
+		// The apology is spoken as deltas like any answer, so that a client that plays the
+		// deltas hears it and the joined deltas still equal done's speak. No widget of a
+		// half-finished answer (a confirm least of all) is drawn.
+		if e.speakDelta(t, apologyAfter(t.speak.String(), localized(apologyLines, t.locale)), false) != nil {
+			return
+		}
+		spec = widgets.Spec{Speak: t.speak.String(), Meta: spec.Meta}
 		spec.Meta.Error = t.errCode
 	}
 	for _, w := range spec.Widgets {

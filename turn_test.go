@@ -292,7 +292,7 @@ func TestTurnModelFailureBecomesErrorThenDone(t *testing.T) {
 	})
 	h := newHarness(t, engine.Config{Model: model})
 	res := h.turn(`{"transcript":"balance","meta":{"locale":"es"}}`)
-	if got := res.names(); got != "start,speak,error,done" {
+	if got := res.names(); got != "start,speak,error,speak,done" {
 		t.Fatalf("events %s", got)
 	}
 	var ev struct {
@@ -304,8 +304,10 @@ func TestTurnModelFailureBecomesErrorThenDone(t *testing.T) {
 	if ev.Code != engine.CodeModelError || !ev.Retryable || strings.Contains(ev.Message, "sk-secret") {
 		t.Errorf("error event %s", res.events[2].Data)
 	}
-	if res.spec.Meta.Error != engine.CodeModelError || res.spec.Speak != "Lo siento, algo salió mal. Inténtalo de nuevo." || len(res.spec.Widgets) != 0 {
-		t.Errorf("done %+v", res.spec)
+	// The apology is spoken as a delta after the cut-off answer, and done says the same.
+	if res.spec.Meta.Error != engine.CodeModelError || res.spec.Speak != "Your balance is… Lo siento, algo salió mal. Inténtalo de nuevo." ||
+		res.speak != res.spec.Speak || len(res.spec.Widgets) != 0 {
+		t.Errorf("deltas %q, done %+v", res.speak, res.spec)
 	}
 }
 
@@ -496,7 +498,7 @@ func TestTurnSurvivesPanickingModelAndTools(t *testing.T) {
 	})
 	h = newHarness(t, engine.Config{Model: panicky})
 	res = h.turn(`{"transcript":"go"}`)
-	if res.names() != "start,speak,error,done" || res.spec.Meta.Error != engine.CodeInternal {
+	if res.names() != "start,speak,error,speak,done" || res.spec.Meta.Error != engine.CodeInternal || res.speak != res.spec.Speak {
 		t.Fatalf("events %s, spec %+v", res.names(), res.spec)
 	}
 	if !strings.Contains(h.logs.String(), "turn panicked") {

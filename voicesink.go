@@ -26,7 +26,8 @@ type voiceSink struct {
 	voice    string
 	answered *atomic.Bool // set before done is queued
 
-	failed bool // the turn reported an error
+	failed      bool // the turn reported an error
+	apologizing bool // the apology is being spoken
 
 	mu      sync.Mutex
 	pending strings.Builder // text that does not end a sentence yet
@@ -49,10 +50,15 @@ func newVoiceSink(ctx context.Context, c *voiceConn, t *turn, answered *atomic.B
 	return s
 }
 
-// Speak sends the delta and queues the sentences it completes for synthesis.
+// Speak sends the delta and queues the sentences it completes for synthesis. After a failure
+// the speech of the answer has stopped, and the first delta (the apology) starts it again.
 func (s *voiceSink) Speak(delta string) error {
 	if !s.c.sendSpeak(s.ctx, delta) {
 		return errClientGone
+	}
+	if s.failed && !s.apologizing && s.c.e.synthesizer != nil {
+		s.apologizing = true
+		s.startWorker()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -83,17 +89,10 @@ func (s *voiceSink) Fail(code, message string, retryable bool) {
 	s.c.send(s.ctx, errorMessage(s.t.turnID, code, message, retryable))
 }
 
-// Done speaks what is left of the answer (or the apology of a failed one), then sends the
+// Done speaks what is left of the answer (or of the apology of a failed one), then sends the
 // spec and done.
 func (s *voiceSink) Done(spec widgets.Spec) error {
 	if s.c.e.synthesizer != nil {
-		if s.failed {
-			s.startWorker() // to speak the apology
-			s.mu.Lock()
-			s.pending.Reset()
-			s.pending.WriteString(spec.Speak)
-			s.mu.Unlock()
-		}
 		s.finishWorker()
 	}
 	b, err := json.Marshal(map[string]any{"type": "spec", "spec": spec})
