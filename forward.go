@@ -18,8 +18,9 @@ const (
 // docs/protocol.md sets: colliding, hop-by-hop and malformed headers are dropped, and so is what
 // passes 32 headers or 16 KB of names and values. Headers are taken in sorted order of their
 // names and then in the order of their values, so what is dropped is the same for the same
-// request.
-func forwardedHeaders(h http.Header) ForwardedHeaders {
+// request. spelling, when not nil, returns the client's spelling of a canonical name (see
+// [Engine.Listener]); the names of the result are spelled so.
+func forwardedHeaders(h http.Header, spelling func(string) string) ForwardedHeaders {
 	// Headers named by Connection are hop-by-hop for this request: a client must not use them
 	// to strip what the engine sets.
 	var connNamed map[string]bool
@@ -45,7 +46,11 @@ func forwardedHeaders(h http.Header) ForwardedHeaders {
 	vals := make([]string, 0, maxForwardHeaders) // one backing array for every header's values
 	size := 0
 	for _, name := range names {
-		rest := name[len(HeaderForwardPrefix):]
+		spelled := name
+		if spelling != nil {
+			spelled = spelling(name)
+		}
+		rest := spelled[len(HeaderForwardPrefix):]
 		if !forwardable(rest) {
 			continue
 		}

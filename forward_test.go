@@ -33,7 +33,7 @@ func TestForwardedHeaders(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := http.Header(forwardedHeaders(tc.in))
+			got := http.Header(forwardedHeaders(tc.in, nil))
 			if len(got) == 0 && len(tc.want) == 0 {
 				return
 			}
@@ -49,7 +49,7 @@ func TestForwardedHeadersBounds(t *testing.T) {
 	for i := range 40 {
 		in[fmt.Sprintf("X-Engine-Forward-H%02d", i)] = []string{"v"}
 	}
-	got := forwardedHeaders(in)
+	got := forwardedHeaders(in, nil)
 	if len(got) != 32 || got["H00"] == nil || got["H31"] == nil || got["H32"] != nil {
 		t.Fatalf("kept %v", got.Names())
 	}
@@ -59,7 +59,7 @@ func TestForwardedHeadersBounds(t *testing.T) {
 	big := strings.Repeat("b", 10<<10)
 	in = http.Header{"X-Engine-Forward-A": {big}, "X-Engine-Forward-B": {big}, "X-Engine-Forward-C": {"small"}}
 	for range 5 {
-		got = forwardedHeaders(in)
+		got = forwardedHeaders(in, nil)
 		if got["A"] == nil || got["B"] != nil || got["C"] == nil {
 			t.Fatalf("kept %v", got.Names())
 		}
@@ -74,7 +74,7 @@ var neverForwarded = []string{HeaderUserToken, HeaderEngineKey, HeaderRequestID,
 func TestReservedHeadersAreNeverForwarded(t *testing.T) {
 	for _, name := range neverForwarded {
 		in := http.Header{"X-Engine-Forward-" + name: {"v"}, "X-Engine-Forward-" + strings.ToLower(name): {"v"}}
-		if out := forwardedHeaders(in); len(out) != 0 {
+		if out := forwardedHeaders(in, nil); len(out) != 0 {
 			t.Errorf("%s was forwarded: %v", name, out.Names())
 		}
 	}
@@ -88,7 +88,7 @@ func FuzzForwardedHeaders(f *testing.F) {
 		for i := range copies % 64 {
 			in[fmt.Sprintf("%s%d", n1, i)] = []string{v1}
 		}
-		out := forwardedHeaders(in)
+		out := forwardedHeaders(in, nil)
 		count, size := 0, 0
 		for name, vals := range out {
 			if !validHeaderName(name) || !forwardable(name) {
@@ -120,7 +120,7 @@ func BenchmarkForward(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if len(forwardedHeaders(in)) != 32 {
+		if len(forwardedHeaders(in, nil)) != 32 {
 			b.Fatal("lost headers")
 		}
 	}

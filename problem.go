@@ -47,6 +47,7 @@ const (
 	CodeRateLimited            = "rate_limited"            // 429, with Retry-After
 	CodeTenantUnavailable      = "tenant_unavailable"      // 503
 	CodeStoreUnavailable       = "store_unavailable"       // 503
+	CodeHeadersTooLarge        = "headers_too_large"       // 431: past the server's header limit (Engine.Listener)
 
 	// Bodies and routes.
 	CodeInvalidRequest       = "invalid_request"        // 400; Problem.Field names the field

@@ -164,7 +164,7 @@ func (e *Engine) readHeadersWith(r *http.Request, withSession bool) (*request, *
 		}
 		req.Metadata = md
 	}
-	req.Forward = forwardedHeaders(h)
+	req.Forward = forwardedHeaders(h, spellingFor(r.Context()))
 	if len(req.Forward) > 0 {
 		e.log.DebugContext(r.Context(), "forwarding headers", "requestId", id, "headers", req.Forward)
 	}

@@ -22,13 +22,17 @@ import (
 	"github.com/convengine/engine/tenantfile"
 )
 
-// Server limits. Streams have no write time-out: a turn may take as long as its tenant allows.
+// Server limits. Responses have no overall write time-out, a turn may take as long as its tenant
+// allows; each write is bounded by -write-timeout instead.
 const (
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = 30 * time.Second
 	idleTimeout       = 120 * time.Second
-	maxHeaderBytes    = 64 << 10
-	shutdownGrace     = 30 * time.Second
+	// maxHeaderBytes lets a request with more forwarded headers than the engine takes reach it,
+	// so that the engine drops the excess and the turn goes on; past it the engine's listener
+	// answers 431 headers_too_large.
+	maxHeaderBytes = 1 << 20
+	shutdownGrace  = 30 * time.Second
 )
 
 type options struct {
@@ -196,7 +200,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fmt.Fprintf(stdout, "%s\nengine listening on %s\n", banner.String(), base)
 
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(eng.Listener(srv, ln)) }()
 	select {
 	case err := <-errc:
 		return err

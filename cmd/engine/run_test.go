@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -394,5 +395,39 @@ func TestTenantsReloadOnHangup(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if status("pk_two") != 200 || status("pk_one") != 200 {
 		t.Fatal("a broken tenants file took tenants out of service")
+	}
+}
+
+// TestLargeHeaderBlocks: the reference server lets 70 forwarded headers of 1 KB reach the
+// engine, which drops what passes its bounds and answers the turn, as the protocol says; a
+// header block past 1 MiB is an RFC 9457 problem with the request's id, logged.
+func TestLargeHeaderBlocks(t *testing.T) {
+	base, _ := startServer(t, []string{"-speech", "off"}, nil)
+	do := func(n, size int) (*http.Response, []byte) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/engine", strings.NewReader(`{"transcript":"what is my balance"}`))
+		req.Header.Set("X-Engine-Key", "pk_demo")
+		req.Header.Set("X-Token", "demo-user-token")
+		req.Header.Set("X-Request-ID", "prod-headers")
+		req.Header.Set("Content-Type", "application/json")
+		for i := range n {
+			req.Header.Set(fmt.Sprintf("X-Engine-Forward-X-Pad-%03d", i), strings.Repeat("v", size))
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	if resp, b := do(70, 1000); resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "event: done") {
+		t.Fatalf("70 forwarded headers of 1 KB: %d %s", resp.StatusCode, b)
+	}
+	// Go's client sends X-Request-Id after the forwarded headers, past the limit: the server
+	// never read it, and the problem names no request (not the previous one of the connection).
+	resp, b := do(40, 30_000)
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge || resp.Header.Get("Content-Type") != "application/problem+json" ||
+		!strings.Contains(string(b), `"code":"headers_too_large"`) || strings.Contains(string(b), `requestId`) {
+		t.Fatalf("1.2 MB of headers: %d %v %s", resp.StatusCode, resp.Header, b)
 	}
 }

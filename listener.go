@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+)
+
+// Listener wraps ln, on which srv serves the engine over plain-text HTTP/1.1 (the reference
+// server, or a host behind a TLS-terminating proxy), for what a handler alone cannot do:
+//
+//   - Forwarded header names keep the client's spelling. Go's server canonicalises header names
+//     before any handler sees them, so X-Engine-Forward-X-Tenant-ID would reach the backend as
+//     X-Tenant-Id; the listener reads the names from the connection's bytes, and the backend
+//     receives X-Tenant-ID byte for byte. HTTP/2 and HTTP/3 send every name in lower case, and
+//     over them (or without this listener) what arrives is what Go's server made of it.
+//   - A header block larger than srv.MaxHeaderBytes is answered with an RFC 9457 problem
+//     (431 headers_too_large, with the request's X-Request-ID when it came before the limit) and
+//     logged, instead of Go's plain-text 431.
+//
+// It sets srv.ConnContext, calling the one already set first. Serve srv on the listener it
+// returns: srv.Serve(e.Listener(srv, ln)). Over TLS served by srv itself the listener sees only
+// ciphertext and changes nothing.
+func (e *Engine) Listener(srv *http.Server, ln net.Listener) net.Listener {
+	prev := srv.ConnContext
+	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		if prev != nil {
+			ctx = prev(ctx, c)
+		}
+		if sc, ok := c.(*scanningConn); ok {
+			ctx = context.WithValue(ctx, scanningConnKey{}, sc)
+		}
+		return ctx
+	}
+	return &scanningListener{Listener: ln, e: e, maxHeader: srv.MaxHeaderBytes}
+}
+
+type scanningListener struct {
+	net.Listener
+	e         *Engine
+	maxHeader int
+}
+
+func (l *scanningListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &scanningConn{Conn: c, e: l.e, maxHeader: l.maxHeader}, nil
+}
+
+type scanningConnKey struct{}
+
+// Bounds of what a connection remembers of the names it read.
+const (
+	maxScannedLine  = 512 // bytes of a line's start kept to find its name
+	maxScannedNames = 256 // spellings kept per connection; past it, the oldest are forgotten
+)
+
+var (
+	forwardPrefixLower = []byte("x-engine-forward-")
+	requestIDLower     = []byte("x-request-id")
+)
+
+// scanningConn notes, from the bytes the server reads, how the client spelled each forwarded
+// header name and the last X-Request-ID, and turns the server's plain-text 431 into a problem.
+// The server reads a connection from one goroutine at a time, and its handler asks for
+// spellings from another: what is noted is guarded.
+type scanningConn struct {
+	net.Conn
+	e         *Engine
+	maxHeader int
+
+	// Owned by the reading goroutine.
+	state scanState
+	line  []byte   // the current line's name, or X-Request-ID's value, so far
+	tail  [10]byte // the last bytes of the line being skipped, to find a request line's end
+	ntail int
+
+	mu        sync.Mutex
+	spellings map[string]string // canonical name → as sent
+	requestID string            // the value of the last X-Request-ID line, as sent
+}
+
+type scanState int
+
+const (
+	scanName  scanState = iota // at a line's start, reading its name
+	scanValue                  // reading the value of X-Request-ID
+	scanSkip                   // skipping to the line's end
+)
+
+func (c *scanningConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.scan(p[:n])
+	return n, err
+}
+
+// scan follows lines through b. A line that cannot be a forwarded header or X-Request-ID is
+// skipped to its end at the speed of bytes.IndexByte, so that bodies and socket frames cost
+// little.
+func (c *scanningConn) scan(b []byte) {
+	for len(b) > 0 {
+		switch c.state {
+		case scanSkip:
+			i := bytes.IndexByte(b, '\n')
+			if i < 0 {
+				c.keepTail(b)
+				return
+			}
+			c.keepTail(b[:i])
+			if isRequestLineEnd(c.tail[len(c.tail)-c.ntail:]) {
+				c.newRequest()
+			}
+			b = b[i+1:]
+			c.state, c.line, c.ntail = scanName, c.line[:0], 0
+		case scanName:
+			i := bytes.IndexAny(b, ":\n")
+			part := b
+			if i >= 0 {
+				part = b[:i]
+			}
+			c.line = append(c.line, part...)
+			if len(c.line) > maxScannedLine || !(hasLowerPrefix(c.line, forwardPrefixLower) || hasLowerPrefix(c.line, requestIDLower)) {
+				c.state = scanSkip
+				continue
+			}
+			if i < 0 {
+				return // the name goes on in the next read
+			}
+			sep := b[i]
+			b = b[i+1:]
+			switch {
+			case sep == '\n':
+				c.line = c.line[:0]
+			case len(c.line) == len(requestIDLower):
+				c.state, c.line = scanValue, c.line[:0]
+			default:
+				c.noteName(c.line)
+				c.state = scanSkip
+			}
+		case scanValue:
+			i := bytes.IndexByte(b, '\n')
+			part := b
+			if i >= 0 {
+				part = b[:i]
+			}
+			c.line = append(c.line, part...)
+			if len(c.line) > maxScannedLine {
+				c.state = scanSkip
+				continue
+			}
+			if i < 0 {
+				return
+			}
+			c.mu.Lock()
+			c.requestID = string(bytes.TrimSpace(c.line))
+			c.mu.Unlock()
+			b = b[i+1:]
+			c.state, c.line = scanName, c.line[:0]
+		}
+	}
+}
+
+// keepTail keeps the last bytes of the skipped line, right-aligned in c.tail.
+func (c *scanningConn) keepTail(b []byte) {
+	var buf [2 * len(c.tail)]byte
+	n := copy(buf[:], c.tail[len(c.tail)-c.ntail:])
+	if len(b) > len(c.tail) {
+		b = b[len(b)-len(c.tail):]
+	}
+	n += copy(buf[n:], b)
+	keep := min(n, len(c.tail))
+	copy(c.tail[len(c.tail)-keep:], buf[n-keep:n])
+	c.ntail = keep
+}
+
+// isRequestLineEnd reports whether a line ends as an HTTP/1 request line does.
+func isRequestLineEnd(end []byte) bool {
+	return bytes.HasSuffix(end, []byte(" HTTP/1.1\r")) || bytes.HasSuffix(end, []byte(" HTTP/1.0\r"))
+}
+
+// newRequest forgets what the connection's previous request sent: names and ids are the
+// current request's own. (A pipelined request read before the current one's handler asks
+// leaves it the canonical names and no id.)
+func (c *scanningConn) newRequest() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.spellings)
+	c.requestID = ""
+}
+
+// noteName records the spelling of a forwarded header's name.
+func (c *scanningConn) noteName(name []byte) {
+	if len(name) <= len(forwardPrefixLower) || !hasLowerPrefix(name, forwardPrefixLower) || !validHeaderName(string(name)) {
+		return
+	}
+	canonical := http.CanonicalHeaderKey(string(name))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.spellings[canonical] == string(name) {
+		return
+	}
+	if c.spellings == nil || len(c.spellings) >= maxScannedNames {
+		c.spellings = make(map[string]string)
+	}
+	c.spellings[canonical] = string(name)
+}
+
+// hasLowerPrefix reports whether b starts with lower, or lower with b, ignoring ASCII case:
+// whether b may still become a line starting with lower.
+func hasLowerPrefix(b, lower []byte) bool {
+	n := min(len(b), len(lower))
+	for i := range n {
+		ch := b[i]
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		if ch != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// spelling returns how the client spelled the header whose canonical name is name, or name.
+func (c *scanningConn) spelling(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.spellings[name]; ok {
+		return s
+	}
+	return name
+}
+
+// goTooLarge is what Go's server writes to the connection for a header block past its limit.
+const goTooLarge = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large"
+
+func (c *scanningConn) Write(p []byte) (int, error) {
+	if len(p) == len(goTooLarge) && string(p) == goTooLarge {
+		c.writeTooLarge()
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// writeTooLarge answers the header block the server refused with a problem, and logs it.
+func (c *scanningConn) writeTooLarge() {
+	c.mu.Lock()
+	id := c.requestID
+	c.mu.Unlock()
+	if !validRequestIDSyntax(id, c.e.environmentOf != nil) {
+		id = ""
+	}
+	p := newProblem(http.StatusRequestHeaderFieldsTooLarge, CodeHeadersTooLarge,
+		"the request's header block is larger than "+strconv.Itoa(c.maxHeaderBytes())+" bytes")
+	p.RequestID = id
+	body, _ := json.Marshal(p)
+	var b bytes.Buffer
+	b.WriteString("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/problem+json\r\nCache-Control: no-store\r\nConnection: close\r\n")
+	b.WriteString(HeaderEngineVersion + ": " + Version + "\r\n")
+	if id != "" {
+		b.WriteString(HeaderRequestID + ": " + id + "\r\n")
+	}
+	b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n")
+	b.Write(body)
+	c.Conn.Write(b.Bytes())
+	c.e.log.Warn("request headers too large", "requestId", id, "limit", c.maxHeaderBytes())
+	if c.e.obs.Request != nil {
+		c.e.obs.Request(context.Background(), RequestEvent{Method: "OTHER", Status: http.StatusRequestHeaderFieldsTooLarge, Code: CodeHeadersTooLarge, RequestID: id})
+	}
+}
+
+func (c *scanningConn) maxHeaderBytes() int {
+	if c.maxHeader > 0 {
+		return c.maxHeader
+	}
+	return http.DefaultMaxHeaderBytes
+}
+
+// CloseWrite lets the server half-close the connection after an error, as it does a TCP one.
+func (c *scanningConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// spellingFor returns the function that recovers forwarded header names for a request served
+// through [Engine.Listener], or nil.
+func spellingFor(ctx context.Context) func(string) string {
+	if c, ok := ctx.Value(scanningConnKey{}).(*scanningConn); ok {
+		return c.spelling
+	}
+	return nil
+}
