@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/convengine/engine"
@@ -20,9 +21,10 @@ import (
 // rawRecorder is a TCP proxy in front of target that keeps the bytes clients send through it,
 // to see header names as they travel, before any server canonicalises them.
 type rawRecorder struct {
-	URL string
-	mu  sync.Mutex
-	buf bytes.Buffer
+	URL     string
+	accepts atomic.Int32 // connections opened to the target
+	mu      sync.Mutex
+	buf     bytes.Buffer
 }
 
 func newRawRecorder(t *testing.T, target string) *rawRecorder {
@@ -56,6 +58,7 @@ func newRawRecorder(t *testing.T, target string) *rawRecorder {
 				c.Close()
 				continue
 			}
+			r.accepts.Add(1)
 			mu.Lock()
 			conns = append(conns, c, up)
 			mu.Unlock()

@@ -249,6 +249,7 @@ func describeTools(t *Tenant, tools []Tool) (map[string]Tool, []ToolSpec) {
 func (e *Engine) startWarmUp(ctx context.Context, req *request) {
 	env := req.toolEnv()
 	key := warmKey(env)
+	e.startPreconnect(ctx, env)
 	if e.warm.isWarm(key, e.now()) || !e.warm.enter() {
 		return
 	}
@@ -262,6 +263,34 @@ func (e *Engine) startWarmUp(ctx context.Context, req *request) {
 				"env", env.Environment.Name, "err", err)
 		}
 	}()
+}
+
+// startPreconnect lets a [Preconnector] open the connections of env's tools in the background.
+// The user's token is not given to it: a connection needs none.
+func (e *Engine) startPreconnect(ctx context.Context, env *ToolEnv) {
+	pc, ok := e.toolset.(Preconnector)
+	if !ok || !e.warm.enter() {
+		return
+	}
+	go func() {
+		defer e.warm.exit()
+		pctx, cancel := e.warm.detach(ctx, env.Tenant.Limits.ToolTimeout.or(defaultToolLimit))
+		defer cancel()
+		anon := &ToolEnv{Tenant: env.Tenant, Environment: env.Environment, RequestID: env.RequestID}
+		if err := preconnect(pctx, pc, anon); err != nil && pctx.Err() == nil {
+			e.log.DebugContext(pctx, "preconnecting the tools failed", "requestId", env.RequestID, "tenant", env.Tenant.Key,
+				"env", env.Environment.Name, "err", err)
+		}
+	}()
+}
+
+func preconnect(ctx context.Context, pc Preconnector, env *ToolEnv) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("preconnecting panicked: %T", v)
+		}
+	}()
+	return pc.Preconnect(ctx, env)
 }
 
 func (e *Engine) warmUp(ctx context.Context, key string, env *ToolEnv) (err error) {

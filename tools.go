@@ -28,6 +28,14 @@ type Toolset interface {
 	Call(ctx context.Context, env *ToolEnv, call ToolCall) (ToolResult, error)
 }
 
+// A Preconnector is a [Toolset] that can open, ahead of the first call, the connections a
+// tenant's tools will use. create-session asks it in the background, so that the session's
+// first turn does not pay the TCP and TLS handshakes. It is called for every new session: it
+// should do nothing when its connections are already open.
+type Preconnector interface {
+	Preconnect(ctx context.Context, env *ToolEnv) error
+}
+
 // Tool describes one tool of a tenant.
 type Tool struct {
 	Name        string

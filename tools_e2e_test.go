@@ -118,3 +118,46 @@ func TestToolPathsLogNoSecrets(t *testing.T) {
 		})
 	}
 }
+
+// TestCreateSessionPreconnectsTheBackend: create-session opens a connection to the backend of
+// the tenant's HTTP tools in the background, without the user's token, and the first turn's
+// tool call reuses it: one TCP connection reaches the backend for both.
+func TestCreateSessionPreconnectsTheBackend(t *testing.T) {
+	d := newDemo(t, nil)
+	bank := newRawRecorder(t, d.BankURL)
+	for _, env := range d.Tenant.Environments {
+		env.BackendURL = bank.URL
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, d.URL+engine.PathCreateSession, strings.NewReader(`{}`))
+	req.Header = d.Headers()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create-session: %d", resp.StatusCode)
+	}
+	waitFor(t, "the backend is preconnected", func() bool { return strings.Contains(bank.String(), "HEAD / HTTP/1.1") })
+	if bank.accepts.Load() != 1 || strings.Contains(bank.String(), enginetest.DemoUserToken) {
+		t.Fatalf("%d connections; the preconnect sent:\n%s", bank.accepts.Load(), bank.String())
+	}
+
+	req, _ = http.NewRequestWithContext(t.Context(), http.MethodPost, d.URL+engine.PathTurn, strings.NewReader(`{"transcript":"what is my balance"}`))
+	req.Header = d.Headers()
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := enginetest.ReadTurn(resp.Body)
+	resp.Body.Close()
+	if err != nil || !strings.Contains(turn.Spec.Speak, "$1,234.56") {
+		t.Fatalf("turn: %v %+v", err, turn.Spec)
+	}
+	if n := bank.accepts.Load(); n != 1 {
+		t.Errorf("%d connections reached the backend, want the preconnected one alone", n)
+	}
+	if !strings.Contains(bank.String(), enginetest.DemoUserToken) {
+		t.Error("the tool call did not go through the preconnected connection")
+	}
+}

@@ -36,6 +36,7 @@ type Options struct {
 type Toolset struct {
 	client      *http.Client
 	maxResponse int64
+	preconnects preconnects
 
 	// catalogs holds the parsed tools of each tenant, keyed by weak pointers so that a tenant
 	// store handing out new *engine.Tenant values does not grow it without bound: the entry
