@@ -170,14 +170,16 @@ type call struct {
 type retries struct{ nonce, session bool }
 
 // retry reads a refused answer and decides, by the engine's retry rules, whether to send the
-// request again: once with the nonce the engine asked for, once after re-creating an expired
-// session. It returns nil to retry, else the error to give up with.
+// request again: once with the nonce the engine asked for, once after re-creating a session the
+// engine refused. It returns nil to retry, else the error to give up with.
 func (c *Client) retry(ctx context.Context, resp *http.Response, sess *Session, tried *retries) error {
 	perr := readError(resp)
 	switch {
 	case perr.Code == CodeUseDPoPNonce && sess != nil && sess.key != nil && !tried.nonce && resp.Header.Get("DPoP-Nonce") != "":
 		tried.nonce = true
-	case perr.Code == CodeInvalidSession && sess != nil && !tried.session:
+	case resp.StatusCode == http.StatusUnauthorized && sess != nil && !tried.session && (sess.key != nil || perr.Code == CodeInvalidSession):
+		// Any 401 of a key-bound session (an expired session, a proof the engine refused)
+		// re-creates it; an unbound session only when the engine says it is invalid.
 		tried.session = true
 		if _, err := c.renewSession(ctx, sess); err != nil {
 			return fmt.Errorf("re-creating the session after %w: %w", perr, err)
@@ -189,8 +191,8 @@ func (c *Client) retry(ctx context.Context, resp *http.Response, sess *Session, 
 }
 
 // do sends c with the common headers and the session, and follows the engine's retry rules:
-// a use_dpop_nonce answer is retried once with the engine's nonce; an invalid_session answer
-// re-creates the session and is retried once. It returns the response of a 2xx answer; any
+// a use_dpop_nonce answer is retried once with the engine's nonce; any other 401 of a key-bound
+// session, and invalid_session of an unbound one, re-creates the session and is retried once. It returns the response of a 2xx answer; any
 // other answer is an [*Error].
 func (c *Client) do(ctx context.Context, cl call) (*http.Response, error) {
 	id := c.prefix + c.newID()

@@ -267,6 +267,54 @@ func TestConcurrentRequestsRecreateOnce(t *testing.T) {
 	}
 }
 
+// proofSpoiler is a transport that breaks the DPoP proof of the first n turn requests.
+type proofSpoiler struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (p *proofSpoiler) RoundTrip(r *http.Request) (*http.Response, error) {
+	p.mu.Lock()
+	spoil := r.URL.Path == client.PathTurn && p.n > 0
+	if spoil {
+		p.n--
+	}
+	p.mu.Unlock()
+	if spoil {
+		r = r.Clone(r.Context())
+		proof := r.Header.Get("DPoP")
+		r.Header.Set("DPoP", proof[:len(proof)-6]+"AAAAAA")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestAnyUnauthorizedRecreatesOnce: a 401 other than invalid_session on a key-bound session
+// (here invalid_dpop_proof, as a proxy that alters the proof causes) also re-creates the session
+// and retries once; a second one is returned, not retried again.
+func TestAnyUnauthorizedRecreatesOnce(t *testing.T) {
+	for _, spoiled := range []int{1, 2} {
+		t.Run(fmt.Sprint(spoiled, " refused"), func(t *testing.T) {
+			d := newDemo(t, engine.Config{})
+			c := d.client(&client.Options{HTTPClient: &http.Client{Transport: &proofSpoiler{n: spoiled}}})
+			if _, err := c.CreateSession(t.Context(), &client.SessionOptions{Bind: true}); err != nil {
+				t.Fatal(err)
+			}
+			stream, err := c.Turn(t.Context(), &client.TurnRequest{Transcript: "what is my balance"})
+			if spoiled == 1 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				stream.Close()
+			} else if !client.IsCode(err, client.CodeInvalidDPoPProof) {
+				t.Fatalf("error %v", err)
+			}
+			if d.count(client.PathCreateSession) != 2 || d.count(client.PathTurn) != 2 {
+				t.Fatalf("requests: %v", d.counts)
+			}
+		})
+	}
+}
+
 // forgetfulStore stores sessions and never finds them again.
 type forgetfulStore struct{}
 

@@ -11,9 +11,10 @@
 // proof for every request. A key of a platform key store can be used instead through
 // [SessionOptions.Key].
 //
-// The client follows the engine's retry rules and never loops: an answer 401 invalid_session
-// re-creates the session (with the same device key) and retries the request once; an answer 401
-// use_dpop_nonce retries once with the nonce the engine sent. Every other failure is returned as
+// The client follows the engine's retry rules and never loops: an answer 401 use_dpop_nonce
+// retries once with the nonce the engine sent; any other 401 of a key-bound session (such as
+// invalid_session or invalid_dpop_proof), and 401 invalid_session of an unbound one, re-creates
+// the session (with the same device key) and retries the request once. Every other failure is returned as
 // an [*Error] carrying the engine's problem.
 //
 // # Turns

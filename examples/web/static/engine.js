@@ -146,8 +146,9 @@ export class DeviceKey {
 /**
  * EngineClient talks to one engine for one end user. Every request carries X-Engine-Key,
  * X-Token and a new X-Request-ID; once a session exists, its token and a fresh DPoP proof.
- * On 401 invalid_session it creates a new session (same device key) and retries once; on 401
- * use_dpop_nonce it retries once with the engine's nonce.
+ * On 401 use_dpop_nonce it retries once with the engine's nonce; on any other 401 of its
+ * key-bound session (invalid_session, invalid_dpop_proof, ...) it creates a new session (same
+ * device key) and retries once.
  */
 export class EngineClient {
   constructor({ base = location.origin, engineKey, userToken, onSession = () => {}, onRequest = () => {} }) {
@@ -204,8 +205,8 @@ export class EngineClient {
   }
 
   /**
-   * post sends a JSON body to path and returns the Response when it is a success. A 401
-   * invalid_session re-creates the session and retries once; a second one is thrown.
+   * post sends a JSON body to path and returns the Response when it is a success. A 401 other
+   * than use_dpop_nonce re-creates the session and retries once; a second one is thrown.
    */
   async post(path, body, { accept = "application/json", signal } = {}) {
     if (!this.session) await this.createSession();
@@ -228,13 +229,13 @@ export class EngineClient {
       this.saveNonce(resp);
       if (resp.ok) return resp;
       const problem = await problemOf(resp);
-      if (problem.code === "invalid_session" && !renewed) {
-        renewed = true;
-        await this.createSession();
-        continue;
-      }
       if (problem.code === "use_dpop_nonce" && !nonceRetried && this.nonce) {
         nonceRetried = true;
+        continue;
+      }
+      if (resp.status === 401 && !renewed) {
+        renewed = true;
+        await this.createSession();
         continue;
       }
       throw problem;

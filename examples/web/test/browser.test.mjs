@@ -369,6 +369,26 @@ test("a forced 401 is recovered once; a second one is shown, not looped", async 
   await page.close();
 });
 
+test("a refused DPoP proof re-creates the session once, like any 401", async () => {
+  const { page, traffic } = await openPage();
+  await ask(page, "what is my balance"); // a session exists
+  let spoil = 1;
+  await page.route("**/engine", async (route) => {
+    const headers = route.request().headers();
+    if (spoil-- > 0) headers.dpop = headers.dpop.slice(0, -6) + "AAAAAA";
+    await route.continue({ headers });
+  });
+  const mark = traffic.length;
+  const answer = await ask(page, "what is my balance");
+  assert.equal(await answer.locator(".widget.stat").count(), 1, "the turn was answered");
+  assert.deepEqual(traffic.slice(mark).map((r) => `${r.path} ${r.status}`), [
+    "/engine 401",
+    "/api/v1/create-session 201",
+    "/engine 200",
+  ]);
+  await page.close();
+});
+
 test("a turn that fails mid-stream shows the apology and no half-drawn widget", async () => {
   const { page } = await openPage();
   // A stream as the engine writes one when the model breaks off after a confirm widget,
