@@ -17,6 +17,7 @@ const (
 	defaultToolListTTL = 5 * time.Minute
 	warmTimeout        = 30 * time.Second
 	maxWarmEntries     = 1024 // entries kept before expired ones are swept
+	maxToolLists       = 8192 // tool lists kept, with a Toolset that lists per user
 )
 
 // errClosed is returned by background work asked for after [Engine.Close].
@@ -130,6 +131,12 @@ func (w *warmer) putTools(key string, tools []Tool, now time.Time) {
 	if len(w.tools) >= maxWarmEntries {
 		sweep(w.tools, -1, func(e toolsEntry) time.Time { return e.until }, now)
 	}
+	for k := range w.tools { // lists of many users, none expired: one goes
+		if len(w.tools) < maxToolLists {
+			break
+		}
+		delete(w.tools, k)
+	}
 	w.tools[key] = toolsEntry{tools: tools, until: now.Add(w.ttl)}
 }
 
@@ -154,6 +161,20 @@ func (w *warmer) markWarm(key string, now time.Time) {
 
 func warmKey(env *ToolEnv) string { return env.Tenant.Key + "\x00" + env.Environment.Name }
 
+// toolKey names the tool list of env: its tenant environment's, or its user's when the Toolset
+// lists tools per user.
+func (e *Engine) toolKey(env *ToolEnv) string {
+	if e.listsPerUser(env) {
+		return warmKey(env) + "\x00" + e.limits.userBucket(env.Tenant.Key, env.UserToken)
+	}
+	return warmKey(env)
+}
+
+func (e *Engine) listsPerUser(env *ToolEnv) bool {
+	ut, ok := e.toolset.(UserToolset)
+	return ok && ut.ListsPerUser(env)
+}
+
 // toolList returns the tools of env's tenant environment: the cached list while it is fresh,
 // else the Toolset's, listed once for all the callers that ask at the same time. The listing
 // runs in the background, bounded by the tenant's tool time-out, so that a caller that gives up
@@ -162,7 +183,7 @@ func (e *Engine) toolList(ctx context.Context, env *ToolEnv) ([]Tool, error) {
 	if e.toolset == nil {
 		return nil, nil
 	}
-	key := warmKey(env)
+	key := e.toolKey(env)
 	if tools, ok := e.warm.cachedTools(key, e.now()); ok {
 		return tools, nil
 	}
@@ -209,7 +230,7 @@ func (e *Engine) describedTools(ctx context.Context, env *ToolEnv) (*toolIndex, 
 	if e.toolset == nil {
 		return e.warm.uiOnly, nil
 	}
-	key := warmKey(env)
+	key := e.toolKey(env)
 	if idx, ok := e.warm.cachedIndex(key, env.Tenant, e.now()); ok {
 		return idx, nil
 	}
@@ -250,6 +271,16 @@ func (e *Engine) startWarmUp(ctx context.Context, req *request) {
 	env := req.toolEnv()
 	key := warmKey(env)
 	e.startPreconnect(ctx, env)
+	if e.warm.isWarm(key, e.now()) && e.listsPerUser(env) && e.warm.enter() {
+		// The environment is warm, but this user's tools are not listed yet.
+		go func() {
+			defer e.warm.exit()
+			lctx, cancel := e.warm.detach(ctx, warmTimeout)
+			defer cancel()
+			e.toolList(lctx, env)
+		}()
+		return
+	}
 	if e.warm.isWarm(key, e.now()) || !e.warm.enter() {
 		return
 	}

@@ -28,6 +28,15 @@ type Toolset interface {
 	Call(ctx context.Context, env *ToolEnv, call ToolCall) (ToolResult, error)
 }
 
+// A UserToolset is a [Toolset] whose tool list may differ between the users of a tenant
+// environment, such as an MCP server that lists tools with each user's token. For the
+// environments where ListsPerUser reports true, the engine keeps and reuses tool lists per user,
+// and never shows one user's list to another.
+type UserToolset interface {
+	Toolset
+	ListsPerUser(env *ToolEnv) bool
+}
+
 // A Preconnector is a [Toolset] that can open, ahead of the first call, the connections a
 // tenant's tools will use. create-session asks it in the background, so that the session's
 // first turn does not pay the TCP and TLS handshakes. It is called for every new session: it

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/internal/headers"
 )
 
 // Config is a tenant's "mcp" section.
@@ -19,6 +20,14 @@ type Config struct {
 	Timeout engine.Duration `json:"timeout"`
 	// Status holds the line shown while a tool runs, by tool name.
 	Status map[string]string `json:"status"`
+	// Credentials are the tenant's own headers for the MCP server, such as
+	// {"Authorization": "Bearer ${ACME_MCP_TOKEN}"} (tenantfile expands the reference). With
+	// them, the handshake and the tool list use these headers and no user's, and one session and
+	// one tool list serve every user of the tenant environment; calls still carry each user's
+	// token. Without them, the server sees each user's token from the start: every user gets a
+	// session and a tool list of their own, and nothing listed with one user's token is shown
+	// to another.
+	Credentials map[string]string `json:"credentials"`
 }
 
 // ErrNoConfig is returned for a tenant without an "mcp" section.
@@ -44,7 +53,34 @@ func Parse(raw json.RawMessage) (*Config, error) {
 	if c.Timeout < 0 {
 		return nil, fmt.Errorf("mcp.timeout: cannot be negative")
 	}
+	for name, value := range c.Credentials {
+		switch {
+		case !validHeaderName(name):
+			return nil, fmt.Errorf("mcp.credentials: %q is not a header name", name)
+		case headers.Reserved(name, mcpHeaders...):
+			return nil, fmt.Errorf("mcp.credentials: %s is set by the engine or the MCP transport", name)
+		case value == "" || strings.ContainsAny(value, "\r\n\x00"):
+			return nil, fmt.Errorf("mcp.credentials: %s: the value is empty or holds a line break", name)
+		}
+	}
 	return &c, nil
+}
+
+// validHeaderName reports whether name is an RFC 9110 token.
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // endpoint returns the MCP server URL of env.

@@ -14,6 +14,14 @@ func withEnv(ctx context.Context, env *engine.ToolEnv) context.Context {
 	return context.WithValue(ctx, envKey{}, env)
 }
 
+type credentialsKey struct{}
+
+// withCredentials makes the requests of ctx carry the tenant's own credentials, for the
+// handshake and the tool list of a shared session; env then carries no user's token.
+func withCredentials(ctx context.Context, creds map[string]string) context.Context {
+	return context.WithValue(ctx, credentialsKey{}, creds)
+}
+
 // transport adds to every request of a session the headers of the call that made it: the
 // session is shared, the user is not.
 type transport struct {
@@ -29,6 +37,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	if env != nil {
 		env.SetHeaders(req.Header, mcpHeaders...)
+	}
+	if creds, _ := req.Context().Value(credentialsKey{}).(map[string]string); creds != nil {
+		for name, value := range creds {
+			req.Header.Set(name, value)
+		}
 	}
 	return t.base.RoundTrip(req)
 }

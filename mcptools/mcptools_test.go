@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -81,11 +82,18 @@ func TestConformance(t *testing.T) {
 	enginetest.ToolsetSuite{Toolset: ts, Backend: srv.backend, Env: func() *engine.ToolEnv { return env(tn, "suite-user") }}.Run(t)
 }
 
-func TestOneSessionServesEveryUser(t *testing.T) {
+// TestTenantCredentialsShareOneSession: with the tenant's own credentials, one handshake serves
+// every user: the handshake and the tool list carry the credentials and no user's token, and
+// each call carries its user's.
+func TestTenantCredentialsShareOneSession(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	srv := newBankServer(t)
 	tn := srv.tenant(t)
+	tn.MCP = json.RawMessage(`{"path":"/mcp","status":{"get_balance":"Checking your balance"},"credentials":{"Authorization":"Bearer tenant-secret"}}`)
 	ts := mcptools.New(nil)
+	if ts.ListsPerUser(env(tn, "alice")) {
+		t.Error("a tenant with credentials lists per user")
+	}
 	tools, err := ts.Tools(t.Context(), env(tn, "alice"))
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +101,12 @@ func TestOneSessionServesEveryUser(t *testing.T) {
 	if tools[0].Name != "get_balance" || tools[0].Status != "Checking your balance" {
 		t.Errorf("tools %+v", tools)
 	}
+	for _, h := range srv.backend.Received() { // the handshake and the list
+		if h.Get("Authorization") != "Bearer tenant-secret" || h.Get("X-Token") != "" || h.Get("X-Tenant-Id") != "" {
+			t.Errorf("the session was opened with %v", h)
+		}
+	}
+	srv.backend.Reset()
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Go(func() {
@@ -116,6 +130,108 @@ func TestOneSessionServesEveryUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Close()
+}
+
+// TestToolListsPerUser: without tenant credentials, an MCP server that decides a user's tools
+// from the token it sees at the handshake gives each user their own list, and no user is shown
+// a list made for another's token, from the Toolset or through the engine.
+func TestToolListsPerUser(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // after the demo's servers closed
+	handler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		server := mcp.NewServer(&mcp.Implementation{Name: "roles"}, nil)
+		add := func(name string) {
+			server.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true}`}}}, nil
+				})
+		}
+		add("get_balance")
+		if r.Header.Get("X-Token") == "admin" {
+			add("close_all_accounts")
+		}
+		return server
+	}, nil)
+	srv := httptest.NewServer(handler)
+	defer srv.Close()
+	tn, err := demobank.Tenant(srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn.Tools, tn.MCP = nil, json.RawMessage(`{"path":"/"}`)
+	ts := mcptools.New(nil)
+	defer ts.Close()
+	names := func(user string) string {
+		tools, err := ts.Tools(t.Context(), env(tn, user))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tool := range tools {
+			out = append(out, tool.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	if !ts.ListsPerUser(env(tn, "admin")) {
+		t.Fatal("a tenant without credentials does not list per user")
+	}
+	if got := names("admin"); got != "close_all_accounts,get_balance" {
+		t.Errorf("admin: %s", got)
+	}
+	if got := names("bob"); got != "get_balance" {
+		t.Errorf("bob sees %s", got)
+	}
+	if got := names("admin"); got != "close_all_accounts,get_balance" {
+		t.Errorf("admin again: %s", got)
+	}
+
+	// Through the engine: bob's turn is offered bob's tools, even right after admin's.
+	var offered []string
+	var mu sync.Mutex
+	model := modelFunc(func(req *engine.ModelRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		var names []string
+		for _, spec := range req.Tools {
+			if spec.Kind != engine.ToolUI {
+				names = append(names, spec.Name)
+			}
+		}
+		offered = append(offered, strings.Join(names, ","))
+	})
+	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: engine.Config{Model: model, Toolset: ts},
+		Tenant: func(demo *engine.Tenant) {
+			demo.Tools, demo.MCP = nil, json.RawMessage(`{"path":"/"}`)
+			for _, e := range demo.Environments {
+				e.BackendURL = srv.URL
+			}
+		}})
+	for _, user := range []string{"admin", "bob"} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, d.URL+engine.PathTurn, strings.NewReader(`{"transcript":"hi"}`))
+		req.Header = d.Headers()
+		req.Header.Set("X-Token", user)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if strings.Join(offered, " ") != "close_all_accounts,get_balance get_balance" {
+		t.Errorf("the model was offered %q", offered)
+	}
+}
+
+// modelFunc is a model that notes each request and says "Hi."
+type modelFunc func(req *engine.ModelRequest)
+
+func (f modelFunc) Stream(_ context.Context, req *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
+	f(req)
+	return func(yield func(engine.ModelEvent, error) bool) {
+		if yield(engine.TextEvent("Hi."), nil) {
+			yield(engine.FinishEvent(engine.FinishStop), nil)
+		}
+	}
 }
 
 func TestSessionLostIsReplacedOnce(t *testing.T) {

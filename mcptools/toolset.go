@@ -2,6 +2,10 @@ package mcptools
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +34,9 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// ClientName and ClientVersion identify the engine to MCP servers.
 	ClientName, ClientVersion string
+	// MaxSessions bounds the MCP sessions kept open (default 1024): tenants without
+	// credentials have one per user. Past it, the least recently used session is closed.
+	MaxSessions int
 }
 
 // Errors of the Toolset.
@@ -51,13 +58,19 @@ type Toolset struct {
 	sessions map[string]*serverSession
 	configs  sync.Map // weak.Pointer[engine.Tenant] → *Config
 	closed   bool
+	max      int
+	salt     [16]byte // keys the hash that names a user's session
 }
 
-// serverSession is the shared MCP session of one tenant environment.
+var _ engine.UserToolset = (*Toolset)(nil)
+
+// serverSession is the MCP session of a tenant environment, or of one of its users when the
+// tenant has no credentials of its own.
 type serverSession struct {
-	cs     *mcp.ClientSession
-	tools  []engine.Tool
-	listed time.Time
+	cs       *mcp.ClientSession
+	tools    []engine.Tool
+	listed   time.Time
+	lastUsed time.Time // guarded by Toolset.mu
 }
 
 // New returns a Toolset.
@@ -75,6 +88,9 @@ func New(opts *Options) *Toolset {
 	if o.ClientName == "" {
 		o.ClientName, o.ClientVersion = "convengine", "1"
 	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 1024
+	}
 	hc := o.HTTPClient
 	if hc == nil {
 		hc = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -85,13 +101,46 @@ func New(opts *Options) *Toolset {
 	}
 	wrapped := *hc
 	wrapped.Transport = &transport{base: base}
-	return &Toolset{
+	ts := &Toolset{
 		client:   mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, nil),
 		http:     &wrapped,
 		ttl:      o.ToolsTTL,
 		connect:  o.ConnectTimeout,
 		sessions: map[string]*serverSession{},
+		max:      o.MaxSessions,
 	}
+	rand.Read(ts.salt[:])
+	return ts
+}
+
+// ListsPerUser reports whether env's tool list is the user's own: when the tenant has no MCP
+// credentials, the server lists tools with each user's token. The engine then never shares
+// one user's list with another.
+func (ts *Toolset) ListsPerUser(env *engine.ToolEnv) bool {
+	cfg, err := ts.config(env.Tenant)
+	return err == nil && len(cfg.Credentials) == 0
+}
+
+// sessionKey names the session of env: the tenant environment's, or its user's when the tenant
+// has no credentials.
+func (ts *Toolset) sessionKey(env *engine.ToolEnv, cfg *Config, endpoint string) string {
+	key := env.Tenant.Key + "\x00" + env.Environment.Name + "\x00" + endpoint
+	if len(cfg.Credentials) == 0 {
+		mac := hmac.New(sha256.New, ts.salt[:])
+		mac.Write([]byte(env.UserToken.Reveal()))
+		key += "\x00" + hex.EncodeToString(mac.Sum(nil)[:16])
+	}
+	return key
+}
+
+// sessionContext is what a session's handshake and tool list are sent with: the tenant's
+// credentials and no user's, or env's user.
+func sessionContext(ctx context.Context, env *engine.ToolEnv, cfg *Config) context.Context {
+	if len(cfg.Credentials) == 0 {
+		return withEnv(ctx, env)
+	}
+	anon := &engine.ToolEnv{Tenant: env.Tenant, Environment: env.Environment, RequestID: env.RequestID}
+	return withCredentials(withEnv(ctx, anon), cfg.Credentials)
 }
 
 // config returns the parsed "mcp" section of t, parsing it once per tenant.
@@ -118,7 +167,7 @@ func (ts *Toolset) Tools(ctx context.Context, env *engine.ToolEnv) ([]engine.Too
 	if err != nil {
 		return nil, err
 	}
-	key := sessionKey(env, endpoint)
+	key := ts.sessionKey(env, cfg, endpoint)
 	ts.mu.Lock()
 	s := ts.sessions[key]
 	ts.mu.Unlock()
@@ -136,9 +185,9 @@ func (ts *Toolset) Tools(ctx context.Context, env *engine.ToolEnv) ([]engine.Too
 
 func (ts *Toolset) list(ctx context.Context, env *engine.ToolEnv, cfg *Config, endpoint, key string) ([]engine.Tool, error) {
 	var tools []engine.Tool
-	err := ts.withSession(ctx, env, endpoint, key, func(cs *mcp.ClientSession) error {
+	err := ts.withSession(ctx, env, cfg, endpoint, key, func(cs *mcp.ClientSession) error {
 		tools = tools[:0]
-		for tool, err := range cs.Tools(withEnv(ctx, env), nil) {
+		for tool, err := range cs.Tools(sessionContext(ctx, env, cfg), nil) {
 			if err != nil {
 				return err
 			}
@@ -190,7 +239,7 @@ func (ts *Toolset) Call(ctx context.Context, env *engine.ToolEnv, call engine.To
 		args = json.RawMessage(`{}`)
 	}
 	var res *mcp.CallToolResult
-	err = ts.withSession(ctx, env, endpoint, sessionKey(env, endpoint), func(cs *mcp.ClientSession) error {
+	err = ts.withSession(ctx, env, cfg, endpoint, ts.sessionKey(env, cfg, endpoint), func(cs *mcp.ClientSession) error {
 		var err error
 		res, err = cs.CallTool(withEnv(ctx, env), &mcp.CallToolParams{Name: call.Name, Arguments: args})
 		return err
@@ -207,9 +256,9 @@ func (ts *Toolset) Call(ctx context.Context, env *engine.ToolEnv, call engine.To
 
 // withSession runs f with the environment's session, opening it when there is none, and once
 // more with a new session when the server no longer knows the old one.
-func (ts *Toolset) withSession(ctx context.Context, env *engine.ToolEnv, endpoint, key string, f func(*mcp.ClientSession) error) error {
+func (ts *Toolset) withSession(ctx context.Context, env *engine.ToolEnv, cfg *Config, endpoint, key string, f func(*mcp.ClientSession) error) error {
 	for attempt := 0; ; attempt++ {
-		s, err := ts.session(ctx, env, endpoint, key)
+		s, err := ts.session(ctx, env, cfg, endpoint, key)
 		if err != nil {
 			return err
 		}
@@ -233,10 +282,13 @@ func (ts *Toolset) withSession(ctx context.Context, env *engine.ToolEnv, endpoin
 	}
 }
 
-// session returns the environment's session, opening one (once, for all concurrent callers).
-func (ts *Toolset) session(ctx context.Context, env *engine.ToolEnv, endpoint, key string) (*serverSession, error) {
+// session returns the session of key, opening one (once, for all concurrent callers).
+func (ts *Toolset) session(ctx context.Context, env *engine.ToolEnv, cfg *Config, endpoint, key string) (*serverSession, error) {
 	ts.mu.Lock()
 	s, closed := ts.sessions[key], ts.closed
+	if s != nil {
+		s.lastUsed = time.Now()
+	}
 	ts.mu.Unlock()
 	if closed {
 		return nil, fmt.Errorf("%w: the toolset is closed", ErrUnavailable)
@@ -246,27 +298,49 @@ func (ts *Toolset) session(ctx context.Context, env *engine.ToolEnv, endpoint, k
 	}
 	v, err, _ := ts.group.Do("connect\x00"+key, func() (any, error) {
 		// The handshake outlives the caller that started it: others are waiting on it too.
-		cctx, cancel := context.WithTimeout(withEnv(context.WithoutCancel(ctx), env), ts.connect)
+		cctx, cancel := context.WithTimeout(sessionContext(context.WithoutCancel(ctx), env, cfg), ts.connect)
 		defer cancel()
 		t := &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: ts.http, MaxRetries: -1, DisableStandaloneSSE: true}
 		cs, err := ts.client.Connect(cctx, t, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%w: connecting: %v", ErrUnavailable, short(err))
 		}
-		s := &serverSession{cs: cs}
+		s := &serverSession{cs: cs, lastUsed: time.Now()}
 		ts.mu.Lock()
-		defer ts.mu.Unlock()
 		if ts.closed {
+			ts.mu.Unlock()
 			cs.Close()
 			return nil, fmt.Errorf("%w: the toolset is closed", ErrUnavailable)
 		}
+		victim := ts.leastRecentlyUsed()
 		ts.sessions[key] = s
+		ts.mu.Unlock()
+		if victim != nil {
+			victim.cs.Close()
+		}
 		return s, nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return v.(*serverSession), nil
+}
+
+// leastRecentlyUsed removes and returns the least recently used session when the sessions are
+// at their bound, else nil. The caller holds ts.mu.
+func (ts *Toolset) leastRecentlyUsed() *serverSession {
+	if len(ts.sessions) < ts.max {
+		return nil
+	}
+	var oldKey string
+	var old *serverSession
+	for k, s := range ts.sessions {
+		if old == nil || s.lastUsed.Before(old.lastUsed) {
+			oldKey, old = k, s
+		}
+	}
+	delete(ts.sessions, oldKey)
+	return old
 }
 
 func (ts *Toolset) drop(key string, s *serverSession) {
@@ -290,10 +364,6 @@ func (ts *Toolset) Close() error {
 		errs = append(errs, s.cs.Close())
 	}
 	return errors.Join(errs...)
-}
-
-func sessionKey(env *engine.ToolEnv, endpoint string) string {
-	return env.Tenant.Key + "\x00" + env.Environment.Name + "\x00" + endpoint
 }
 
 // sessionGone reports whether the session can no longer be used: the server forgot it, or
