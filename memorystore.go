@@ -11,9 +11,15 @@ import (
 type MemoryStore struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// MaxSessionBytes bounds the memory of the sessions kept, their metadata included (default
+	// 64 MiB; negative means no bound), and MaxSessionsPerUser the sessions of one user of a
+	// tenant (default 16; negative means no bound). Past them the oldest sessions are dropped:
+	// their next request gets 401 invalid_session, and the client creates a new one.
+	MaxSessionBytes    int64
+	MaxSessionsPerUser int
 
 	mu       sync.Mutex
-	sessions map[string]*Session
+	sessions sessionTable
 	claims   map[string]time.Time
 	actions  map[string]*actionRecord
 }
@@ -25,16 +31,19 @@ func (m *MemoryStore) now() time.Time {
 	return time.Now()
 }
 
-// PutSession stores s until s.ExpiresAt.
+// PutSession stores s until s.ExpiresAt, within the store's bounds.
 func (m *MemoryStore) PutSession(_ context.Context, s *Session) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.sessions == nil {
-		m.sessions = make(map[string]*Session)
+	maxBytes, maxPerUser := m.MaxSessionBytes, m.MaxSessionsPerUser
+	if maxBytes == 0 {
+		maxBytes = defaultSessionMemory
 	}
-	m.sweepLocked()
+	if maxPerUser == 0 {
+		maxPerUser = defaultMaxSessionsPerUser
+	}
 	cp := *s
-	m.sessions[s.ID] = &cp
+	m.sessions.put(&cp, m.now(), maxBytes, maxPerUser)
 	return nil
 }
 
@@ -42,8 +51,8 @@ func (m *MemoryStore) PutSession(_ context.Context, s *Session) error {
 func (m *MemoryStore) Session(_ context.Context, id string) (*Session, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s, ok := m.sessions[id]
-	if !ok || !m.now().Before(s.ExpiresAt) {
+	s, ok := m.sessions.get(id, m.now())
+	if !ok {
 		return nil, ErrSessionNotFound
 	}
 	cp := *s
@@ -68,13 +77,13 @@ func (m *MemoryStore) Claim(_ context.Context, key string, expiry time.Time) (bo
 // sweepSample bounds the entries of each map one write looks at for expired ones.
 const sweepSample = 8
 
-// sweepLocked drops the expired entries among a few of each map's, visited in Go's random
+// sweepLocked drops the expired claims and actions among a few of each map's (sessions go in
+// the order they expire, as the next one is stored), visited in Go's random
 // iteration order, so that a write costs the same however many entries are live. An entry
 // outlives its expiry by about n/sweepSample writes, n the size of its map, which keeps the
 // expired entries to a fraction of the live ones; reads never return them.
 func (m *MemoryStore) sweepLocked() {
 	now := m.now()
-	sweep(m.sessions, sweepSample, func(s *Session) time.Time { return s.ExpiresAt }, now)
 	sweep(m.claims, sweepSample, func(until time.Time) time.Time { return until }, now)
 	sweep(m.actions, sweepSample, func(r *actionRecord) time.Time { return r.until }, now)
 }

@@ -94,7 +94,8 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := e.now().UTC().Truncate(time.Second)
-	s := &Session{ID: uuid.NewString(), TenantKey: req.Tenant.Key, CreatedAt: now, ExpiresAt: now.Add(e.sessionTTL)}
+	s := &Session{ID: uuid.NewString(), TenantKey: req.Tenant.Key, CreatedAt: now, ExpiresAt: now.Add(e.sessionTTL),
+		User: e.limits.userBucket(req.Tenant.Key, req.UserToken)}
 	if len(body.PublicKey) > 0 && string(body.PublicKey) != "null" {
 		key, err := dpop.ParseKey(body.PublicKey)
 		if err != nil {

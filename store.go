@@ -16,6 +16,10 @@ type Session struct {
 	// KeyThumbprint is the RFC 7638 thumbprint of the device key of a bound session.
 	KeyThumbprint string
 	Metadata      json.RawMessage
+	// User names the user who created the session: a keyed hash of the tenant and the user's
+	// token, as [RateLimit.User] names its bucket, never the token. Stores may bound the
+	// sessions of one user with it.
+	User string
 }
 
 // A SessionStore keeps sessions until they expire. Its methods are called from many goroutines
