@@ -76,19 +76,5 @@ func forwardedHeaders(h http.Header, spelling func(string) string) ForwardedHead
 }
 
 func forwardable(name string) bool {
-	return name != "" && validHeaderName(name) && !headers.Reserved(name)
-}
-
-// validHeaderName reports whether name is an RFC 9110 token.
-func validHeaderName(name string) bool {
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return name != "" && headers.ValidName(name) && !headers.Reserved(name)
 }

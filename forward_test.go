@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/convengine/engine/internal/headers"
 )
 
 func TestForwardedHeaders(t *testing.T) {
@@ -91,7 +93,7 @@ func FuzzForwardedHeaders(f *testing.F) {
 		out := forwardedHeaders(in, nil)
 		count, size := 0, 0
 		for name, vals := range out {
-			if !validHeaderName(name) || !forwardable(name) {
+			if !headers.ValidName(name) || !forwardable(name) {
 				t.Fatalf("forwarded %q", name)
 			}
 			for _, c := range neverForwarded {

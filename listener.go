@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/convengine/engine/internal/headers"
 )
 
 // Listener wraps ln, on which srv serves the engine over plain-text HTTP/1.1 (the reference
@@ -196,7 +198,7 @@ func (c *scanningConn) newRequest() {
 
 // noteName records the spelling of a forwarded header's name.
 func (c *scanningConn) noteName(name []byte) {
-	if len(name) <= len(forwardPrefixLower) || !hasLowerPrefix(name, forwardPrefixLower) || !validHeaderName(string(name)) {
+	if len(name) <= len(forwardPrefixLower) || !hasLowerPrefix(name, forwardPrefixLower) || !headers.ValidName(string(name)) {
 		return
 	}
 	canonical := http.CanonicalHeaderKey(string(name))

@@ -27,7 +27,7 @@ go -C cmd/engineload build -o "$out/engineload" .
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 # The reference server as documented, on free loopback ports, with room for every turn at once.
-"$out/engine" -addr 127.0.0.1:0 -debug-addr 127.0.0.1:0 -max-turns $((sse + sockets + 64)) -log-level warn \
+"$out/engine" -addr 127.0.0.1:0 -debug-addr 127.0.0.1:0 -max-turns $((sse + sockets + 64)) -max-sockets $((sockets + 64)) -log-level warn \
   >"$out/engine.out" 2>"$out/engine.log" &
 pid=$!
 stop() { kill "$pid" 2>/dev/null || true; }

@@ -55,7 +55,7 @@ func Parse(raw json.RawMessage) (*Config, error) {
 	}
 	for name, value := range c.Credentials {
 		switch {
-		case !validHeaderName(name):
+		case !headers.ValidName(name):
 			return nil, fmt.Errorf("mcp.credentials: %q is not a header name", name)
 		case headers.Reserved(name, mcpHeaders...):
 			return nil, fmt.Errorf("mcp.credentials: %s is set by the engine or the MCP transport", name)
@@ -64,23 +64,6 @@ func Parse(raw json.RawMessage) (*Config, error) {
 		}
 	}
 	return &c, nil
-}
-
-// validHeaderName reports whether name is an RFC 9110 token.
-func validHeaderName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // endpoint returns the MCP server URL of env.

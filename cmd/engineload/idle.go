@@ -28,6 +28,7 @@ func (m *idleMode) worker(ctx context.Context, t *target, s slot) (worker, error
 	if err != nil {
 		return nil, err
 	}
+	ctx = withUserToken(ctx, m.cfg.socketUser(s))
 	if err := m.cfg.startSession(ctx, c); err != nil {
 		return nil, err
 	}

@@ -114,6 +114,11 @@ func (c *config) newClient(t *target) (*client.Client, error) {
 	})
 }
 
+// socketUser is the user token of a socket worker: one user per socket.
+func (c *config) socketUser(s slot) string {
+	return c.token + ".socket." + c.runID + "." + strconv.Itoa(s.index)
+}
+
 type tokenKey struct{}
 
 // withUserToken makes requests made with ctx carry token as X-Token.

@@ -229,7 +229,10 @@ func serverOf(cfg *config, vt *voiceTimer) (http.Handler, func(), error) {
 		transcriber, synthesizer := benchSpeech(cfg)
 		e, err := engine.New(engine.Config{Tenants: tenants, Model: model, Toolset: httptools.New(nil),
 			SigningKey: key, Logger: log, Transcriber: transcriber, Synthesizer: synthesizer,
-			Observer: &engine.Observer{Socket: vt.socket}})
+			Observer: &engine.Observer{Socket: vt.socket},
+			// A bench measures what the engine can do: no bound of a public deployment applies.
+			MaxConcurrentTurns: -1, MaxConcurrentSyntheses: -1,
+			Stream: &engine.StreamOptions{MaxSockets: -1, MaxSocketsPerUser: -1, AudioMemory: -1}})
 		if err != nil {
 			return nil, nop, err
 		}

@@ -40,6 +40,8 @@ func (m *voiceMode) worker(ctx context.Context, t *target, s slot) (worker, erro
 	if err != nil {
 		return nil, err
 	}
+	// Each socket is a user of its own, as on a real deployment, where a user holds few.
+	ctx = withUserToken(ctx, m.cfg.socketUser(s))
 	if err := m.cfg.startSession(ctx, c); err != nil {
 		return nil, err
 	}
