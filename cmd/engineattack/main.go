@@ -8,7 +8,7 @@
 //
 //	tts       -n slow readers each start a long synthesis and stop reading
 //	sockets   -n voice sockets (distinct users) each send 60 s of speech and never end it
-//	sessions  -n create-session requests with 8 KiB of metadata, distinct users
+//	sessions  -sessions create-session requests with 8 KiB of metadata, 1 000 users
 //	metrics   -n requests for 404 paths of 60 KB, then one scrape of -metrics
 //	headers   a turn with 70 forwarded headers of 1 KB, and one with 1.2 MB of headers
 //
@@ -42,7 +42,7 @@ import (
 
 type config struct {
 	target, key, metrics string
-	pid, n               int
+	pid, n, sessions     int
 	hold                 time.Duration
 }
 
@@ -54,6 +54,7 @@ func main() {
 	flag.StringVar(&c.metrics, "metrics", "", "URL of the engine's Prometheus metrics (default: -target/metrics)")
 	flag.IntVar(&c.pid, "pid", 0, "process id of the engine (required)")
 	flag.IntVar(&c.n, "n", 300, "connections or requests of each attack")
+	flag.IntVar(&c.sessions, "sessions", 10000, "sessions the sessions attack creates")
 	flag.DurationVar(&c.hold, "hold", 15*time.Second, "how long the attacks that hold something hold it")
 	flag.Parse()
 	if c.pid == 0 {
@@ -76,7 +77,7 @@ func main() {
 		}
 		names = []string{*attack}
 	}
-	fmt.Printf("| attack | RSS before | RSS during (max) | RSS after | children before / max / after | a user's turn during (max) | outcome |\n|---|---|---|---|---|---|---|\n")
+	fmt.Printf("| attack | engine RSS before / max / after | child processes (their RSS) before / max / after | a user's turn during: slowest (statuses) | outcome |\n|---|---|---|---|---|\n")
 	for _, name := range names {
 		if ctx.Err() != nil {
 			return
@@ -104,6 +105,7 @@ func runAttack(ctx context.Context, c *config, name string, attack func(context.
 			mu.Lock()
 			worst.rss = max(worst.rss, s.rss)
 			worst.children = max(worst.children, s.children)
+			worst.childRSS = max(worst.childRSS, s.childRSS)
 			if actx.Err() == nil {
 				slowest = max(slowest, took)
 				statuses[status]++
@@ -122,8 +124,9 @@ func runAttack(ctx context.Context, c *config, name string, attack func(context.
 	after := sample(c.pid)
 	mu.Lock()
 	defer mu.Unlock()
-	fmt.Printf("| %s | %s | %s | %s | %d / %d / %d | %s (%s) | %s |\n", name, mib(before.rss), mib(worst.rss), mib(after.rss),
-		before.children, worst.children, after.children, slowest.Round(time.Millisecond), statusList(statuses), outcome)
+	fmt.Printf("| %s | %s / %s / %s | %d (%s) / %d (%s) / %d (%s) | %s (%s) | %s |\n", name, mib(before.rss), mib(worst.rss), mib(after.rss),
+		before.children, mib(before.childRSS), worst.children, mib(worst.childRSS), after.children, mib(after.childRSS),
+		slowest.Round(time.Millisecond), statusList(statuses), outcome)
 }
 
 // settle lets the engine end what the last attack left (sockets closing, syntheses stopping).
@@ -261,7 +264,7 @@ func socketAttack(ctx context.Context, c *config) string {
 // sessionAttack creates -n sessions with 8 KiB of metadata each, for distinct users.
 func sessionAttack(ctx context.Context, c *config) string {
 	body := `{"metadata":{"pad":"` + strings.Repeat("x", 8100) + `"}}`
-	return "create-session: " + statusList(fire(ctx, c.n, func(i int) *http.Request {
+	return "create-session: " + statusList(fire(ctx, c.sessions, func(i int) *http.Request {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.target+"/api/v1/create-session", strings.NewReader(body))
 		setHeaders(req.Header, c, "session-attacker-"+strconv.Itoa(i%1000))
 		return req
@@ -334,18 +337,11 @@ func headerAttack(ctx context.Context, c *config) string {
 type engineSample struct {
 	rss      int64 // bytes
 	children int
+	childRSS int64 // bytes, of all children together
 }
 
 func sample(pid int) engineSample {
-	var s engineSample
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status"); err == nil {
-		for line := range strings.SplitSeq(string(b), "\n") {
-			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-				s.rss = kb << 10
-			}
-		}
-	}
+	s := engineSample{rss: rss(strconv.Itoa(pid))}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
@@ -359,9 +355,25 @@ func sample(pid int) engineSample {
 		fields := strings.Fields(string(b[i+1:]))
 		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
 			s.children++
+			s.childRSS += rss(e.Name())
 		}
 	}
 	return s
+}
+
+// rss is the resident memory of a process, from /proc/<pid>/status.
+func rss(pid string) int64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
