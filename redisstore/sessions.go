@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/convengine/engine"
 	"github.com/redis/go-redis/v9"
@@ -26,7 +28,50 @@ func (s *Store) PutSession(ctx context.Context, sess *engine.Session) error {
 	if err != nil {
 		return unavailable("storing a session", err)
 	}
+	if sess.User != "" && s.maxPerUser > 0 && ttl > 0 {
+		if err := s.boundUser(ctx, sess); err != nil {
+			return unavailable("bounding a user's sessions", err)
+		}
+	}
 	return nil
+}
+
+// boundUser notes sess among its user's sessions, a sorted set scored by expiry, and drops the
+// oldest past Options.MaxSessionsPerUser. The set and the sessions live in different slots of a
+// cluster, so this is not one atomic step: users creating sessions at the same moment on
+// several replicas may keep one or two more for as long as they live.
+func (s *Store) boundUser(ctx context.Context, sess *engine.Session) error {
+	ukey := s.key(kindUser, sess.TenantKey+":"+sess.User)
+	now := s.now()
+	_, err := do(ctx, s, func(ctx context.Context) (struct{}, error) {
+		pipe := s.client.TxPipeline()
+		pipe.ZAdd(ctx, ukey, redis.Z{Score: float64(sess.ExpiresAt.UnixMilli()), Member: sess.ID})
+		pipe.ZRemRangeByScore(ctx, ukey, "-inf", strconv.FormatInt(now.UnixMilli(), 10))
+		pipe.PExpireAt(ctx, ukey, sess.ExpiresAt.Add(time.Second))
+		over := pipe.ZRange(ctx, ukey, 0, int64(-s.maxPerUser-1))
+		if _, err := pipe.Exec(ctx); err != nil {
+			return struct{}{}, err
+		}
+		ids := over.Val()
+		if len(ids) == 0 {
+			return struct{}{}, nil
+		}
+		members := make([]any, len(ids))
+		keys := make([]string, len(ids))
+		for i, id := range ids {
+			members[i], keys[i] = id, s.key(kindSession, id)
+		}
+		if err := s.client.ZRem(ctx, ukey, members...).Err(); err != nil {
+			return struct{}{}, err
+		}
+		for _, k := range keys { // one by one: in a cluster they live in different slots
+			if err := s.client.Del(ctx, k).Err(); err != nil {
+				return struct{}{}, err
+			}
+		}
+		return struct{}{}, nil
+	})
+	return err
 }
 
 // Session returns the session of id, or [engine.ErrSessionNotFound] for an unknown or expired

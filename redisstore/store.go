@@ -30,6 +30,10 @@ type Options struct {
 	// engine's Config.Now. Redis keeps time itself: a record expires the given duration after
 	// it was written, by the server's clock.
 	Now func() time.Time
+	// MaxSessionsPerUser bounds the live sessions of one user of a tenant (default 16; negative
+	// means no bound): storing one more drops the user's oldest, whose next request gets 401
+	// invalid_session. Sessions without [engine.Session.User] are not counted.
+	MaxSessionsPerUser int
 }
 
 // Store is an [engine.SessionStore], an [engine.ReplayStore], an [engine.ActionStore] and an
@@ -45,6 +49,8 @@ type Store struct {
 	begin   *redis.Script
 	abandon *redis.Script
 	rate    *redis.Script
+
+	maxPerUser int
 }
 
 var (
@@ -72,15 +78,19 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.MaxSessionsPerUser == 0 {
+		o.MaxSessionsPerUser = 16
+	}
 	return &Store{
-		client:  client,
-		inline:  boundsByContext(client),
-		prefix:  o.Prefix,
-		timeout: o.Timeout,
-		now:     o.Now,
-		begin:   redis.NewScript(beginScript),
-		abandon: redis.NewScript(abandonScript),
-		rate:    redis.NewScript(rateScript),
+		maxPerUser: o.MaxSessionsPerUser,
+		client:     client,
+		inline:     boundsByContext(client),
+		prefix:     o.Prefix,
+		timeout:    o.Timeout,
+		now:        o.Now,
+		begin:      redis.NewScript(beginScript),
+		abandon:    redis.NewScript(abandonScript),
+		rate:       redis.NewScript(rateScript),
 	}
 }
 
@@ -209,6 +219,7 @@ func do[T any](ctx context.Context, s *Store, f func(context.Context) (T, error)
 // Kinds of record, the second part of a key.
 const (
 	kindSession = "session"
+	kindUser    = "user" // the sessions of a user, by expiry
 	kindReplay  = "replay"
 	kindAction  = "action"
 	kindRate    = "rate"

@@ -429,3 +429,34 @@ func TestNewFromURL(t *testing.T) {
 		t.Errorf("Close closed a client it did not make: %v", err)
 	}
 }
+
+// TestSessionsPerUser: a user's sessions past MaxSessionsPerUser are dropped oldest first, on a
+// standalone server and a cluster (where the user's set and the sessions live in different
+// slots); other users' sessions stay.
+func TestSessionsPerUser(t *testing.T) {
+	for name, newClient := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			s := redisstore.New(newClient(t), &redisstore.Options{Prefix: prefix(t), Timeout: generous, MaxSessionsPerUser: 3})
+			now := time.Now()
+			put := func(id, user string, i int) {
+				t.Helper()
+				sess := &engine.Session{ID: id, TenantKey: "pk_demo", User: user, CreatedAt: now, ExpiresAt: now.Add(time.Hour + time.Duration(i)*time.Second)}
+				if err := s.PutSession(ctx, sess); err != nil {
+					t.Fatal(err)
+				}
+			}
+			has := func(id string) bool {
+				_, err := s.Session(ctx, id)
+				return err == nil
+			}
+			put("bob-0", "bob", 0)
+			for i := range 5 {
+				put(fmt.Sprint("alice-", i), "alice", i)
+			}
+			if has("alice-0") || has("alice-1") || !has("alice-2") || !has("alice-4") || !has("bob-0") {
+				t.Fatal("alice keeps more than 3 sessions, or bob lost his")
+			}
+		})
+	}
+}
