@@ -107,8 +107,8 @@ func streamWAV(w http.ResponseWriter, a *Audio, writeTimeout time.Duration) (n i
 	rc := http.NewResponseController(w)
 	defer rc.SetWriteDeadline(time.Time{}) // not to outlive the response on a kept-alive connection
 	write := func(b []byte) error {
-		if writeTimeout > 0 {
-			rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if writeTimeout > 0 && rc.SetWriteDeadline(time.Now().Add(writeTimeout)) != nil {
+			writeTimeout = 0 // a writer that cannot take deadlines just writes
 		}
 		if _, err := w.Write(b); err != nil {
 			return err

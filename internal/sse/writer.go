@@ -161,9 +161,8 @@ func (s *Writer) endLocked(b []byte) error {
 }
 
 func (s *Writer) flushLocked(b []byte) error {
-	if s.writeTimeout > 0 {
-		// A writer that cannot take deadlines (a recorder, a host's wrapper) just writes.
-		s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+	if s.writeTimeout > 0 && s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout)) != nil {
+		s.writeTimeout = 0 // a writer that cannot take deadlines (a recorder, a host's wrapper) just writes
 	}
 	_, err := s.w.Write(b)
 	if err == nil {
