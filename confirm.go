@@ -34,7 +34,8 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 	jti := uuid.NewString()
 	tok, err := e.actionTokens.Sign(token.ActionClaims{
 		Claims: jwt.Claims{ID: jti, IssuedAt: jwt.NewNumericDate(now), Expiry: jwt.NewNumericDate(exp)},
-		Tenant: t.req.Tenant.Key, Session: t.sessionID, Tool: call.Name, ArgsHash: hash,
+		Tenant: t.req.Tenant.Key, Env: t.req.Environment.Name, User: e.limits.userBucket(t.req.Tenant.Key, t.req.UserToken),
+		Session: t.sessionID, Tool: call.Name, ArgsHash: hash,
 	})
 	if err != nil {
 		return widgets.Confirm{}, fmt.Errorf("signing action token: %w", err)

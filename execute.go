@@ -15,6 +15,7 @@ import (
 	"github.com/convengine/engine/internal/fill"
 	"github.com/convengine/engine/internal/jcs"
 	"github.com/convengine/engine/internal/token"
+	"github.com/google/uuid"
 )
 
 // Device gates that may have approved an action.
@@ -23,7 +24,9 @@ var authMethods = map[string]bool{"faceid": true, "touchid": true, "passcode": t
 const (
 	defaultVerificationAge = 120 * time.Second
 	verificationSkew       = 30 * time.Second
-	actionLease            = 2 * time.Minute // how long a claim lasts if its replica dies
+	// actionLeaseMargin is how long a claim outlasts its action's time-out: the lease after
+	// which another replica may take over the claim of one that died.
+	actionLeaseMargin = 30 * time.Second
 )
 
 // executeRequest is the body of POST /engine/execute.
@@ -109,7 +112,8 @@ func (e *Engine) checkExecute(req *request, b *executeRequest) (*token.ActionCla
 	}
 	canon, err := jcs.Canonicalize(x.Arguments)
 	switch {
-	case err != nil, c.Tenant != req.Tenant.Key, c.Tool != x.Tool, c.ArgsHash != jcs.Hash(canon), c.Session != req.sessionID():
+	case err != nil, c.Tenant != req.Tenant.Key, c.Env != req.Environment.Name, c.User != e.limits.userBucket(req.Tenant.Key, req.UserToken),
+		c.Tool != x.Tool, c.ArgsHash != jcs.Hash(canon), c.Session != req.sessionID():
 		return nil, nil, badToken
 	}
 	now := e.now()
@@ -164,11 +168,18 @@ func parseVerifiedAt(raw json.RawMessage) (time.Time, error) {
 const maxEpochSecondsAsMillis = 1e11
 
 // runAction runs the action at most once: a token that already ran gets its first reply, one
-// that is running gets 409, and one whose backend could not be reached stays usable. canon is
-// the arguments in canonical form.
+// that is running gets 409, and one whose backend was not reached stays usable. canon is the
+// arguments in canonical form.
+//
+// Once claimed, the action runs to its end on a context of its own, bounded by its time-out: a
+// client that goes away mid-call must not cancel a payment half-made, release the claim, and
+// have its retry make the payment again. A failure that leaves the outcome unknown (a time-out,
+// a broken answer) is recorded as such, so that the token never calls the backend again.
 func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionClaims, tool string, canon json.RawMessage, locale string) ([]byte, *Problem) {
 	id := req.Tenant.Key + ":" + c.ID
-	prev, err := e.actions.BeginAction(ctx, id, e.now().Add(actionLease))
+	owner := uuid.NewString()
+	timeout := req.Tenant.Limits.ToolTimeout.or(defaultToolLimit)
+	prev, err := e.actions.BeginAction(ctx, id, owner, e.now().Add(timeout+actionLeaseMargin))
 	switch {
 	case errors.Is(err, ErrActionInProgress):
 		p := newProblem(http.StatusConflict, CodeActionInProgress, "this action is already running; try again in a moment")
@@ -180,31 +191,45 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 	case prev != nil:
 		return prev, nil
 	}
-	// From here the claim must end: recorded, or released for another try.
+	// From here the claim must end: recorded, or released when nothing reached the backend.
+	actx := context.WithoutCancel(ctx)
 	env := req.toolEnv()
 	env.IdempotencyKey = c.ID
-	res, callErr := e.callAction(ctx, env, ToolCall{ID: c.ID, Name: tool, Arguments: canon})
-	if callErr != nil {
-		if err := e.actions.AbandonAction(context.WithoutCancel(ctx), id); err != nil {
+	res, callErr := e.callAction(actx, env, ToolCall{ID: c.ID, Name: tool, Arguments: canon}, timeout)
+	if errors.Is(callErr, ErrToolNotReached) || errors.Is(callErr, ErrToolNotFound) {
+		if err := e.actions.AbandonAction(actx, id, owner); err != nil {
 			e.log.ErrorContext(ctx, "releasing an action failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
 		}
 		e.log.WarnContext(ctx, "action failed", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "err", callErr)
 		return nil, newProblem(http.StatusBadGateway, CodeToolUnavailable, "the service could not be reached; nothing was done, try again")
 	}
-	reply, err := json.Marshal(e.actionReply(req.Tenant, tool, canon, res, locale))
-	if err != nil {
-		reply = []byte(`{"done":{"type":"success","title":"Done","line1":"","line2":""},"speak":"Done."}`)
+	var reply []byte
+	if callErr != nil {
+		e.log.ErrorContext(ctx, "action outcome unknown", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "err", callErr)
+		reply, _ = json.Marshal(unknownOutcome(locale))
+	} else {
+		reply, err = json.Marshal(e.actionReply(req.Tenant, tool, canon, res, locale))
+		if err != nil {
+			reply = []byte(`{"done":{"type":"success","title":"Done","line1":"","line2":""},"speak":"Done."}`)
+		}
 	}
-	if err := e.actions.FinishAction(context.WithoutCancel(ctx), id, reply, c.Expiry.Time()); err != nil {
+	if err := e.actions.FinishAction(actx, id, owner, reply, c.Expiry.Time()); err != nil {
 		// The action ran: answer it, and say loudly that a replay could run it again.
 		e.log.ErrorContext(ctx, "recording an action failed", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "err", err)
 	}
-	e.log.InfoContext(ctx, "action", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "declined", res.IsError)
+	e.log.InfoContext(ctx, "action", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "declined", res.IsError,
+		"outcomeUnknown", callErr != nil, "clientGone", ctx.Err() != nil)
 	return reply, nil
 }
 
+// unknownOutcome is the reply of an action whose backend may have run it but did not say so.
+func unknownOutcome(locale string) executeReply {
+	cp := localized(unknownOutcomeCopy, locale)
+	return executeReply{Done: Card{Type: "error", Title: cp.Title, Line1: cp.Line1, Line2: cp.Line2}, Speak: cp.Speak}
+}
+
 // callAction calls the tool with its time-out; a panic is a failure, never a crash.
-func (e *Engine) callAction(ctx context.Context, env *ToolEnv, call ToolCall) (res ToolResult, err error) {
+func (e *Engine) callAction(ctx context.Context, env *ToolEnv, call ToolCall, timeout time.Duration) (res ToolResult, err error) {
 	if e.toolset == nil {
 		return ToolResult{}, ErrToolNotFound
 	}
@@ -213,7 +238,7 @@ func (e *Engine) callAction(ctx context.Context, env *ToolEnv, call ToolCall) (r
 			err = fmt.Errorf("the tool panicked: %T", v)
 		}
 	}()
-	cctx, cancel := context.WithTimeout(ctx, env.Tenant.Limits.ToolTimeout.or(defaultToolLimit))
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ev := ToolEvent{RequestID: env.RequestID, Tenant: env.Tenant.Key, Environment: env.Environment.Name, Tool: call.Name, Action: true}
 	res, err = e.observeTool(cctx, ev, func(ctx context.Context) (ToolResult, error) { return e.toolset.Call(ctx, env, call) })

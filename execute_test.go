@@ -207,18 +207,36 @@ func TestExecuteDeclinedAndUnreachable(t *testing.T) {
 		t.Fatalf("declined: %d %s", status, body)
 	}
 
+	// A backend that cannot be reached did nothing: the token stays usable.
 	c := confirmFor(t, d, demobank.EngineKey, "send 15 dollars to Sam")
-	d.Backend.SetDelay(2 * time.Second) // past the demo's tool time-out
+	bankURL := d.Tenant.Environments[engine.EnvProduction].BackendURL
+	d.Tenant.Environments[engine.EnvProduction].BackendURL = "http://127.0.0.1:1"
 	status, body = execute(t, d, demobank.EngineKey, executeBody(c.Execute, freshAuth()))
 	if status != 502 || !strings.Contains(body, engine.CodeToolUnavailable) || !strings.Contains(body, `"retryable":true`) {
 		t.Fatalf("backend down: %d %s", status, body)
 	}
-	d.Backend.SetDelay(0)
+	d.Tenant.Environments[engine.EnvProduction].BackendURL = bankURL
 	status, body = execute(t, d, demobank.EngineKey, executeBody(c.Execute, freshAuth()))
 	if status != 200 || !strings.Contains(body, "$15.00 to Sam") {
 		t.Fatalf("backend back: %d %s", status, body)
 	}
-	if n := d.Bank.Transfers(testToken); n != 1 {
-		t.Fatalf("%d transfers, want 1", n)
+
+	// A backend that took the request and did not answer in time may have run it: the engine
+	// says so, and never calls it again for that token.
+	slow := confirmFor(t, d, demobank.EngineKey, "send 7 dollars to Sam")
+	d.Backend.SetDelay(2 * time.Second) // past the demo's tool time-out
+	calls := len(d.Backend.Received())
+	status, body = execute(t, d, demobank.EngineKey, executeBody(slow.Execute, freshAuth()))
+	if status != 200 || !strings.Contains(body, `"title":"Not confirmed"`) {
+		t.Fatalf("backend too slow: %d %s", status, body)
+	}
+	d.Backend.SetDelay(0)
+	status, again := execute(t, d, demobank.EngineKey, executeBody(slow.Execute, freshAuth()))
+	if status != 200 || again != body || len(d.Backend.Received()) != calls+1 {
+		t.Fatalf("the retry: %d %s, %d backend calls", status, again, len(d.Backend.Received())-calls)
+	}
+	waitFor(t, "the slow transfer lands", func() bool { return d.Bank.Transfers(testToken) == 2 })
+	if n := d.Bank.Transfers(testToken); n != 2 {
+		t.Fatalf("%d transfers, want 2", n)
 	}
 }

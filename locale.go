@@ -135,6 +135,23 @@ var (
 		"ar": {Title: "تم", Speak: "تم."},
 		"he": {Title: "בוצע", Speak: "בוצע."},
 	}
+	// unknownOutcomeCopy is the card of an action whose backend did not say whether it ran it.
+	unknownOutcomeCopy = map[string]CardCopy{
+		"en": {Title: "Not confirmed", Line1: "The service did not confirm it.", Line2: "Check your account before you try again.",
+			Speak: "I couldn't confirm that it went through. Please check your account before you try again."},
+		"es": {Title: "Sin confirmar", Line1: "El servicio no lo confirmó.", Line2: "Revisa tu cuenta antes de volver a intentarlo.",
+			Speak: "No pude confirmar que se hiciera. Revisa tu cuenta antes de volver a intentarlo."},
+		"fr": {Title: "Non confirmé", Line1: "Le service ne l'a pas confirmé.", Line2: "Vérifiez votre compte avant de réessayer.",
+			Speak: "Je n'ai pas pu confirmer que c'est fait. Vérifiez votre compte avant de réessayer."},
+		"de": {Title: "Nicht bestätigt", Line1: "Der Dienst hat es nicht bestätigt.", Line2: "Prüfe dein Konto, bevor du es erneut versuchst.",
+			Speak: "Ich konnte nicht bestätigen, dass es geklappt hat. Prüfe dein Konto, bevor du es erneut versuchst."},
+		"pt": {Title: "Não confirmado", Line1: "O serviço não confirmou.", Line2: "Verifique sua conta antes de tentar de novo.",
+			Speak: "Não consegui confirmar que foi feito. Verifique sua conta antes de tentar de novo."},
+		"ar": {Title: "لم يتم التأكيد", Line1: "لم تؤكد الخدمة العملية.", Line2: "تحقق من حسابك قبل المحاولة مرة أخرى.",
+			Speak: "لم أتمكن من تأكيد إتمام العملية. تحقق من حسابك قبل المحاولة مرة أخرى."},
+		"he": {Title: "לא אושר", Line1: "השירות לא אישר את הפעולה.", Line2: "בדקו את החשבון לפני שתנסו שוב.",
+			Speak: "לא הצלחתי לאשר שהפעולה בוצעה. בדקו את החשבון לפני שתנסו שוב."},
+	}
 	declinedCopy = map[string]CardCopy{
 		"en": {Title: "Not completed", Line1: "{result.message}", Speak: "That could not be done. {result.message}"},
 		"es": {Title: "No completado", Line1: "{result.message}", Speak: "No se pudo hacer. {result.message}"},

@@ -103,46 +103,58 @@ func sweep[V any](m map[string]V, n int, until func(V) time.Time, now time.Time)
 
 // actionRecord is an action's state in a MemoryStore.
 type actionRecord struct {
+	owner  string    // the claim's owner while the action runs
 	result []byte    // nil while the action runs
 	until  time.Time // lease end while running, record expiry once finished
 }
 
-// BeginAction claims id unless it is claimed or finished.
-func (m *MemoryStore) BeginAction(_ context.Context, id string, leaseUntil time.Time) ([]byte, error) {
+// BeginAction claims id for owner unless it is claimed or finished.
+func (m *MemoryStore) BeginAction(_ context.Context, id, owner string, leaseUntil time.Time) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.actions == nil {
 		m.actions = make(map[string]*actionRecord)
 	}
-	now := m.now()
-	if r, ok := m.actions[id]; ok && now.Before(r.until) {
+	if r, ok := m.liveAction(id); ok {
 		if r.result == nil {
 			return nil, ErrActionInProgress
 		}
 		return r.result, nil
 	}
 	m.sweepLocked()
-	m.actions[id] = &actionRecord{until: leaseUntil}
+	m.actions[id] = &actionRecord{owner: owner, until: leaseUntil}
 	return nil, nil
 }
 
-// FinishAction records result for id until expiry.
-func (m *MemoryStore) FinishAction(_ context.Context, id string, result []byte, expiry time.Time) error {
+// FinishAction records result for id until expiry, unless another owner holds id.
+func (m *MemoryStore) FinishAction(_ context.Context, id, owner string, result []byte, expiry time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.actions == nil {
 		m.actions = make(map[string]*actionRecord)
 	}
-	m.actions[id] = &actionRecord{result: append([]byte(nil), result...), until: expiry}
+	if r, ok := m.liveAction(id); ok && (r.result != nil || r.owner != owner) {
+		return ErrActionInProgress
+	}
+	m.actions[id] = &actionRecord{result: append([]byte{}, result...), until: expiry}
 	return nil
 }
 
-// AbandonAction forgets the claim of id, unless it finished.
-func (m *MemoryStore) AbandonAction(_ context.Context, id string) error {
+// AbandonAction forgets owner's claim of id.
+func (m *MemoryStore) AbandonAction(_ context.Context, id, owner string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r, ok := m.actions[id]; ok && r.result == nil {
+	if r, ok := m.actions[id]; ok && r.result == nil && r.owner == owner {
 		delete(m.actions, id)
 	}
 	return nil
+}
+
+// liveAction returns the record of id unless it expired. The caller holds m.mu.
+func (m *MemoryStore) liveAction(id string) (*actionRecord, bool) {
+	r, ok := m.actions[id]
+	if !ok || !m.now().Before(r.until) {
+		return nil, false
+	}
+	return r, true
 }

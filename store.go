@@ -49,18 +49,22 @@ var ErrStoreUnavailable = errors.New("engine: store unavailable")
 
 // An ActionStore makes confirmed actions run at most once, across every replica: the execute
 // endpoint claims an action token's id before it calls the tool, and records the result after.
-// Its methods are called from many goroutines at once.
+// Each claim has an owner, a value unique to the execute that took it: only that execute can
+// record its result or release it, so a replica whose lease passed cannot undo another's
+// claim. Its methods are called from many goroutines at once.
 type ActionStore interface {
-	// BeginAction claims id while its action runs, until leaseUntil. It returns the recorded
-	// result of an action that already finished, [ErrActionInProgress] while another claim
-	// holds id, or nil, nil when the caller now holds the claim. A claim whose lease passed
+	// BeginAction claims id for owner while its action runs, until leaseUntil. It returns the
+	// recorded result of an action that already finished, [ErrActionInProgress] while another
+	// claim holds id, or nil, nil when owner now holds the claim. A claim whose lease passed
 	// (its replica crashed) can be taken again.
-	BeginAction(ctx context.Context, id string, leaseUntil time.Time) (result []byte, err error)
-	// FinishAction records the result of the claimed action until expiry.
-	FinishAction(ctx context.Context, id string, result []byte, expiry time.Time) error
-	// AbandonAction releases the claim of an action that did not run to the end, so that the
-	// same token can be tried again.
-	AbandonAction(ctx context.Context, id string) error
+	BeginAction(ctx context.Context, id, owner string, leaseUntil time.Time) (result []byte, err error)
+	// FinishAction records the result of owner's action until expiry, in place of its claim.
+	// When another owner's claim or result holds id (owner's lease passed and another execute
+	// took it), it records nothing and returns [ErrActionInProgress].
+	FinishAction(ctx context.Context, id, owner string, result []byte, expiry time.Time) error
+	// AbandonAction releases owner's claim of an action that did not reach the backend, so
+	// that the same token can be tried again. Another owner's claim, and a result, stay.
+	AbandonAction(ctx context.Context, id, owner string) error
 }
 
 // ErrActionInProgress is returned by [ActionStore.BeginAction] while another call holds the

@@ -28,6 +28,12 @@ type Toolset interface {
 	Call(ctx context.Context, env *ToolEnv, call ToolCall) (ToolResult, error)
 }
 
+// ErrToolNotReached is wrapped by the error of a call whose request never reached the tool's
+// backend (no backend URL, the connection could not be made, the backend answered 429 or 503):
+// nothing was done. The execute endpoint then releases the action for another try. Any other
+// failure of an action leaves its outcome unknown: the engine never calls that action again.
+var ErrToolNotReached = errors.New("engine: the tool's backend was not reached")
+
 // A UserToolset is a [Toolset] whose tool list may differ between the users of a tenant
 // environment, such as an MCP server that lists tools with each user's token. For the
 // environments where ListsPerUser reports true, the engine keeps and reuses tool lists per user,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -225,23 +226,30 @@ func claimExpiry(t *testing.T, st Store) {
 }
 
 type begun struct {
+	owner  string
 	result []byte
 	err    error
 }
 
+var owners atomic.Int64
+
+// begin claims id for a new owner.
 func begin(ctx context.Context, st Store, id string, lease time.Duration) begun {
-	r, err := st.BeginAction(ctx, id, time.Now().Add(lease))
-	return begun{r, err}
+	owner := fmt.Sprint("owner-", owners.Add(1))
+	r, err := st.BeginAction(ctx, id, owner, time.Now().Add(lease))
+	return begun{owner, r, err}
 }
 
 func beginActionOnce(t *testing.T, st Store) {
 	ctx := t.Context()
 	id := "pk_a:action-1"
 	claimed, busy := 0, 0
+	var winner string
 	for _, b := range concurrently(func() begun { return begin(ctx, st, id, time.Minute) }) {
 		switch {
 		case b.err == nil && b.result == nil:
 			claimed++
+			winner = b.owner
 		case errors.Is(b.err, engine.ErrActionInProgress) && b.result == nil:
 			busy++
 		default:
@@ -251,8 +259,11 @@ func beginActionOnce(t *testing.T, st Store) {
 	if claimed != 1 || busy != 99 {
 		t.Fatalf("100 concurrent begins: %d claims and %d in progress, want 1 and 99", claimed, busy)
 	}
+	if err := st.FinishAction(ctx, id, "not-"+winner, []byte(`{"forged":true}`), time.Now().Add(time.Hour)); !errors.Is(err, engine.ErrActionInProgress) {
+		t.Fatalf("a finish by another owner: %v", err)
+	}
 	reply := []byte(`{"done":{"type":"success","title":"Money sent"},"speak":"Done."}`)
-	if err := st.FinishAction(ctx, id, reply, time.Now().Add(time.Hour)); err != nil {
+	if err := st.FinishAction(ctx, id, winner, reply, time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	reply[2] = 'X' // the store keeps its own copy
@@ -261,26 +272,45 @@ func beginActionOnce(t *testing.T, st Store) {
 			t.Fatalf("BeginAction of a finished action: %q %v", b.result, b.err)
 		}
 	}
+	if err := st.FinishAction(ctx, id, winner, []byte(`{"again":true}`), time.Now().Add(time.Hour)); !errors.Is(err, engine.ErrActionInProgress) {
+		t.Fatalf("a second finish replaced the result: %v", err)
+	}
 }
 
+// leaseExpiry lets a claim's lease pass, as when its replica dies: another owner takes it, and
+// the first owner can then neither record its result nor release the new claim.
 func leaseExpiry(t *testing.T, st Store) {
 	ctx := t.Context()
 	id := "pk_a:crashed"
-	if b := begin(ctx, st, id, window); b.err != nil || b.result != nil {
-		t.Fatalf("first claim: %q %v", b.result, b.err)
+	first := begin(ctx, st, id, window)
+	if first.err != nil || first.result != nil {
+		t.Fatalf("first claim: %q %v", first.result, first.err)
 	}
 	if b := begin(ctx, st, id, time.Minute); !errors.Is(b.err, engine.ErrActionInProgress) {
 		t.Fatalf("a claim within the lease: %q %v", b.result, b.err)
 	}
+	var second begun
 	eventually(t, "the lease's end", func() bool {
-		b := begin(ctx, st, id, time.Minute)
-		if b.err != nil && !errors.Is(b.err, engine.ErrActionInProgress) {
-			t.Fatal(b.err)
+		second = begin(ctx, st, id, time.Minute)
+		if second.err != nil && !errors.Is(second.err, engine.ErrActionInProgress) {
+			t.Fatal(second.err)
 		}
-		return b.err == nil && b.result == nil
+		return second.err == nil && second.result == nil
 	})
 	if b := begin(ctx, st, id, time.Minute); !errors.Is(b.err, engine.ErrActionInProgress) {
 		t.Fatalf("the claim taken again does not hold: %q %v", b.result, b.err)
+	}
+	if err := st.AbandonAction(ctx, id, first.owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishAction(ctx, id, first.owner, []byte(`{"late":true}`), time.Now().Add(time.Hour)); !errors.Is(err, engine.ErrActionInProgress) {
+		t.Fatalf("the first owner finished over the second's claim: %v", err)
+	}
+	if b := begin(ctx, st, id, time.Minute); !errors.Is(b.err, engine.ErrActionInProgress) {
+		t.Fatalf("the first owner released the second's claim: %q %v", b.result, b.err)
+	}
+	if err := st.FinishAction(ctx, id, second.owner, []byte(`{"ok":2}`), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
 	}
 	if b := begin(ctx, st, "pk_a:late", -time.Second); b.err != nil || b.result != nil {
 		t.Fatalf("a claim whose lease has passed: %q %v", b.result, b.err)
@@ -289,23 +319,31 @@ func leaseExpiry(t *testing.T, st Store) {
 
 func abandon(t *testing.T, st Store) {
 	ctx := t.Context()
-	if err := st.AbandonAction(ctx, "pk_a:unknown"); err != nil {
+	if err := st.AbandonAction(ctx, "pk_a:unknown", "anyone"); err != nil {
 		t.Errorf("abandoning an unknown action: %v", err)
 	}
 	id := "pk_a:failed"
-	if b := begin(ctx, st, id, time.Minute); b.err != nil || b.result != nil {
+	b := begin(ctx, st, id, time.Minute)
+	if b.err != nil || b.result != nil {
 		t.Fatalf("first claim: %q %v", b.result, b.err)
 	}
-	if err := st.AbandonAction(ctx, id); err != nil {
+	if err := st.AbandonAction(ctx, id, "not-"+b.owner); err != nil {
 		t.Fatal(err)
 	}
-	if b := begin(ctx, st, id, time.Minute); b.err != nil || b.result != nil {
+	if again := begin(ctx, st, id, time.Minute); !errors.Is(again.err, engine.ErrActionInProgress) {
+		t.Fatalf("another owner released the claim: %q %v", again.result, again.err)
+	}
+	if err := st.AbandonAction(ctx, id, b.owner); err != nil {
+		t.Fatal(err)
+	}
+	b = begin(ctx, st, id, time.Minute)
+	if b.err != nil || b.result != nil {
 		t.Fatalf("a claim after abandon: %q %v", b.result, b.err)
 	}
-	if err := st.FinishAction(ctx, id, []byte(`{"ok":true}`), time.Now().Add(time.Hour)); err != nil {
+	if err := st.FinishAction(ctx, id, b.owner, []byte(`{"ok":true}`), time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.AbandonAction(ctx, id); err != nil {
+	if err := st.AbandonAction(ctx, id, b.owner); err != nil {
 		t.Fatal(err)
 	}
 	if b := begin(ctx, st, id, time.Minute); b.err != nil || string(b.result) != `{"ok":true}` {
@@ -316,10 +354,11 @@ func abandon(t *testing.T, st Store) {
 func resultExpiry(t *testing.T, st Store) {
 	ctx := t.Context()
 	id := "pk_a:old"
-	if b := begin(ctx, st, id, time.Minute); b.err != nil || b.result != nil {
+	b := begin(ctx, st, id, time.Minute)
+	if b.err != nil || b.result != nil {
 		t.Fatalf("first claim: %q %v", b.result, b.err)
 	}
-	if err := st.FinishAction(ctx, id, []byte(`{"ok":1}`), time.Now().Add(window)); err != nil {
+	if err := st.FinishAction(ctx, id, b.owner, []byte(`{"ok":1}`), time.Now().Add(window)); err != nil {
 		t.Fatal(err)
 	}
 	if b := begin(ctx, st, id, time.Minute); string(b.result) != `{"ok":1}` {
@@ -342,10 +381,11 @@ func namespaces(t *testing.T, st Store) {
 		if ok, err := st.Claim(ctx, id, exp); !ok || err != nil {
 			t.Errorf("claim %s: %v %v", id, ok, err)
 		}
-		if b := begin(ctx, st, id, time.Minute); b.err != nil || b.result != nil {
+		b := begin(ctx, st, id, time.Minute)
+		if b.err != nil || b.result != nil {
 			t.Errorf("begin %s: %q %v", id, b.result, b.err)
 		}
-		if err := st.FinishAction(ctx, id, fmt.Appendf(nil, `{"n":%d}`, i), exp); err != nil {
+		if err := st.FinishAction(ctx, id, b.owner, fmt.Appendf(nil, `{"n":%d}`, i), exp); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -66,11 +67,11 @@ func (ts *Toolset) Call(ctx context.Context, env *engine.ToolEnv, call engine.To
 // backend URL.
 func newRequest(ctx context.Context, env *engine.ToolEnv, def *Definition, args json.RawMessage) (*http.Request, string, error) {
 	if env.Environment == nil || env.Environment.BackendURL == "" {
-		return nil, "", fmt.Errorf("%w: %s: the environment has no backend_url", ErrUnavailable, def.Name)
+		return nil, "", fmt.Errorf("%w: %w: %s: the environment has no backend_url", ErrUnavailable, engine.ErrToolNotReached, def.Name)
 	}
 	u, err := url.Parse(env.Environment.BackendURL)
 	if err != nil || u.Host == "" {
-		return nil, "", fmt.Errorf("%w: %s: the environment's backend_url is not an absolute URL", ErrUnavailable, def.Name)
+		return nil, "", fmt.Errorf("%w: %w: %s: the environment's backend_url is not an absolute URL", ErrUnavailable, engine.ErrToolNotReached, def.Name)
 	}
 	u = u.JoinPath(def.Path)
 
@@ -118,7 +119,7 @@ func newRequest(ctx context.Context, env *engine.ToolEnv, def *Definition, args 
 
 	req, err := http.NewRequestWithContext(ctx, def.Method, u.String(), body)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %s: building the request: %w", ErrUnavailable, def.Name, err)
+		return nil, "", fmt.Errorf("%w: %w: %s: building the request: %w", ErrUnavailable, engine.ErrToolNotReached, def.Name, err)
 	}
 	env.SetHeaders(req.Header, "Accept", "Content-Type")
 	req.Header.Set("Accept", "application/json")
@@ -159,7 +160,11 @@ func queryValue(v json.RawMessage) (s string, ok, isNull bool) {
 func (ts *Toolset) result(ctx context.Context, def *Definition, resp *http.Response) (engine.ToolResult, error) {
 	code := resp.StatusCode
 	switch {
-	case code >= 500 || code == http.StatusRequestTimeout || code == http.StatusTooManyRequests:
+	case code == http.StatusServiceUnavailable || code == http.StatusTooManyRequests:
+		// The backend says it did not take the request.
+		io.CopyN(io.Discard, resp.Body, 4<<10)
+		return engine.ToolResult{}, fmt.Errorf("%w: %w: %s: status %d", ErrUnavailable, engine.ErrToolNotReached, def.Name, code)
+	case code >= 500 || code == http.StatusRequestTimeout:
 		// Reading a little lets the connection of a short answer be used again.
 		io.CopyN(io.Discard, resp.Body, 4<<10)
 		return engine.ToolResult{}, fmt.Errorf("%w: %s: status %d", ErrUnavailable, def.Name, code)
@@ -188,11 +193,24 @@ func (ts *Toolset) result(ctx context.Context, def *Definition, resp *http.Respo
 	return errorResult(fmt.Sprintf("http_%d", code), http.StatusText(code)), nil
 }
 
+// notSent reports whether err shows that the request never left: the name did not resolve, or
+// the connection could not be made.
+func notSent(err error) bool {
+	if _, ok := errors.AsType[*net.DNSError](err); ok {
+		return true
+	}
+	op, ok := errors.AsType[*net.OpError](err)
+	return ok && op.Op == "dial"
+}
+
 // unreachable describes a call that got no answer. It leaves out the *url.Error around err,
 // whose text holds the URL with its query.
 func unreachable(ctx context.Context, def *Definition, err error) error {
 	if urlErr, ok := errors.AsType[*url.Error](err); ok {
 		err = urlErr.Err
+	}
+	if notSent(err) {
+		return fmt.Errorf("%w: %w: %s: %w", ErrUnavailable, engine.ErrToolNotReached, def.Name, err)
 	}
 	switch ctxErr := ctx.Err(); {
 	case errors.Is(ctxErr, context.DeadlineExceeded):

@@ -303,7 +303,7 @@ func (ts *Toolset) session(ctx context.Context, env *engine.ToolEnv, cfg *Config
 		t := &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: ts.http, MaxRetries: -1, DisableStandaloneSSE: true}
 		cs, err := ts.client.Connect(cctx, t, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%w: connecting: %v", ErrUnavailable, short(err))
+			return nil, fmt.Errorf("%w: %w: connecting: %v", ErrUnavailable, engine.ErrToolNotReached, short(err))
 		}
 		s := &serverSession{cs: cs, lastUsed: time.Now()}
 		ts.mu.Lock()

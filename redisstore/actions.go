@@ -20,6 +20,17 @@ if ms > 0 then redis.call('SET', KEYS[1], ARGV[1], 'PX', ms) end
 return false
 `
 
+// finishScript records the result ARGV[2] for ARGV[3] milliseconds (deletes the record when 0)
+// if the record is the claim ARGV[1] or there is none, and returns 1; it returns 0, changing
+// nothing, when another claim or a result holds the action.
+const finishScript = `
+local v = redis.call('GET', KEYS[1])
+if v and v ~= ARGV[1] then return 0 end
+local ms = tonumber(ARGV[3])
+if ms > 0 then redis.call('SET', KEYS[1], ARGV[2], 'PX', ms) else redis.call('DEL', KEYS[1]) end
+return 1
+`
+
 // abandonScript deletes the action's record if it is the claim ARGV[1], and nothing else.
 const abandonScript = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -31,10 +42,10 @@ return 0
 // [engine.ErrActionInProgress] while a claim holds id, or nil, nil when the caller now holds
 // the claim. A claim whose lease passed has expired, and can be taken again. When Redis does
 // not answer, the error wraps [ErrUnavailable] and the caller holds no claim.
-func (s *Store) BeginAction(ctx context.Context, id string, leaseUntil time.Time) ([]byte, error) {
+func (s *Store) BeginAction(ctx context.Context, id, owner string, leaseUntil time.Time) ([]byte, error) {
 	key, ttl := s.key(kindAction, id), s.ttl(leaseUntil)
 	data, err := do(ctx, s, func(ctx context.Context) ([]byte, error) {
-		b, err := s.begin.Run(ctx, s.client, []string{key}, runningValue, ttl.Milliseconds()).Text()
+		b, err := s.begin.Run(ctx, s.client, []string{key}, runningValue(owner), ttl.Milliseconds()).Text()
 		if errors.Is(err, redis.Nil) {
 			return nil, nil
 		}
@@ -56,27 +67,29 @@ func (s *Store) BeginAction(ctx context.Context, id string, leaseUntil time.Time
 	return result, nil
 }
 
-// FinishAction records the result of id until expiry, replacing its claim.
-func (s *Store) FinishAction(ctx context.Context, id string, result []byte, expiry time.Time) error {
+// FinishAction records the result of owner's action until expiry, replacing its claim, in one
+// script; when another owner's claim or a result holds id it returns
+// [engine.ErrActionInProgress] and changes nothing.
+func (s *Store) FinishAction(ctx context.Context, id, owner string, result []byte, expiry time.Time) error {
 	key, ttl, value := s.key(kindAction, id), s.ttl(expiry), encodeResult(result)
-	_, err := do(ctx, s, func(ctx context.Context) (struct{}, error) {
-		if ttl == 0 {
-			return struct{}{}, s.client.Del(ctx, key).Err()
-		}
-		return struct{}{}, s.client.Set(ctx, key, value, ttl).Err()
+	done, err := do(ctx, s, func(ctx context.Context) (int64, error) {
+		return s.finish.Run(ctx, s.client, []string{key}, runningValue(owner), value, ttl.Milliseconds()).Int64()
 	})
 	if err != nil {
 		return unavailable("recording an action", err)
 	}
+	if done == 0 {
+		return engine.ErrActionInProgress
+	}
 	return nil
 }
 
-// AbandonAction releases the claim of id, so that the same token can be tried again. A
-// finished action keeps its result.
-func (s *Store) AbandonAction(ctx context.Context, id string) error {
+// AbandonAction releases owner's claim of id, so that the same token can be tried again.
+// Another owner's claim, and a finished action's result, stay.
+func (s *Store) AbandonAction(ctx context.Context, id, owner string) error {
 	key := s.key(kindAction, id)
 	_, err := do(ctx, s, func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, s.abandon.Run(ctx, s.client, []string{key}, runningValue).Err()
+		return struct{}{}, s.abandon.Run(ctx, s.client, []string{key}, runningValue(owner)).Err()
 	})
 	if err != nil {
 		return unavailable("releasing an action", err)

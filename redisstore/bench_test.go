@@ -85,7 +85,7 @@ func BenchmarkClaim(b *testing.B) {
 // BenchmarkBeginAction measures BeginAction claiming a fresh action.
 func BenchmarkBeginAction(b *testing.B) {
 	bench(b, func(st enginetest.Store, id string) error {
-		_, err := st.BeginAction(b.Context(), id, time.Now().Add(benchWindow))
+		_, err := st.BeginAction(b.Context(), id, id, time.Now().Add(benchWindow))
 		return err
 	})
 }
@@ -94,10 +94,10 @@ func BenchmarkBeginAction(b *testing.B) {
 func BenchmarkExecute(b *testing.B) {
 	reply := []byte(`{"done":{"type":"success","title":"Money sent","line1":"$20.00 to Alex","line2":"New balance $1,214.56"},"speak":"Done. I sent $20.00 to Alex."}`)
 	bench(b, func(st enginetest.Store, id string) error {
-		if _, err := st.BeginAction(b.Context(), id, time.Now().Add(benchWindow)); err != nil {
+		if _, err := st.BeginAction(b.Context(), id, id, time.Now().Add(benchWindow)); err != nil {
 			return err
 		}
-		return st.FinishAction(b.Context(), id, reply, time.Now().Add(benchWindow))
+		return st.FinishAction(b.Context(), id, id, reply, time.Now().Add(benchWindow))
 	})
 }
 

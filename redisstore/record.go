@@ -26,19 +26,24 @@ const (
 
 // actionRecord is an action's value: claimed while it runs, then its reply.
 type actionRecord struct {
-	V      int    `json:"v"`
-	State  string `json:"state"`
+	V     int    `json:"v"`
+	State string `json:"state"`
+	// Owner is the owner of a running action's claim. Records of releases before owners have
+	// none; such a claim ends with its lease.
+	Owner  string `json:"owner,omitempty"`
 	Result []byte `json:"result,omitempty"`
 }
 
-// Values that never change: a single-use value's record, and a running action's. The abandon
-// script compares a record with runningValue byte for byte.
-var (
-	claimValue = mustMarshal(struct {
-		V int `json:"v"`
-	}{version})
-	runningValue = mustMarshal(actionRecord{V: version, State: stateRunning})
-)
+// claimValue is a single-use value's record: it never changes.
+var claimValue = mustMarshal(struct {
+	V int `json:"v"`
+}{version})
+
+// runningValue is the record of owner's claim. The finish and abandon scripts compare a record
+// with it byte for byte.
+func runningValue(owner string) string {
+	return mustMarshal(actionRecord{V: version, State: stateRunning, Owner: owner})
+}
 
 func mustMarshal(v any) string {
 	b, err := json.Marshal(v)

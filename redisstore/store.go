@@ -48,6 +48,7 @@ type Store struct {
 	now     func() time.Time
 	begin   *redis.Script
 	abandon *redis.Script
+	finish  *redis.Script
 	rate    *redis.Script
 
 	maxPerUser int
@@ -90,6 +91,7 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 		now:        o.Now,
 		begin:      redis.NewScript(beginScript),
 		abandon:    redis.NewScript(abandonScript),
+		finish:     redis.NewScript(finishScript),
 		rate:       redis.NewScript(rateScript),
 	}
 }

@@ -7,11 +7,15 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 )
 
-// ActionClaims bind a confirm widget's token to what it may run: tenant, session, tool and the
-// hash of the exact arguments, until it expires, once (by its jti).
+// ActionClaims bind a confirm widget's token to what it may run: tenant, environment, user,
+// session, tool and the hash of the exact arguments, until it expires, once (by its jti).
 type ActionClaims struct {
 	jwt.Claims
-	Tenant    string `json:"tid"`
+	Tenant string `json:"tid"`
+	// Env is the environment ("production" or "staging") of the turn that minted the token.
+	Env string `json:"env"`
+	// User is the keyed hash of the X-Token of that turn, never the token.
+	User      string `json:"uth"`
 	Session   string `json:"sid,omitempty"`
 	Tool      string `json:"tool"`
 	ArgsHash  string `json:"args"`
