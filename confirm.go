@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,6 +15,10 @@ import (
 	"github.com/convengine/engine/internal/token"
 	"github.com/convengine/engine/widgets"
 )
+
+// errNotShownExactly is wrapped by confirmWidget's error when the confirm copy cannot show the
+// arguments exactly as they will be sent: the call fails back to the model, which may call again.
+var errNotShownExactly = errors.New("the confirmation cannot show these arguments exactly")
 
 // confirmWidget turns a model's call of an action tool into a confirm widget whose token lets
 // the execute endpoint run exactly this call, once, before it expires.
@@ -27,8 +33,14 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 		return widgets.Confirm{}, fmt.Errorf("action %s arguments: %w", call.Name, err)
 	}
 	hash := jcs.Hash(canon)
+	// Numbers stay as written, so that the copy shows an amount to the cent, never rounded.
 	var args map[string]any
-	_ = json.Unmarshal(canon, &args)
+	dec := json.NewDecoder(bytes.NewReader(canon))
+	dec.UseNumber()
+	_ = dec.Decode(&args)
+	if err := fill.CheckShown([]string{cp.Title, cp.Body, cp.ConfirmLabel, cp.CancelLabel}, args); err != nil {
+		return widgets.Confirm{}, fmt.Errorf("%w: %w", errNotShownExactly, err)
+	}
 	now := e.now()
 	exp := now.Add(t.req.Tenant.Limits.ActionTTL.or(10 * time.Minute)).Truncate(time.Second)
 	jti := uuid.NewString()

@@ -40,6 +40,11 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 				continue
 			}
 			w, err := e.confirmWidget(t, c)
+			if errors.Is(err, errNotShownExactly) {
+				e.log.WarnContext(ctx, "refused an action the user could not see exactly", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "tool", c.Name)
+				reply(toolError("invalid_arguments", err.Error()), true)
+				continue
+			}
 			if err != nil {
 				e.log.ErrorContext(ctx, "confirm widget failed", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "tool", c.Name, "err", err)
 				reply(toolError("action_unavailable", "the action cannot be offered right now"), true)

@@ -55,6 +55,9 @@ func formatArg(v any, format string) string {
 		return x
 	case json.Number:
 		if format == "money" {
+			if m, err := exactMoney(x); err == nil {
+				return m
+			}
 			if f, err := x.Float64(); err == nil {
 				return money(f)
 			}
