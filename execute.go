@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/fill"
 	"github.com/convengine/engine/internal/jcs"
 	"github.com/convengine/engine/internal/token"
@@ -39,6 +40,8 @@ type executeRequest struct {
 	Auth *struct {
 		Method     string          `json:"method"`
 		VerifiedAt json.RawMessage `json:"verifiedAt"`
+		// Proof is the device's proof of this action, signed by the session's gate key.
+		Proof *string `json:"proof"`
 	} `json:"auth"`
 	Context *struct {
 		SessionID string `json:"sessionId"`
@@ -72,6 +75,10 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	claims, canon, p := e.checkExecute(req, &body)
+	var proof *deviceProof
+	if p == nil {
+		proof, p = e.checkDeviceProof(req, &body)
+	}
 	if p != nil {
 		writeProblem(w, p, req.ID)
 		return
@@ -84,7 +91,7 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 		}
 		locale = body.Context.Locale
 	}
-	reply, p := e.runAction(r.Context(), req, claims, body.Execute.Tool, canon, locale)
+	reply, p := e.runAction(r.Context(), req, claims, body.Execute.Tool, canon, locale, proof)
 	if p != nil {
 		writeProblem(w, p, req.ID)
 		return
@@ -163,6 +170,38 @@ func parseVerifiedAt(raw json.RawMessage) (time.Time, error) {
 	return time.UnixMicro(int64(n * 1000)), nil
 }
 
+// deviceProof is a verified auth.proof, for the backend.
+type deviceProof struct{ jws, keyThumbprint string }
+
+// checkDeviceProof checks auth.proof against the session's gate key: required when the tenant
+// says so, checked whenever it is present. It returns the proof that held, nil without one.
+func (e *Engine) checkDeviceProof(req *request, b *executeRequest) (*deviceProof, *Problem) {
+	proof := b.Auth.Proof
+	if proof == nil && !req.Tenant.RequireActionProof {
+		return nil, nil
+	}
+	s := req.Session
+	switch {
+	case proof == nil || *proof == "":
+		return nil, newProblem(http.StatusForbidden, CodeDeviceProofRequired, "this assistant runs actions only with auth.proof, signed by the session's gate key")
+	case s == nil || len(s.GateKey) == 0:
+		return nil, newProblem(http.StatusForbidden, CodeDeviceProofRequired, "a device proof needs a device-bound session (create-session with public_key, and gate_key for a key behind the biometric gate)")
+	}
+	key, err := dpop.ParseKey(s.GateKey)
+	if err != nil {
+		e.log.Error("a session's gate key does not parse", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		return nil, newProblem(http.StatusForbidden, CodeInvalidDeviceProof, "the session's gate key cannot check proofs; create a new session")
+	}
+	now := e.now()
+	err = dpop.VerifyAction(*proof, &dpop.ActionCheck{Key: key, Token: b.Execute.Token, Method: b.Auth.Method,
+		VerifiedAt: b.Auth.VerifiedAt, Now: now, MaxAge: req.Tenant.Limits.VerificationMaxAge.or(defaultVerificationAge),
+		MaxFuture: verificationSkew})
+	if perr, ok := errors.AsType[*dpop.Error](err); ok {
+		return nil, newProblem(http.StatusForbidden, CodeInvalidDeviceProof, perr.Reason)
+	}
+	return &deviceProof{jws: *proof, keyThumbprint: key.Thumbprint}, nil
+}
+
 // maxEpochSecondsAsMillis separates seconds from milliseconds: 1e11 milliseconds is March 1973,
 // before any device check, and 1e11 seconds is in the year 5138.
 const maxEpochSecondsAsMillis = 1e11
@@ -175,7 +214,7 @@ const maxEpochSecondsAsMillis = 1e11
 // client that goes away mid-call must not cancel a payment half-made, release the claim, and
 // have its retry make the payment again. A failure that leaves the outcome unknown (a time-out,
 // a broken answer) is recorded as such, so that the token never calls the backend again.
-func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionClaims, tool string, canon json.RawMessage, locale string) ([]byte, *Problem) {
+func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionClaims, tool string, canon json.RawMessage, locale string, proof *deviceProof) ([]byte, *Problem) {
 	id := req.Tenant.Key + ":" + c.ID
 	owner := uuid.NewString()
 	timeout := req.Tenant.Limits.ToolTimeout.or(defaultToolLimit)
@@ -195,6 +234,9 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 	actx := context.WithoutCancel(ctx)
 	env := req.toolEnv()
 	env.IdempotencyKey = c.ID
+	if proof != nil {
+		env.ActionProof, env.DeviceKey = proof.jws, proof.keyThumbprint
+	}
 	res, callErr := e.callAction(actx, env, ToolCall{ID: c.ID, Name: tool, Arguments: canon}, timeout)
 	if errors.Is(callErr, ErrToolNotReached) || errors.Is(callErr, ErrToolNotFound) {
 		if err := e.actions.AbandonAction(actx, id, owner); err != nil {

@@ -75,12 +75,14 @@ const (
 	CodeStepLimit   = "step_limit"
 
 	// Execute.
-	CodeActionNotAllowed   = "action_not_allowed"   // 403
-	CodeInvalidActionToken = "invalid_action_token" // 403
-	CodeActionExpired      = "action_expired"       // 410
-	CodeVerificationStale  = "verification_stale"   // 403
-	CodeActionInProgress   = "action_in_progress"   // 409
-	CodeToolUnavailable    = "tool_unavailable"     // 502: nothing was done
+	CodeActionNotAllowed    = "action_not_allowed"    // 403
+	CodeInvalidActionToken  = "invalid_action_token"  // 403
+	CodeActionExpired       = "action_expired"        // 410
+	CodeVerificationStale   = "verification_stale"    // 403
+	CodeDeviceProofRequired = "device_proof_required" // 403: the tenant requires auth.proof
+	CodeInvalidDeviceProof  = "invalid_device_proof"  // 403: auth.proof does not hold
+	CodeActionInProgress    = "action_in_progress"    // 409
+	CodeToolUnavailable     = "tool_unavailable"      // 502: nothing was done
 
 	// Speech.
 	CodeSynthesizerUnavailable = "synthesizer_unavailable" // 503

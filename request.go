@@ -28,6 +28,10 @@ const (
 	HeaderIdempotencyKey = "Idempotency-Key"
 	// HeaderEngineVersion is on every response, with [Version].
 	HeaderEngineVersion = "Engine-Version"
+	// HeaderActionProof and HeaderDeviceKey carry a confirmed action's device proof and the
+	// thumbprint of the key that signed it to the action's backend.
+	HeaderActionProof = "Engine-Action-Proof"
+	HeaderDeviceKey   = "Engine-Device-Key"
 )
 
 const (

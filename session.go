@@ -62,7 +62,10 @@ func (e *Engine) initSessions(cfg *Config) error {
 // createSessionRequest is the body of POST /api/v1/create-session.
 type createSessionRequest struct {
 	PublicKey json.RawMessage `json:"public_key"`
-	Metadata  json.RawMessage `json:"metadata"`
+	// GateKey is the public half of a key the app holds behind the device's biometric gate,
+	// which signs action proofs; without it, the device key does.
+	GateKey  json.RawMessage `json:"gate_key"`
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // sessionResponse is the 201 body of create-session.
@@ -105,6 +108,20 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.KeyThumbprint = key.Thumbprint
+		s.GateKey = compactJSON(body.PublicKey)
+	}
+	if len(body.GateKey) > 0 && string(body.GateKey) != "null" {
+		_, err := dpop.ParseKey(body.GateKey)
+		if s.KeyThumbprint == "" {
+			err = errors.New("needs a public_key: a gate key belongs to a device-bound session")
+		}
+		if err != nil {
+			p := newProblem(http.StatusBadRequest, CodeInvalidPublicKey, "gate_key "+err.Error())
+			p.Field = "gate_key"
+			writeProblem(w, p, req.ID)
+			return
+		}
+		s.GateKey = compactJSON(body.GateKey)
 	}
 	if len(body.Metadata) > 0 && string(body.Metadata) != "null" {
 		var buf bytes.Buffer
@@ -240,4 +257,13 @@ func (e *Engine) verifySession(r *http.Request, t *Tenant) (*Session, *Problem) 
 		}
 	}
 	return s, nil
+}
+
+// compactJSON is raw without insignificant white space (raw as it is when it is not JSON).
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return append(json.RawMessage(nil), raw...)
+	}
+	return b.Bytes()
 }

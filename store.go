@@ -15,7 +15,10 @@ type Session struct {
 	ExpiresAt time.Time
 	// KeyThumbprint is the RFC 7638 thumbprint of the device key of a bound session.
 	KeyThumbprint string
-	Metadata      json.RawMessage
+	// GateKey is the public JWK that signs the action proofs of a bound session: its gate_key,
+	// else its device key.
+	GateKey  json.RawMessage
+	Metadata json.RawMessage
 	// User names the user who created the session: a keyed hash of the tenant and the user's
 	// token, as [RateLimit.User] names its bucket, never the token. Stores may bound the
 	// sessions of one user with it.

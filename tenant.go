@@ -48,8 +48,11 @@ type Tenant struct {
 	// Intents configures the offline intent model (package intent).
 	Intents json.RawMessage `json:"intents,omitempty"`
 	// RequireSession refuses requests that carry no session token.
-	RequireSession bool   `json:"require_session,omitempty"`
-	Limits         Limits `json:"limits,omitempty"`
+	RequireSession bool `json:"require_session,omitempty"`
+	// RequireActionProof refuses an execute without a device proof signed by the session's
+	// gate key (auth.proof), and so an execute of a session that is not device-bound.
+	RequireActionProof bool   `json:"require_action_proof,omitempty"`
+	Limits             Limits `json:"limits,omitempty"`
 }
 
 // Environment is one deployment of a tenant's backend.

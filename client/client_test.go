@@ -3,6 +3,11 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -528,4 +533,78 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	if s := client.StaticToken("secret"); strings.Contains(s.String()+s.GoString(), "secret") {
 		t.Error("a static token prints its value")
 	}
+}
+
+// TestDeviceProofOfActions runs a tenant that requires device proofs: a session with a gate
+// key (a key the app would hold behind the biometric gate) executes, and its backend gets the
+// proof and the gate key's thumbprint; a bound session without one signs with its device key;
+// an unbound session cannot execute.
+func TestDeviceProofOfActions(t *testing.T) {
+	d := newDemo(t, engine.Config{})
+	d.Tenant.RequireActionProof = true
+	gate, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts *client.SessionOptions
+		code string
+	}{
+		{"gate key", &client.SessionOptions{Bind: true, Gate: gate}, ""},
+		{"device key", &client.SessionOptions{Bind: true}, ""},
+		{"unbound", &client.SessionOptions{}, engine.CodeDeviceProofRequired},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := d.client(&client.Options{UserToken: client.StaticToken("proof-user-" + tc.name)})
+			s, err := c.CreateSession(t.Context(), tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := runTurn(t, c, "send 20 dollars to Alex")
+			confirm := spec.Widgets[0].(widgets.Confirm)
+			res, err := c.Execute(t.Context(), confirm.Execute, client.Auth{Method: client.AuthFaceID, VerifiedAt: d.clock.Now()}, nil)
+			if tc.code != "" {
+				if !client.IsCode(err, tc.code) {
+					t.Fatalf("execute: %+v %v, want %s", res, err, tc.code)
+				}
+				return
+			}
+			if err != nil || res.Done.Type != "success" {
+				t.Fatalf("execute: %+v %v", res, err)
+			}
+			got := d.Backend.Received()
+			sent := got[len(got)-1]
+			want := s.Thumbprint()
+			if tc.opts.Gate != nil {
+				want = thumbprintOf(t, &gate.PublicKey)
+			}
+			if sent.Get("Engine-Action-Proof") == "" || sent.Get("Engine-Device-Key") != want {
+				t.Errorf("the backend got proof %q, key %q (want %q)", sent.Get("Engine-Action-Proof"), sent.Get("Engine-Device-Key"), want)
+			}
+		})
+	}
+
+	// The demo bank enrolled the gate key of "gate key"'s user: another device of that user,
+	// with a valid proof of its own key, is refused by the bank.
+	c := d.client(&client.Options{UserToken: client.StaticToken("proof-user-gate key")})
+	if _, err := c.CreateSession(t.Context(), &client.SessionOptions{Bind: true}); err != nil {
+		t.Fatal(err)
+	}
+	confirm := runTurn(t, c, "send 20 dollars to Alex").Widgets[0].(widgets.Confirm)
+	res, err := c.Execute(t.Context(), confirm.Execute, client.Auth{Method: client.AuthFaceID, VerifiedAt: d.clock.Now()}, nil)
+	if err != nil || res.Done.Type != "error" || !strings.Contains(res.Done.Line1, "not the one enrolled") {
+		t.Fatalf("another device: %+v %v", res, err)
+	}
+}
+
+// thumbprintOf is the RFC 7638 thumbprint of a P-256 public key.
+func thumbprintOf(t *testing.T, pub *ecdsa.PublicKey) string {
+	raw, err := pub.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := base64.RawURLEncoding
+	sum := sha256.Sum256([]byte(`{"crv":"P-256","kty":"EC","x":"` + b64.EncodeToString(raw[1:33]) + `","y":"` + b64.EncodeToString(raw[33:]) + `"}`))
+	return b64.EncodeToString(sum[:])
 }

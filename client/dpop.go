@@ -81,7 +81,32 @@ func (k *deviceKey) proof(method, htu, token, nonce string, now time.Time) (stri
 	if err != nil {
 		return "", err
 	}
-	input := k.header + "." + b64.EncodeToString(payload)
+	return k.sign(k.header, payload)
+}
+
+// actionProofHeader is the encoded header of every action proof.
+var actionProofHeader = b64.EncodeToString([]byte(`{"typ":"action-proof+jwt","alg":"ES256"}`))
+
+// actionProof returns the device's proof of one confirmed action: the hash of its action token,
+// the device check as the execute request reports it, and the time, signed with the key (the
+// gate key, behind the device's biometric gate).
+func (k *deviceKey) actionProof(token, method string, verifiedAt json.RawMessage, now time.Time) (string, error) {
+	sum := sha256.Sum256([]byte(token))
+	payload, err := json.Marshal(struct {
+		ATH        string          `json:"ath"`
+		Method     string          `json:"method"`
+		VerifiedAt json.RawMessage `json:"verifiedAt"`
+		IAT        int64           `json:"iat"`
+	}{b64.EncodeToString(sum[:]), method, verifiedAt, now.Unix()})
+	if err != nil {
+		return "", err
+	}
+	return k.sign(actionProofHeader, payload)
+}
+
+// sign returns the compact ES256 JWS of the encoded header and payload.
+func (k *deviceKey) sign(header string, payload []byte) (string, error) {
+	input := header + "." + b64.EncodeToString(payload)
 	digest := sha256.Sum256([]byte(input))
 	der, err := k.signer.Sign(rand.Reader, digest[:], crypto.SHA256)
 	if err != nil {

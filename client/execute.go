@@ -2,12 +2,16 @@ package client
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/convengine/engine/widgets"
 )
 
-// Auth is the proof that the device gate passed before an action runs.
+// Auth is the report that the device gate passed before an action runs. With a bound session
+// the client adds the device's proof of the action, signed by the session's gate key
+// ([SessionOptions.Gate], else its device key).
 type Auth struct {
 	// Method is [AuthFaceID], [AuthTouchID] or [AuthPasscode].
 	Method string `json:"method"`
@@ -48,11 +52,26 @@ type Card struct {
 // Execute runs the action of a confirm widget after the user passed the device gate: exec is
 // the widget's Execute, unchanged.
 func (c *Client) Execute(ctx context.Context, exec widgets.Execute, auth Auth, ectx *ExecuteContext) (*ExecuteResult, error) {
+	verifiedAt, err := json.Marshal(auth.VerifiedAt)
+	if err != nil {
+		return nil, fmt.Errorf("client: auth.VerifiedAt: %w", err)
+	}
+	type authBody struct {
+		Method     string          `json:"method"`
+		VerifiedAt json.RawMessage `json:"verifiedAt"`
+		Proof      string          `json:"proof,omitempty"`
+	}
+	a := authBody{Method: auth.Method, VerifiedAt: verifiedAt}
+	if s := c.Session(); s != nil && s.gate != nil {
+		if a.Proof, err = s.gate.actionProof(exec.Token, auth.Method, verifiedAt, c.now()); err != nil {
+			return nil, fmt.Errorf("client: signing the device proof: %w", err)
+		}
+	}
 	body := struct {
 		Execute widgets.Execute `json:"execute"`
-		Auth    Auth            `json:"auth"`
+		Auth    authBody        `json:"auth"`
 		Context *ExecuteContext `json:"context,omitempty"`
-	}{exec, auth, ectx}
+	}{exec, a, ectx}
 	resp, err := c.postJSON(ctx, PathExecute, body, "application/json")
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -18,6 +19,11 @@ type SessionOptions struct {
 	// Key is the device key to bind the session to instead of a generated one, such as a key
 	// of a platform key store. Its public key must be ECDSA on P-256. Setting it implies Bind.
 	Key crypto.Signer
+	// Gate signs the device proofs of the session's actions (auth.proof): a P-256 key the app
+	// holds behind the device's biometric gate, such as a Secure Enclave key whose access
+	// control requires biometry, so that only the user's face or finger releases a proof. It
+	// needs a bound session. Without it, a bound session's device key signs the proofs.
+	Gate crypto.Signer
 	// Metadata is stored with the session: a JSON object of at most 8 KiB.
 	Metadata map[string]any
 }
@@ -33,6 +39,7 @@ type Session struct {
 
 	token string
 	key   *deviceKey
+	gate  *deviceKey // signs action proofs; nil for an unbound session
 }
 
 // Bound reports whether the session is bound to a device key.
@@ -57,6 +64,7 @@ func (s *Session) GoString() string { return s.String() }
 // sessionBody is the create-session request.
 type sessionBody struct {
 	PublicKey json.RawMessage `json:"public_key,omitempty"`
+	GateKey   json.RawMessage `json:"gate_key,omitempty"`
 	Metadata  map[string]any  `json:"metadata,omitempty"`
 }
 
@@ -119,8 +127,19 @@ func (c *Client) createSession(ctx context.Context, opts *SessionOptions) (*Sess
 		}
 	}
 	body := sessionBody{Metadata: opts.Metadata}
+	gate := key
 	if key != nil {
 		body.PublicKey = key.jwk
+	}
+	if opts.Gate != nil {
+		g, err := newDeviceKey(opts.Gate)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("client: the gate key: %w", err)
+		case key == nil:
+			return nil, errors.New("client: a gate key needs a bound session (SessionOptions.Bind or Key)")
+		}
+		gate, body.GateKey = g, g.jwk
 	}
 	data, err := json.Marshal(body)
 	if err != nil {
@@ -138,7 +157,7 @@ func (c *Client) createSession(ctx context.Context, opts *SessionOptions) (*Sess
 		return nil, fmt.Errorf("client: the engine's session has no id or token")
 	}
 	s := &Session{ID: a.SessionID, CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt, Theme: a.Theme,
-		token: a.SessionToken, key: key}
+		token: a.SessionToken, key: key, gate: gate}
 	c.mu.Lock()
 	c.session, c.sessionOpts = s, opts
 	c.mu.Unlock()

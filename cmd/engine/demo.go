@@ -14,7 +14,8 @@ import (
 
 // demo is the offline demo: a demo bank for each environment, on loopback, and its tenant.
 type demo struct {
-	tenant  *engine.Tenant
+	// tenant is the demo tenant; proof is the same bank's tenant that requires device proofs.
+	tenant, proof *engine.Tenant
 	servers []*http.Server
 	// banks are the URLs of the banks: production, then staging.
 	banks []string
@@ -42,6 +43,10 @@ func startDemo(log *slog.Logger) (*demo, error) {
 		return nil, err
 	}
 	d.tenant = t
+	if d.proof, err = demobank.ProofTenant(urls[0], urls[1]); err != nil {
+		d.Close()
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -66,7 +71,10 @@ Try a turn:
 Other things to say: "show my recent transactions", "how close am I to my savings goal",
 "send 20 dollars to Alex"; or {"mode":"home"} for the opening glance.
 
+The same bank under engine key %s runs transfers only with a device proof (auth.proof, signed
+by the gate key of a device-bound session); the client package and the web client sign one.
+
 The demo bank's own API (the tenant backend; X-Token names the user):
   production %s   staging %s
-`, demobank.EngineKey, base, demobank.EngineKey, banks[0], banks[1])
+`, demobank.EngineKey, base, demobank.EngineKey, demobank.ProofEngineKey, banks[0], banks[1])
 }

@@ -120,10 +120,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		defer demo.Close()
-		if err := checkTenants([]*engine.Tenant{demo.tenant}, intents); err != nil {
+		if err := checkTenants([]*engine.Tenant{demo.tenant, demo.proof}, intents); err != nil {
 			return fmt.Errorf("demo tenant: %w", err)
 		}
-		tenants, err = engine.NewStaticTenants(demo.tenant)
+		tenants, err = engine.NewStaticTenants(demo.tenant, demo.proof)
 		if err != nil {
 			return err
 		}

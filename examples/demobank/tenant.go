@@ -69,3 +69,18 @@ func Tenant(productionURL, stagingURL string) (*engine.Tenant, error) {
 	}
 	return t, nil
 }
+
+// ProofEngineKey is the publishable engine key of the demo tenant that runs transfers only with
+// a device proof (engine.Tenant.RequireActionProof).
+const ProofEngineKey = "pk_demo_proof"
+
+// ProofTenant returns the demo tenant keyed [ProofEngineKey]: the same bank, whose transfers
+// run only with a device proof signed by a device-bound session's gate key.
+func ProofTenant(productionURL, stagingURL string) (*engine.Tenant, error) {
+	t, err := Tenant(productionURL, stagingURL)
+	if err != nil {
+		return nil, err
+	}
+	t.Key, t.RequireActionProof = ProofEngineKey, true
+	return t, nil
+}

@@ -72,7 +72,7 @@ func (b *Bank) handleTransfer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	status, body, replayed := b.transferOnce(key, idemKey, req)
+	status, body, replayed := b.transferOnce(key, idemKey, r.Header.Get("Engine-Device-Key"), req)
 	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
@@ -82,7 +82,7 @@ func (b *Bank) handleTransfer(w http.ResponseWriter, r *http.Request) {
 // transferOnce runs the transfer req for the user of key, unless idemKey (if set) already has
 // an answer: then it returns that answer again, or a refusal when req is not the transfer the
 // key was first used for.
-func (b *Bank) transferOnce(key userKey, idemKey string, req transfer) (status int, body []byte, replayed bool) {
+func (b *Bank) transferOnce(key userKey, idemKey, device string, req transfer) (status int, body []byte, replayed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	u := b.user(key)
@@ -92,6 +92,18 @@ func (b *Bank) transferOnce(key userKey, idemKey string, req transfer) (status i
 			return status, body, false
 		}
 		return prev.status, prev.body, true
+	}
+	// A transfer the device proved names the key that signed it: the first one a user shows is
+	// enrolled, and any other is refused from then on, as a bank that enrolled its customers'
+	// devices would (a real one also checks the proof's signature with the enrolled key).
+	if device != "" {
+		switch {
+		case u.device == "":
+			u.device = device
+		case u.device != device:
+			status, body = refusal("device_not_enrolled", "this device is not the one enrolled for your account")
+			return status, body, false
+		}
 	}
 	status, body = b.execute(u, req)
 	if idemKey != "" {

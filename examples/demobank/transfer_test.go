@@ -167,3 +167,26 @@ func TestTransferBodyTooLarge(t *testing.T) {
 		t.Errorf("an oversize request transferred money")
 	}
 }
+
+// TestDeviceEnrolment: the first device key a user's transfers carry is enrolled; transfers of
+// another key are refused, and those without one (no device proof) still run.
+func TestDeviceEnrolment(t *testing.T) {
+	_, srv := newServer(t, nil)
+	send := func(device string) (int, map[string]any) {
+		h := map[string]string{}
+		if device != "" {
+			h["Engine-Device-Key"] = device
+		}
+		return do(t, srv, request{method: "POST", path: "/transfers", token: "u", body: `{"amount":1,"to":"Alex"}`, header: h})
+	}
+	for i, tc := range []struct {
+		device string
+		status int
+	}{{"key-a", http.StatusCreated}, {"key-a", http.StatusCreated}, {"key-b", http.StatusUnprocessableEntity}, {"", http.StatusCreated}} {
+		if status, got := send(tc.device); status != tc.status {
+			t.Fatalf("transfer %d with %q: %d %v", i, tc.device, status, got)
+		} else if status != http.StatusCreated && got["error"] != "device_not_enrolled" {
+			t.Fatalf("refused as %v", got)
+		}
+	}
+}

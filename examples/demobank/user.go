@@ -21,7 +21,8 @@ type user struct {
 	txSeq        int           // number of the last transaction id given
 	goal         goal
 	payees       []string
-	transfers    int // transfers executed; also numbers their ids
+	transfers    int    // transfers executed; also numbers their ids
+	device       string // the thumbprint of the device key enrolled for transfers, once one was shown
 
 	idempotent map[string]*idempotentResult
 	keys       []string // of idempotent, oldest first

@@ -7,8 +7,10 @@ package headers
 import "strings"
 
 // own are the engine's own headers: the end user's token, the tenant's key, the request's id,
-// the client's metadata and an action's idempotency key. Only the engine sets them.
-var own = []string{"X-Token", "X-Engine-Key", "X-Request-ID", "X-Client-Metadata", "Idempotency-Key"}
+// the client's metadata, an action's idempotency key and its device proof. Only the engine sets
+// them.
+var own = []string{"X-Token", "X-Engine-Key", "X-Request-ID", "X-Client-Metadata", "Idempotency-Key",
+	"Engine-Action-Proof", "Engine-Device-Key"}
 
 // hopByHop are connection-level headers (RFC 9110 section 7.6.1) that a proxy must not pass
 // on, and the headers that frame or route a request.

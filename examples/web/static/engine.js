@@ -137,6 +137,26 @@ export class DeviceKey {
       ath: b64url(await crypto.subtle.digest("SHA-256", enc.encode(token))),
     };
     if (nonce) payload.nonce = nonce;
+    return this.sign(header, payload);
+  }
+
+  /**
+   * actionProof signs the device's proof of one confirmed action (auth.proof): the hash of its
+   * action token and the device check as the execute request reports it. The engine refuses
+   * any change of the action, since the token commits to its exact arguments.
+   */
+  async actionProof({ token, method, verifiedAt }) {
+    const header = { typ: "action-proof+jwt", alg: "ES256" };
+    const payload = {
+      ath: b64url(await crypto.subtle.digest("SHA-256", enc.encode(token))),
+      method,
+      verifiedAt,
+      iat: Math.floor(Date.now() / 1000),
+    };
+    return this.sign(header, payload);
+  }
+
+  async sign(header, payload) {
     const input = b64urlJSON(header) + "." + b64urlJSON(payload);
     const sig = await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, this.privateKey, enc.encode(input));
     return input + "." + b64url(sig);
@@ -259,9 +279,15 @@ export class EngineClient {
     }
   }
 
-  /** execute runs a confirmed action: the confirm widget's execute object, after the device gate. */
+  /**
+   * execute runs a confirmed action: the confirm widget's execute object, after the device
+   * gate. The device key signs the proof of the action (auth.proof) that tenants requiring
+   * device proofs ask for.
+   */
   async execute(execute, auth, context = {}) {
-    const resp = await this.post("/engine/execute", { execute, auth, context });
+    if (!this.session) await this.createSession();
+    const proof = await this.key.actionProof({ token: execute.token, method: auth.method, verifiedAt: auth.verifiedAt });
+    const resp = await this.post("/engine/execute", { execute, auth: { ...auth, proof }, context });
     return resp.json();
   }
 

@@ -214,6 +214,10 @@ test("savings goal shows a progress bar with its value", async () => {
 
 test("transfer: confirm, passcode, success card, executed once", async () => {
   const { page, traffic } = await openPage();
+  const executeBodies = [];
+  page.on("request", (r) => {
+    if (r.url().endsWith("/engine/execute")) executeBodies.push(JSON.parse(r.postData()));
+  });
   const before = await balanceOf(page);
   const answer = await ask(page, "send 20 dollars to Alex");
   const widget = answer.locator(".widget.confirm");
@@ -247,6 +251,10 @@ test("transfer: confirm, passcode, success card, executed once", async () => {
   await page.keyboard.press("Enter");
   const executes = traffic.filter((r) => r.path === "/engine/execute");
   assert.deepEqual(executes.map((r) => r.status), [200], "exactly one execute call");
+  // The device key signed the proof of this action, and the engine, which checks a proof
+  // whenever one is sent, accepted it.
+  const [h] = executeBodies[0].auth.proof.split(".");
+  assert.equal(JSON.parse(atob(h.replace(/-/g, "+").replace(/_/g, "/"))).typ, "action-proof+jwt");
   assert.equal(await widget.locator(".card").count(), 1);
 
   // The engine answers a replayed token with the first result; the bank moved the money once.
