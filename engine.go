@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/go-webauthn/webauthn/webauthn"
 
 	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/schema"
@@ -87,6 +88,9 @@ type Config struct {
 	// is then abandoned and its synthesis or turn stopped, so that a slow reader cannot hold
 	// them. It does not bound the length of a response.
 	WriteTimeout time.Duration
+	// WebAuthn names the relying party of the passkeys that gate actions in browsers; nil means
+	// sessions cannot register one (gate_credential), and device proofs are JWS only.
+	WebAuthn *WebAuthnOptions
 	// Environment chooses the environment of a request for hosts that know it otherwise (from
 	// their gateway, hostname or route): it returns EnvProduction or EnvStaging, or "" to leave
 	// the choice to the X-Request-ID prefix. While it is set, request ids need no prefix: any 1
@@ -132,6 +136,7 @@ type Engine struct {
 	audioMemory   *budget
 	writeTimeout  time.Duration
 	environmentOf func(r *http.Request) string
+	webauthn      *webauthn.WebAuthn
 }
 
 // ErrConfig is wrapped by the errors [New] returns for an incomplete configuration.
@@ -184,6 +189,11 @@ func New(cfg Config) (*Engine, error) {
 		errs = append(errs, err)
 	}
 	e.warm = newWarmer(cfg.ToolListTTL)
+	if w, err := newWebAuthn(cfg.WebAuthn); err != nil {
+		errs = append(errs, err)
+	} else {
+		e.webauthn = w
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

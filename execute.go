@@ -42,6 +42,8 @@ type executeRequest struct {
 		VerifiedAt json.RawMessage `json:"verifiedAt"`
 		// Proof is the device's proof of this action, signed by the session's gate key.
 		Proof *string `json:"proof"`
+		// WebAuthn is, instead, an assertion of the session's gate passkey.
+		WebAuthn *passkeyAssertion `json:"webauthn"`
 	} `json:"auth"`
 	Context *struct {
 		SessionID string `json:"sessionId"`
@@ -77,7 +79,7 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 	claims, canon, p := e.checkExecute(req, &body)
 	var proof *deviceProof
 	if p == nil {
-		proof, p = e.checkDeviceProof(req, &body)
+		proof, p = e.checkDeviceProof(r.Context(), req, &body)
 	}
 	if p != nil {
 		writeProblem(w, p, req.ID)
@@ -170,34 +172,61 @@ func parseVerifiedAt(raw json.RawMessage) (time.Time, error) {
 	return time.UnixMicro(int64(n * 1000)), nil
 }
 
-// deviceProof is a verified auth.proof, for the backend.
+// deviceProof is a verified device proof, for the backend: the JWS of auth.proof (or the
+// base64url JSON of auth.webauthn) and the thumbprint of its key ("webauthn:" and the
+// credential id for a passkey).
 type deviceProof struct{ jws, keyThumbprint string }
 
-// checkDeviceProof checks auth.proof against the session's gate key: required when the tenant
-// says so, checked whenever it is present. It returns the proof that held, nil without one.
-func (e *Engine) checkDeviceProof(req *request, b *executeRequest) (*deviceProof, *Problem) {
-	proof := b.Auth.Proof
-	if proof == nil && !req.Tenant.RequireActionProof {
+// checkDeviceProof checks the device's proof of the action: auth.proof against the session's
+// gate key, or auth.webauthn against its gate passkey. It is required when the tenant says so,
+// and checked whenever it is present; it returns the proof that held, nil without one.
+func (e *Engine) checkDeviceProof(ctx context.Context, req *request, b *executeRequest) (*deviceProof, *Problem) {
+	proof, assertion := b.Auth.Proof, b.Auth.WebAuthn
+	if proof == nil && assertion == nil && !req.Tenant.RequireActionProof {
 		return nil, nil
 	}
 	s := req.Session
+	required := func(detail string) (*deviceProof, *Problem) {
+		return nil, newProblem(http.StatusForbidden, CodeDeviceProofRequired, detail)
+	}
+	invalid := func(detail string) (*deviceProof, *Problem) {
+		return nil, newProblem(http.StatusForbidden, CodeInvalidDeviceProof, detail)
+	}
 	switch {
-	case proof == nil || *proof == "":
-		return nil, newProblem(http.StatusForbidden, CodeDeviceProofRequired, "this assistant runs actions only with auth.proof, signed by the session's gate key")
-	case s == nil || len(s.GateKey) == 0:
-		return nil, newProblem(http.StatusForbidden, CodeDeviceProofRequired, "a device proof needs a device-bound session (create-session with public_key, and gate_key for a key behind the biometric gate)")
+	case (proof == nil || *proof == "") && assertion == nil:
+		return required("this assistant runs actions only with a device proof: auth.proof, signed by the session's gate key, or auth.webauthn")
+	case s == nil || (len(s.GateKey) == 0 && len(s.GateCredential) == 0):
+		return required("a device proof needs a device-bound session (create-session with public_key, and gate_key or gate_credential)")
+	case assertion != nil && len(s.GateCredential) == 0:
+		return invalid("the session has no gate passkey: send auth.proof, signed by its gate key")
+	case assertion == nil && len(s.GateCredential) > 0:
+		return invalid("the session's gate is a passkey: send auth.webauthn")
+	}
+	if assertion != nil {
+		cred, err := e.verifyPasskey(s.GateCredential, s.KeyThumbprint, assertion, b.Execute.Token)
+		if err != nil {
+			return invalid(err.Error())
+		}
+		// Keep the new signature counter, so that a replayed assertion is refused next time.
+		updated := *s
+		updated.GateCredential = cred
+		if err := e.sessions.PutSession(ctx, &updated); err != nil {
+			e.log.ErrorContext(ctx, "storing a passkey's counter failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+			return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the engine cannot record the device check right now; try again")
+		}
+		raw, _ := json.Marshal(assertion)
+		return &deviceProof{jws: b64url.EncodeToString(raw), keyThumbprint: "webauthn:" + assertion.CredentialID}, nil
 	}
 	key, err := dpop.ParseKey(s.GateKey)
 	if err != nil {
 		e.log.Error("a session's gate key does not parse", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
-		return nil, newProblem(http.StatusForbidden, CodeInvalidDeviceProof, "the session's gate key cannot check proofs; create a new session")
+		return invalid("the session's gate key cannot check proofs; create a new session")
 	}
-	now := e.now()
 	err = dpop.VerifyAction(*proof, &dpop.ActionCheck{Key: key, Token: b.Execute.Token, Method: b.Auth.Method,
-		VerifiedAt: b.Auth.VerifiedAt, Now: now, MaxAge: req.Tenant.Limits.VerificationMaxAge.or(defaultVerificationAge),
+		VerifiedAt: b.Auth.VerifiedAt, Now: e.now(), MaxAge: req.Tenant.Limits.VerificationMaxAge.or(defaultVerificationAge),
 		MaxFuture: verificationSkew})
 	if perr, ok := errors.AsType[*dpop.Error](err); ok {
-		return nil, newProblem(http.StatusForbidden, CodeInvalidDeviceProof, perr.Reason)
+		return invalid(perr.Reason)
 	}
 	return &deviceProof{jws: *proof, keyThumbprint: key.Thumbprint}, nil
 }

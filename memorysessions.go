@@ -95,5 +95,5 @@ func (t *sessionTable) remove(s *Session) {
 }
 
 func sessionSize(s *Session) int64 {
-	return sessionOverhead + int64(len(s.ID)+len(s.TenantKey)+len(s.KeyThumbprint)+len(s.User)+len(s.GateKey)+len(s.Metadata))
+	return sessionOverhead + int64(len(s.ID)+len(s.TenantKey)+len(s.KeyThumbprint)+len(s.User)+len(s.GateKey)+len(s.GateCredential)+len(s.Metadata))
 }

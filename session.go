@@ -64,8 +64,11 @@ type createSessionRequest struct {
 	PublicKey json.RawMessage `json:"public_key"`
 	// GateKey is the public half of a key the app holds behind the device's biometric gate,
 	// which signs action proofs; without it, the device key does.
-	GateKey  json.RawMessage `json:"gate_key"`
-	Metadata json.RawMessage `json:"metadata"`
+	GateKey json.RawMessage `json:"gate_key"`
+	// GateCredential is, instead, a passkey registered for the session (the JSON of
+	// navigator.credentials.create's PublicKeyCredential).
+	GateCredential json.RawMessage `json:"gate_credential"`
+	Metadata       json.RawMessage `json:"metadata"`
 }
 
 // sessionResponse is the 201 body of create-session.
@@ -122,6 +125,25 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.GateKey = compactJSON(body.GateKey)
+	}
+	if len(body.GateCredential) > 0 && string(body.GateCredential) != "null" {
+		var cred json.RawMessage
+		var err error
+		switch {
+		case s.KeyThumbprint == "":
+			err = errors.New("needs a public_key: a gate credential belongs to a device-bound session")
+		case len(body.GateKey) > 0 && string(body.GateKey) != "null":
+			err = errors.New("comes with a gate_key: send one of them")
+		default:
+			cred, err = e.registerGate(body.GateCredential, s.KeyThumbprint)
+		}
+		if err != nil {
+			writeProblem(w, invalidField("gate_credential", err.Error()), req.ID)
+			return
+		}
+		// The passkey is the gate: the device key, which signs every request, no longer
+		// proves actions.
+		s.GateKey, s.GateCredential = nil, cred
 	}
 	if len(body.Metadata) > 0 && string(body.Metadata) != "null" {
 		var buf bytes.Buffer

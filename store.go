@@ -17,8 +17,11 @@ type Session struct {
 	KeyThumbprint string
 	// GateKey is the public JWK that signs the action proofs of a bound session: its gate_key,
 	// else its device key.
-	GateKey  json.RawMessage
-	Metadata json.RawMessage
+	GateKey json.RawMessage
+	// GateCredential is the WebAuthn credential (a passkey, user verification required) that
+	// proves the actions of a bound session instead of a gate key, with its signature counter.
+	GateCredential json.RawMessage
+	Metadata       json.RawMessage
 	// User names the user who created the session: a keyed hash of the tenant and the user's
 	// token, as [RateLimit.User] names its bucket, never the token. Stores may bound the
 	// sessions of one user with it.

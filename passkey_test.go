@@ -1,0 +1,190 @@
+package engine_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/widgets"
+)
+
+// authenticator is a software passkey authenticator, as WebAuthn level 3 describes one: it
+// registers a P-256 credential for an origin with "none" attestation and signs assertions,
+// its user verification and signature counter set by the test.
+type authenticator struct {
+	key      *ecdsa.PrivateKey
+	id       []byte
+	rpID     string
+	origin   string
+	counter  uint32
+	verified bool
+}
+
+func newAuthenticator(t *testing.T, rpID, origin string) *authenticator {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := make([]byte, 16)
+	rand.Read(id)
+	return &authenticator{key: k, id: id, rpID: rpID, origin: origin, verified: true}
+}
+
+func (a *authenticator) flags(attested bool) byte {
+	f := byte(0x01) // user present
+	if a.verified {
+		f |= 0x04
+	}
+	if attested {
+		f |= 0x40
+	}
+	return f
+}
+
+func (a *authenticator) authData(attested bool) []byte {
+	rp := sha256.Sum256([]byte(a.rpID))
+	b := append(rp[:], a.flags(attested))
+	b = binary.BigEndian.AppendUint32(b, a.counter)
+	if attested {
+		raw, _ := a.key.PublicKey.Bytes()
+		cose, _ := cbor.Marshal(map[int]any{1: 2, 3: -7, -1: 1, -2: raw[1:33], -3: raw[33:]})
+		b = append(b, make([]byte, 16)...) // AAGUID
+		b = binary.BigEndian.AppendUint16(b, uint16(len(a.id)))
+		b = append(b, a.id...)
+		b = append(b, cose...)
+	}
+	return b
+}
+
+func clientData(typ string, challenge []byte, origin string) []byte {
+	b, _ := json.Marshal(map[string]any{"type": typ, "challenge": b64.EncodeToString(challenge), "origin": origin, "crossOrigin": false})
+	return b
+}
+
+// register returns the JSON of navigator.credentials.create's PublicKeyCredential.
+func (a *authenticator) register(challenge []byte) string {
+	att, _ := cbor.Marshal(map[string]any{"fmt": "none", "attStmt": map[string]any{}, "authData": a.authData(true)})
+	b, _ := json.Marshal(map[string]any{
+		"id": b64.EncodeToString(a.id), "rawId": b64.EncodeToString(a.id), "type": "public-key",
+		"response": map[string]any{"clientDataJSON": b64.EncodeToString(clientData("webauthn.create", challenge, a.origin)),
+			"attestationObject": b64.EncodeToString(att)},
+	})
+	return string(b)
+}
+
+// assert returns auth.webauthn for challenge, the counter advanced first.
+func (a *authenticator) assert(challenge []byte, origin string) map[string]any {
+	a.counter++
+	data := a.authData(false)
+	cd := clientData("webauthn.get", challenge, origin)
+	sum := sha256.Sum256(cd)
+	digest := sha256.Sum256(append(append([]byte(nil), data...), sum[:]...))
+	sig, err := ecdsa.SignASN1(rand.Reader, a.key, digest[:])
+	if err != nil {
+		panic(err)
+	}
+	return map[string]any{"credentialId": b64.EncodeToString(a.id), "clientDataJSON": b64.EncodeToString(cd),
+		"authenticatorData": b64.EncodeToString(data), "signature": b64.EncodeToString(sig)}
+}
+
+// gateChallenge is the registration challenge of the session bound to d, as the protocol sets.
+func gateChallenge(d *device) []byte {
+	sum := sha256.Sum256([]byte("convengine gate credential\x00" + d.thumbprint()))
+	return sum[:]
+}
+
+func executeWithPasskey(x widgets.Execute, verifiedAt string, assertion map[string]any) string {
+	xb, _ := json.Marshal(x)
+	ab, _ := json.Marshal(map[string]any{"method": "faceid", "verifiedAt": verifiedAt, "webauthn": assertion})
+	return `{"execute":` + string(xb) + `,"auth":` + string(ab) + `}`
+}
+
+// TestPasskeyGate: a session registers a passkey as its gate (the registration's challenge
+// derived from its device key); an action then runs only with an assertion of that passkey over
+// the action token, user verified, from the relying party's origin, with a counter that
+// advanced. Every other assertion is 403 invalid_device_proof and the backend is not called.
+func TestPasskeyGate(t *testing.T) {
+	const rpID, origin = "bank.example", "https://bank.example"
+	g := &gated{device: newDevice(t), gate: newDevice(t), tools: bankTools()}
+	tn := testTenant()
+	tn.RequireActionProof = true
+	model := modelFunc(func(context.Context, *engine.ModelRequest) []engine.ModelEvent {
+		return []engine.ModelEvent{engine.TextEvent("Please confirm."), call("c1", "transfer", `{"to":"Alex","amount":20}`)}
+	})
+	g.h = newHarness(t, engine.Config{Model: model, Toolset: g.tools, WebAuthn: &engine.WebAuthnOptions{RPID: rpID, Origins: []string{origin}}}, tn)
+	auth := newAuthenticator(t, rpID, origin)
+
+	// Registrations that do not hold.
+	for _, tc := range []struct{ name, body string }{
+		{"for another device key", `{"public_key":` + g.device.jwkJSON() + `,"gate_credential":` + auth.register(gateChallenge(newDevice(t))) + `}`},
+		{"without a public_key", `{"gate_credential":` + auth.register(gateChallenge(g.device)) + `}`},
+		{"with a gate_key too", `{"public_key":` + g.device.jwkJSON() + `,"gate_key":` + g.gate.jwkJSON() + `,"gate_credential":` + auth.register(gateChallenge(g.device)) + `}`},
+		{"not a credential", `{"public_key":` + g.device.jwkJSON() + `,"gate_credential":{"id":"x"}}`},
+	} {
+		resp := g.h.do(t.Context(), http.MethodPost, engine.PathCreateSession, headers(), tc.body)
+		if p := readProblem(t, resp); resp.StatusCode != 400 || p.Field != "gate_credential" {
+			t.Errorf("a registration %s: %d %+v", tc.name, resp.StatusCode, p)
+		}
+	}
+	g.sess = g.h.createSession(t, headers(), `{"public_key":`+g.device.jwkJSON()+`,"gate_credential":`+auth.register(gateChallenge(g.device))+`}`)
+
+	c := g.confirm(t)
+	other := g.confirm(t)
+	now := time.Now().UTC().Format(time.RFC3339)
+	tokenHash := func(tok string) []byte { sum := sha256.Sum256([]byte(tok)); return sum[:] }
+	withoutUV := func() map[string]any {
+		auth.verified = false
+		defer func() { auth.verified = true }()
+		return auth.assert(tokenHash(c.Execute.Token), origin)
+	}
+	for _, tc := range []struct {
+		name string
+		body string
+	}{
+		{"user not verified", executeWithPasskey(c.Execute, now, withoutUV())},
+		{"for another action's token", executeWithPasskey(c.Execute, now, auth.assert(tokenHash(other.Execute.Token), origin))},
+		{"from another origin", executeWithPasskey(c.Execute, now, auth.assert(tokenHash(c.Execute.Token), "https://evil.example"))},
+		{"by another authenticator", executeWithPasskey(c.Execute, now, newAuthenticator(t, rpID, origin).assert(tokenHash(c.Execute.Token), origin))},
+		{"a JWS of the device key instead", executeWithProof(c.Execute, "faceid", now, strPtr(actionProof(g.device, c.Execute.Token, "faceid", now, nil)))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := g.signed(t, engine.PathExecute, tc.body)
+			if status != http.StatusForbidden || !strings.Contains(string(body), engine.CodeInvalidDeviceProof) {
+				t.Fatalf("%d %s", status, body)
+			}
+		})
+	}
+	if n := len(g.tools.Calls()); n != 0 {
+		t.Fatalf("a refused execute reached the backend %d times", n)
+	}
+	status, body := g.signed(t, engine.PathExecute, executeWithPasskey(c.Execute, now, auth.assert(tokenHash(c.Execute.Token), origin)))
+	if status != 200 || len(g.tools.Calls()) != 1 || !strings.HasPrefix(g.tools.Calls()[0].Env.DeviceKey, "webauthn:") {
+		t.Fatalf("a valid assertion: %d %s", status, body)
+	}
+	// An assertion whose counter is behind the one the engine saw last (a replayed or cloned
+	// authenticator) is refused.
+	third := g.confirm(t)
+	seen := auth.counter
+	auth.counter = 1
+	stale := auth.assert(tokenHash(third.Execute.Token), origin)
+	auth.counter = seen
+	if status, body := g.signed(t, engine.PathExecute, executeWithPasskey(third.Execute, now, stale)); status != 403 || !strings.Contains(string(body), "counter") {
+		t.Fatalf("a stale assertion: %d %s", status, body)
+	}
+	if status, body := g.signed(t, engine.PathExecute, executeWithPasskey(third.Execute, now, auth.assert(tokenHash(third.Execute.Token), origin))); status != 200 {
+		t.Fatalf("the next assertion: %d %s", status, body)
+	}
+}
+
+func strPtr(s string) *string { return &s }
