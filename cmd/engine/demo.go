@@ -16,7 +16,7 @@ import (
 type demo struct {
 	// tenant is the demo tenant; proof is the same bank's tenant that requires device proofs.
 	tenant, proof *engine.Tenant
-	servers []*http.Server
+	servers       []*http.Server
 	// banks are the URLs of the banks: production, then staging.
 	banks []string
 }

@@ -47,6 +47,9 @@ type options struct {
 	maxTurns, maxSyntheses, maxSockets, maxUserSockets, audioMemoryMiB int
 	writeTimeout                                                       time.Duration
 
+	// webauthnRPID and webauthnOrigins name the relying party of passkeys (Config.WebAuthn).
+	webauthnRPID, webauthnOrigins string
+
 	// demoWeb serves the web client at /demo/: by default with the offline demo only.
 	demoWeb, demoWebSet bool
 }
@@ -159,17 +162,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.Observer = mx.observer
 		defer mx.provider.Shutdown(context.Background())
 	}
-	eng, err := engine.New(cfg)
-	if err != nil {
-		return err
-	}
-	defer eng.Close() // after the server: stops warm-ups still running
-
 	demoWeb := opts.demoWeb && (demo != nil || opts.demoWebSet)
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
 		return err
 	}
+	cfg.WebAuthn, err = webAuthnOptions(opts, ln.Addr(), demoWeb)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	eng, err := engine.New(cfg)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer eng.Close() // after the server: stops warm-ups still running
+
 	srv := &http.Server{
 		Handler:           routes(eng, mx, demoWeb),
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -260,6 +269,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	intFlag(&o.maxSockets, "max-sockets", "ENGINE_MAX_SOCKETS", "voice sockets open at once; past it 503 overloaded (0: 1024; negative: no bound)")
 	intFlag(&o.maxUserSockets, "max-user-sockets", "ENGINE_MAX_USER_SOCKETS", "voice sockets one user of a tenant may hold open; past it 429 rate_limited (0: 4; negative: no bound)")
 	intFlag(&o.audioMemoryMiB, "audio-memory", "ENGINE_AUDIO_MEMORY", "MiB of users' speech all voice sockets together hold before transcription; past it the utterance is refused as overloaded (0: 64; negative: no bound)")
+	fs.StringVar(&o.webauthnRPID, "webauthn-rp-id", env("ENGINE_WEBAUTHN_RP_ID", ""), "relying party id of the passkeys that gate actions, the pages' domain (default with the web client: localhost) (ENGINE_WEBAUTHN_RP_ID)")
+	fs.StringVar(&o.webauthnOrigins, "webauthn-origins", env("ENGINE_WEBAUTHN_ORIGINS", ""), "origins of the pages that register passkeys, comma-separated (default with the web client: http://localhost:<port>) (ENGINE_WEBAUTHN_ORIGINS)")
 	writeTimeout := env("ENGINE_WRITE_TIMEOUT", "0s")
 	d, err := time.ParseDuration(writeTimeout)
 	if err != nil || d < 0 {
@@ -333,4 +344,30 @@ func checkTenants(tenants []*engine.Tenant, model *intent.Model) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// webAuthnOptions is the relying party of passkeys: the one the flags name, or, serving the web
+// client, this machine's pages at http://localhost:<port> (WebAuthn refuses IP addresses as
+// relying party ids, so the web client's passkeys need it opened at localhost); none otherwise.
+func webAuthnOptions(opts options, addr net.Addr, demoWeb bool) (*engine.WebAuthnOptions, error) {
+	rpID, origins := opts.webauthnRPID, opts.webauthnOrigins
+	if rpID == "" && demoWeb {
+		rpID = "localhost"
+		if tcp, ok := addr.(*net.TCPAddr); ok && origins == "" {
+			origins = fmt.Sprintf("http://localhost:%d", tcp.Port)
+		}
+	}
+	if rpID == "" {
+		if origins != "" {
+			return nil, errors.New("-webauthn-origins needs -webauthn-rp-id, the domain of those origins")
+		}
+		return nil, nil
+	}
+	var list []string
+	for o := range strings.SplitSeq(origins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			list = append(list, o)
+		}
+	}
+	return &engine.WebAuthnOptions{RPID: rpID, Origins: list, DisplayName: "Conversational engine"}, nil
 }
