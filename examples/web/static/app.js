@@ -28,6 +28,8 @@ let client = newClient();
 function newClient() {
   return new EngineClient({
     engineKey: params.get("key") || "pk_demo",
+    // ?gate=passkey: a platform passkey, asked before each action, is the device check.
+    gate: params.get("gate") === "passkey" ? "passkey" : "key",
     userToken: state.user,
     onSession: (s) => {
       applyTheme(s.theme);
@@ -338,8 +340,8 @@ function askPasscode(what) {
 async function confirmAction(widget, ui) {
   if (ui.state !== "ready") return;
   ui.lock("gate");
-  const passed = await askPasscode(widget.body || widget.title);
-  if (!passed) {
+  // With a passkey, its own prompt (inside client.execute) is the device check.
+  if (client.gate !== "passkey" && !(await askPasscode(widget.body || widget.title))) {
     ui.unlock();
     return;
   }

@@ -16,6 +16,15 @@ export function b64url(bytes) {
   return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
+/** fromB64url decodes base64url, padded or not, to bytes. */
+export function fromB64url(s) {
+  return Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+}
+
+async function sha256(text) {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", enc.encode(text)));
+}
+
 function b64urlJSON(value) {
   return b64url(enc.encode(JSON.stringify(value)));
 }
@@ -156,10 +165,121 @@ export class DeviceKey {
     return this.sign(header, payload);
   }
 
+  /**
+   * thumbprint is the key's RFC 7638 thumbprint: SHA-256 of its required members in
+   * lexicographic order without white space, base64url. The engine names the device by it.
+   */
+  async thumbprint() {
+    const { crv, kty, x, y } = this.jwk;
+    return b64url(await sha256(JSON.stringify({ crv, kty, x, y })));
+  }
+
   async sign(header, payload) {
     const input = b64urlJSON(header) + "." + b64urlJSON(payload);
     const sig = await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, this.privateKey, enc.encode(input));
     return input + "." + b64url(sig);
+  }
+}
+
+/**
+ * Passkey is the gate of confirmed actions on the web: a passkey of the platform authenticator
+ * (Touch ID, Windows Hello, an Android screen lock) that signs each action token with user
+ * verification required. It is registered once for the device key (its registration's
+ * challenge is derived from the key's thumbprint, so it serves no other device) and the
+ * registration is kept beside the key: every later session of this key sends it again
+ * without asking the user.
+ */
+export class Passkey {
+  /** load returns the passkey registered for key, registering one the first time. */
+  static async load(key) {
+    const name = "passkey:" + (await key.thumbprint());
+    try {
+      const kept = await idb("readonly", (store) => store.get(name));
+      if (kept?.registration?.rawId) return new Passkey(kept.registration);
+    } catch {
+      // no IndexedDB: a passkey registration for this page only
+    }
+    const passkey = await Passkey.register(key);
+    try {
+      await idb("readwrite", (store) => store.put({ registration: passkey.registration }, name));
+    } catch {
+      // kept for this page only
+    }
+    return passkey;
+  }
+
+  /**
+   * register creates the passkey: ES256, on this device's platform authenticator, user
+   * verification required, no attestation. Its challenge and user handle are SHA-256 of
+   * "convengine gate credential", a NUL byte and the device key's thumbprint, as the engine
+   * checks at create-session. The relying party is this page's host.
+   */
+  static async register(key) {
+    const challenge = await sha256("convengine gate credential\0" + (await key.thumbprint()));
+    let cred;
+    try {
+      cred = await navigator.credentials.create({
+        publicKey: {
+          challenge,
+          rp: { id: location.hostname, name: document.title || location.hostname },
+          user: { id: challenge, name: "gate", displayName: "Confirms actions on this device" },
+          pubKeyCredParams: [{ type: "public-key", alg: -7 }],
+          authenticatorSelection: { authenticatorAttachment: "platform", residentKey: "discouraged", userVerification: "required" },
+          attestation: "none",
+          timeout: 120_000,
+        },
+      });
+    } catch (err) {
+      throw new EngineError({ code: "gate_failed", detail: `no passkey was created (${err.name})` });
+    }
+    const r = cred.response;
+    return new Passkey({
+      id: cred.id,
+      rawId: b64url(cred.rawId),
+      type: cred.type,
+      response: {
+        clientDataJSON: b64url(r.clientDataJSON),
+        attestationObject: b64url(r.attestationObject),
+        transports: r.getTransports?.() ?? [],
+      },
+      clientExtensionResults: cred.getClientExtensionResults?.() ?? {},
+    });
+  }
+
+  constructor(registration) {
+    this.registration = registration; // the PublicKeyCredential's JSON: create-session's gate_credential
+  }
+
+  /**
+   * assert asks the user to approve one action: the passkey signs SHA-256 of its action token
+   * after the device verified the user. It returns execute's auth.webauthn. A refusal, a
+   * failed verification or a missing passkey throws an EngineError with code gate_failed.
+   */
+  async assert(actionToken, { userVerification = "required" } = {}) {
+    let cred;
+    try {
+      cred = await navigator.credentials.get({
+        publicKey: {
+          challenge: await sha256(actionToken),
+          rpId: location.hostname,
+          allowCredentials: [{ type: "public-key", id: fromB64url(this.registration.rawId) }],
+          userVerification,
+          timeout: 120_000,
+        },
+      });
+    } catch (err) {
+      // Nothing was sent: the same confirm may be tried again.
+      throw new EngineError({ code: "gate_failed", detail: `the passkey did not approve the action (${err.name})`, retryable: true });
+    }
+    const r = cred.response;
+    const assertion = {
+      credentialId: b64url(cred.rawId),
+      clientDataJSON: b64url(r.clientDataJSON),
+      authenticatorData: b64url(r.authenticatorData),
+      signature: b64url(r.signature),
+    };
+    if (r.userHandle) assertion.userHandle = b64url(r.userHandle);
+    return assertion;
   }
 }
 
@@ -169,9 +289,16 @@ export class DeviceKey {
  * On 401 use_dpop_nonce it retries once with the engine's nonce; on any other 401 of its
  * key-bound session (invalid_session, invalid_dpop_proof, ...) it creates a new session (same
  * device key) and retries once.
+ *
+ * gate chooses what proves a confirmed action: "key" (the device key signs auth.proof after
+ * the app's own check) or "passkey" (a platform passkey with user verification signs
+ * auth.webauthn; the passkey's prompt is the check).
  */
 export class EngineClient {
-  constructor({ base = location.origin, engineKey, userToken, onSession = () => {}, onRequest = () => {} }) {
+  constructor({ base = location.origin, engineKey, userToken, gate = "key", onSession = () => {}, onRequest = () => {} }) {
+    if (gate !== "key" && gate !== "passkey") throw new TypeError(`gate ${gate}: want "key" or "passkey"`);
+    this.gate = gate;
+    this.passkey = null;
     this.base = base.replace(/\/+$/, "");
     this.engineKey = engineKey;
     this.userToken = userToken;
@@ -195,16 +322,24 @@ export class EngineClient {
     };
   }
 
-  /** createSession creates a session bound to the device key, generating the key once. */
+  /**
+   * createSession creates a session bound to the device key, generating the key once; with
+   * the passkey gate, the passkey registered for that key is the session's gate credential.
+   */
   async createSession() {
     this.key ??= await DeviceKey.load();
+    const body = { public_key: this.key.jwk, metadata: { app: "web", ua: navigator.userAgent.slice(0, 200) } };
+    if (this.gate === "passkey") {
+      this.passkey ??= await Passkey.load(this.key);
+      body.gate_credential = this.passkey.registration;
+    }
     const path = "/api/v1/create-session";
     let resp;
     try {
       resp = await fetch(this.url(path), {
         method: "POST",
         headers: this.headers({ "Content-Type": "application/json" }),
-        body: JSON.stringify({ public_key: this.key.jwk, metadata: { app: "web", ua: navigator.userAgent.slice(0, 200) } }),
+        body: JSON.stringify(body),
         cache: "no-store",
       });
     } catch (err) {
@@ -281,13 +416,19 @@ export class EngineClient {
 
   /**
    * execute runs a confirmed action: the confirm widget's execute object, after the device
-   * gate. The device key signs the proof of the action (auth.proof) that tenants requiring
-   * device proofs ask for.
+   * gate. Tenants that require device proofs ask for one: with the key gate the device key
+   * signs auth.proof; with the passkey gate the passkey's prompt is the gate, and its
+   * assertion (auth.webauthn) is sent with the time it passed as verifiedAt.
    */
-  async execute(execute, auth, context = {}) {
+  async execute(execute, auth, context = {}, { userVerification } = {}) {
     if (!this.session) await this.createSession();
-    const proof = await this.key.actionProof({ token: execute.token, method: auth.method, verifiedAt: auth.verifiedAt });
-    const resp = await this.post("/engine/execute", { execute, auth: { ...auth, proof }, context });
+    if (this.gate === "passkey") {
+      const webauthn = await this.passkey.assert(execute.token, { userVerification });
+      auth = { ...auth, verifiedAt: new Date().toISOString(), webauthn };
+    } else {
+      auth = { ...auth, proof: await this.key.actionProof({ token: execute.token, method: auth.method, verifiedAt: auth.verifiedAt }) };
+    }
+    const resp = await this.post("/engine/execute", { execute, auth, context });
     return resp.json();
   }
 

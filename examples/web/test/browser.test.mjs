@@ -268,6 +268,89 @@ test("transfer: confirm, passcode, success card, executed once", async () => {
   await page.close();
 });
 
+test("transfer with a passkey: approved with user verification, refused without, moved once", async () => {
+  // WebAuthn refuses IP addresses as relying parties: the page is opened at localhost, which
+  // the reference server names as its relying party when it serves the web client.
+  const url = new URL("/demo/?key=pk_demo_proof&gate=passkey", base);
+  url.hostname = "localhost";
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("WebAuthn.enable", { enableUI: false });
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: {
+      protocol: "ctap2",
+      ctap2Version: "ctap2_1",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  const bodies = { session: [], execute: [] };
+  page.on("request", (r) => {
+    if (r.url().endsWith("/api/v1/create-session")) bodies.session.push(JSON.parse(r.postData()));
+    if (r.url().endsWith("/engine/execute")) bodies.execute.push(JSON.parse(r.postData()));
+  });
+  const statuses = [];
+  page.on("response", (r) => r.url().endsWith("/engine/execute") && statuses.push(r.status()));
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e));
+  await page.addInitScript(() => {
+    localStorage.clear();
+    localStorage.setItem("engine-demo.locale", "en");
+    localStorage.setItem("engine-demo.user", "passkey-user");
+  });
+  await page.goto(url.href);
+  await lastAnswerDone(page);
+
+  // The session was created with a passkey of the platform authenticator as its gate.
+  const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+  assert.equal(credentials.length, 1, "one passkey registered");
+  assert.equal(credentials[0].rpId, "localhost");
+  assert.equal(bodies.session[0].gate_credential.rawId, credentials[0].credentialId.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""));
+
+  const before = await balanceOf(page);
+  let answer = await ask(page, "send 20 dollars to Alex");
+  let widget = answer.locator(".widget.confirm");
+  await widget.getByRole("button", { name: "Send" }).click();
+  const card = widget.locator(".card");
+  await card.waitFor();
+  assert.equal(await card.locator(".card-title").textContent(), "Money sent");
+  assert.ok(!(await page.locator("#passcode-dialog").isVisible()), "the passkey's prompt is the check: no passcode dialog");
+  const sent = bodies.execute[0].auth;
+  assert.ok(sent.webauthn?.signature && !sent.proof, "the action is approved by the passkey's assertion");
+  assert.deepEqual(statuses, [200]);
+  await shot(page, "transfer-passkey");
+
+  // The user's verification fails: the authenticator refuses, nothing is sent, the confirm
+  // stays usable.
+  await cdp.send("WebAuthn.setUserVerified", { authenticatorId, isUserVerified: false });
+  answer = await ask(page, "send 5 dollars to Sam");
+  widget = answer.locator(".widget.confirm");
+  await widget.getByRole("button", { name: "Send" }).click();
+  await widget.locator(".error").waitFor();
+  assert.match(await widget.locator(".error").textContent(), /device check did not pass/);
+  assert.ok(await widget.getByRole("button", { name: "Send" }).isEnabled(), "the confirm may be tried again");
+  // An assertion made without user verification, sent anyway, is refused by the engine.
+  const refused = await page.evaluate(async () => {
+    const w = window.__demo.state.confirms.at(-1);
+    try {
+      await window.__demo.client.execute(w.execute, { method: "passcode" }, { locale: "en" }, { userVerification: "discouraged" });
+      return "executed";
+    } catch (err) {
+      return `${err.status} ${err.code}`;
+    }
+  });
+  assert.equal(refused, "403 invalid_device_proof");
+  assert.deepEqual(statuses, [200, 403], "the refused assertion is the only other execute");
+  const after = await balanceOf(page);
+  assert.equal(Math.round((before - after) * 100), 2000, `balance ${before} → ${after}: only the approved transfer moved`);
+  assert.deepEqual(errors, []);
+  await cdp.send("WebAuthn.removeVirtualAuthenticator", { authenticatorId });
+  await page.close();
+});
+
 test("a suggestion chip starts a turn, by keyboard too", async () => {
   const { page } = await openPage();
   const chip = lastAnswer(page).locator(".chips button").filter({ hasText: "Show my recent transactions" });
