@@ -122,20 +122,5 @@ func exactMoney(v any) (string, error) {
 	if !cents.IsInt() {
 		return "", fmt.Errorf("has more than %d decimal places (%s): the amount must be exact to the cent", minorUnits, text)
 	}
-	s := r.FloatString(minorUnits)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	intPart, frac, _ := strings.Cut(s, ".")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	b.WriteString("." + frac)
-	return b.String(), nil
+	return grouped(r.FloatString(minorUnits)), nil
 }

@@ -4,7 +4,6 @@ package fill
 
 import (
 	"encoding/json"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -78,9 +77,14 @@ func formatArg(v any, format string) string {
 
 // money writes f with two decimals and comma thousands separators: 1234.5 → "1,234.50".
 func money(f float64) string {
-	neg := f < 0
-	s := strconv.FormatFloat(math.Abs(f), 'f', 2, 64)
-	intPart, frac, _ := strings.Cut(s, ".")
+	return grouped(strconv.FormatFloat(f, 'f', 2, 64))
+}
+
+// grouped puts comma thousands separators in a decimal number written with a dot:
+// "-1234.50" → "-1,234.50".
+func grouped(s string) string {
+	neg := strings.HasPrefix(s, "-")
+	intPart, frac, hasFrac := strings.Cut(strings.TrimPrefix(s, "-"), ".")
 	var b strings.Builder
 	if neg {
 		b.WriteByte('-')
@@ -91,7 +95,8 @@ func money(f float64) string {
 		}
 		b.WriteRune(c)
 	}
-	b.WriteByte('.')
-	b.WriteString(frac)
+	if hasFrac {
+		b.WriteString("." + frac)
+	}
 	return b.String()
 }
