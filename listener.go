@@ -270,8 +270,9 @@ func (c *scanningConn) writeTooLarge() {
 	}
 	b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n")
 	b.Write(body)
-	c.Conn.Write(b.Bytes())
+	// Logged first: once the client has the answer, the record exists.
 	c.e.log.Warn("request headers too large", "requestId", id, "limit", c.maxHeaderBytes())
+	c.Conn.Write(b.Bytes())
 	if c.e.obs.Request != nil {
 		c.e.obs.Request(context.Background(), RequestEvent{Method: "OTHER", Status: http.StatusRequestHeaderFieldsTooLarge, Code: CodeHeadersTooLarge, RequestID: id})
 	}
