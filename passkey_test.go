@@ -31,7 +31,7 @@ type authenticator struct {
 	verified bool
 }
 
-func newAuthenticator(t *testing.T, rpID, origin string) *authenticator {
+func newAuthenticator(t testing.TB, rpID, origin string) *authenticator {
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
