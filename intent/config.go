@@ -92,6 +92,9 @@ type slotJSON struct {
 	Required bool                `json:"required"`
 	Values   []string            `json:"values"`
 	Synonyms map[string][]string `json:"synonyms"`
+	// Max is the largest value of an amount or number slot; a larger one leaves the slot
+	// unfilled, so that the intent asks again. 0: no bound.
+	Max float64 `json:"max"`
 }
 
 type callJSON struct {
@@ -295,9 +298,12 @@ func (c *Config) compileIntent(raw json.RawMessage, path string, p *problems) *i
 }
 
 func compileSlot(name string, j slotJSON, path string, p *problems) *slot {
-	s := &slot{name: name, typ: slotType(j.Type), required: j.Required}
+	s := &slot{name: name, typ: slotType(j.Type), required: j.Required, max: j.Max}
 	if !namePattern.MatchString(name) {
 		p.addf(path, "slot names are letters, digits, '_' or '-'")
+	}
+	if j.Max < 0 || (j.Max > 0 && s.typ != slotAmount && s.typ != slotNumber) {
+		p.addf(path+".max", "only amount and number slots have a max, and it is positive")
 	}
 	switch s.typ {
 	case slotAmount, slotNumber, slotDate:

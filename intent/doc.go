@@ -53,7 +53,8 @@
 //	examples   phrases that mean the intent, in any language
 //	patterns   RE2 regular expressions, matched case-insensitively anywhere in the message;
 //	           named groups ((?P<to>\pL+)) capture the slots of the same name
-//	slots      by name: type, required, and for name and enum slots values and synonyms
+//	slots      by name: type, required, for name and enum slots values and synonyms, for
+//	           amount and number slots max (a larger value leaves the slot unfilled)
 //	tools      data tools called together: name and arguments
 //	action     one action tool called with the answer: name and arguments
 //	responses  the copy, by BCP 47 locale
@@ -61,7 +62,9 @@
 // Slot types and the JSON values they give:
 //
 //	amount  a sum of money: "20", "$20", "20 dollars", "20.50", "twenty", "one hundred and
-//	        five", "fifteen dollars and fifty cents"; a number rounded to cents
+//	        five", "fifteen dollars and fifty cents"; a number of whole cents. Money is
+//	        never guessed: "20.505", "four hundred cents" or cents of a hundred or more after
+//	        dollars leave the slot unfilled, as does an amount of nothing
 //	number  a number in digits or English words; a number
 //	name    one word, title-cased ("alex" gives "Alex"); with values, only one of them (or of
 //	        their synonyms), case-insensitively, in its configured spelling; a string. A name

@@ -109,7 +109,12 @@ func (g *grammar) intent(in intentJSON) (string, bool) {
 	}
 	slotRules := map[string]string{} // slot name → rule name, or "" when it cannot be heard
 	for _, p := range in.Patterns {
-		for _, ph := range patternPhrases(p) {
+		// A pattern whose phrases are mostly unheard is another language's: the one or two of
+		// its words that happen to be in this dictionary ("manda", an English name, of "envía
+		// | manda | transfiere …") would put that language's phrases in this grammar.
+		phrases := patternPhrases(p)
+		var heard []string
+		for _, ph := range phrases {
 			var parts []string
 			ok := true
 			for _, piece := range ph {
@@ -134,8 +139,11 @@ func (g *grammar) intent(in intentJSON) (string, bool) {
 				parts = append(parts, "<"+rule+">")
 			}
 			if ok && len(parts) > 0 {
-				alts = append(alts, strings.Join(parts, " "))
+				heard = append(heard, strings.Join(parts, " "))
 			}
+		}
+		if 2*len(heard) >= len(phrases) {
+			alts = append(alts, heard...)
 		}
 	}
 	alts = dedupe(alts)
@@ -189,8 +197,10 @@ func (g *grammar) slot(intent, name string, s slotJSON) string {
 	var alts []string
 	switch slotType(s.Type) {
 	case slotAmount:
-		if n := g.number(); n != "" && g.heard("dollars") {
-			alts = append(alts, "<"+n+"> [dollars | dollar | bucks] [and <"+n+"> cents]", "<"+n+"> cents")
+		// Amounts as people say them: dollars up to the slot's maximum, then cents below a
+		// hundred ("twelve dollars and fifty cents", "fifty cents"), never "four hundred cents".
+		if d := g.dollars(s.Max); d != "" && g.heard("dollars") && g.heard("cents") {
+			alts = append(alts, "<"+d+"> [dollars | dollar | bucks] [and <below_hundred> (cents | cent)]", "<below_hundred> (cents | cent)")
 		}
 	case slotNumber:
 		if n := g.number(); n != "" {
@@ -240,6 +250,30 @@ func (g *grammar) number() string {
 	g.add("below_thousand", "<below_hundred> | [a | <digit>] hundred [[and] <below_hundred>]")
 	g.add(top, "zero | <below_thousand> | [<below_thousand>] thousand [[and] <below_thousand>]")
 	return top
+}
+
+// dollars writes the rule of whole amounts up to max (0: below a million) and returns its
+// name: the narrower the rule, the fewer amounts an unclear word can turn into.
+func (g *grammar) dollars(max float64) string {
+	n := g.number()
+	if n == "" {
+		return ""
+	}
+	var rule, expansion string
+	switch {
+	case max > 0 && max < 1000:
+		return "below_thousand"
+	case max > 0 && max <= 10_000:
+		rule, expansion = "dollars_4", "<below_thousand> | [a | <digit> | ten] thousand [[and] <below_thousand>]"
+	case max > 0 && max < 100_000:
+		rule, expansion = "dollars_5", "<below_thousand> | [a | <below_hundred>] thousand [[and] <below_thousand>]"
+	default:
+		return n
+	}
+	if _, done := g.rules[rule]; !done {
+		g.add(rule, expansion)
+	}
+	return rule
 }
 
 // words returns the alternation of the known words of a space-separated list.

@@ -37,7 +37,7 @@ func ExampleGrammar() {
 	// <below_hundred> = <digit> | <teen> | <tens> [<digit>];
 	// <below_thousand> = <below_hundred> | [a | <digit>] hundred [[and] <below_hundred>];
 	// <number> = zero | <below_thousand> | [<below_thousand>] thousand [[and] <below_thousand>];
-	// <slot_transfer_amount> = <number> [dollars | dollar | bucks] [and <number> cents] | <number> cents;
+	// <slot_transfer_amount> = <number> [dollars | dollar | bucks] [and <below_hundred> (cents | cent)] | <below_hundred> (cents | cent);
 	// <slot_transfer_to> = alex | sam;
 	// <intent_transfer> = send <slot_transfer_amount> to <slot_transfer_to>;
 	// <intent_help> = help;

@@ -92,6 +92,46 @@ func TestGrammarOfTheDemoBank(t *testing.T) {
 	}
 }
 
+// TestGrammarKeepsOneLanguage: a pattern of another language is left out even when a word or
+// two of it are in the recognizer's dictionary, as "manda" (a name) and "a" are in English's.
+func TestGrammarKeepsOneLanguage(t *testing.T) {
+	spanish := map[string]bool{"envia": true, "enviar": true, "mandar": true, "transfiere": true, "transferir": true, "pagale": true}
+	g, err := Grammar(demoIntents(t), &GrammarOptions{Known: func(w string) bool { return asciiOnly(w) && !spanish[w] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := grammarRegexp(t, g)
+	if re.MatchString("manda twenty dollars a alex") || strings.Contains(g, "manda") {
+		t.Errorf("a Spanish pattern is in the English grammar:\n%s", g)
+	}
+	if !re.MatchString("send twenty dollars to alex") {
+		t.Error("the English pattern is gone")
+	}
+}
+
+// TestGrammarAmounts: amounts up to the slot's max, cents below a hundred.
+func TestGrammarAmounts(t *testing.T) {
+	g, err := Grammar(demoIntents(t), &GrammarOptions{Known: asciiOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := grammarRegexp(t, g)
+	for phrase, want := range map[string]bool{
+		"send twelve dollars and fifty cents to alex":                    true,
+		"send ninety nine cents to alex":                                 true,
+		"send a thousand dollars to alex":                                true,
+		"send ten thousand dollars to alex":                              true,
+		"send nine thousand nine hundred and ninety nine dollars to sam": true,
+		"send twenty thousand dollars to alex":                           false, // past the slot's max
+		"send twenty three dollars and four hundred cents to sam":        false,
+		"send one hundred cents to sam":                                  false,
+	} {
+		if re.MatchString(phrase) != want {
+			t.Errorf("%q accepted: %v, want %v", phrase, !want, want)
+		}
+	}
+}
+
 func TestGrammarWithoutKnown(t *testing.T) {
 	g, err := Grammar(demoIntents(t), nil)
 	if err != nil {

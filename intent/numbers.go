@@ -172,7 +172,9 @@ func findNumber(s string) (float64, bool) {
 }
 
 // findAmount returns the first sum of money in s: "$20", "20 dollars", "twenty", "15.50",
-// "fifteen dollars and fifty cents" or "50 cents". It is rounded to cents.
+// "fifteen dollars and fifty cents" or "50 cents". Money is never guessed: an amount finer
+// than a cent ("20.505"), or cents that are not a whole number below a hundred ("twenty
+// dollars and four hundred cents"), is no amount.
 func findAmount(s string) (float64, bool) {
 	ts := numberTokens(s)
 	for i := range ts {
@@ -182,7 +184,13 @@ func findAmount(s string) (float64, bool) {
 		}
 		j := i + n
 		if j < len(ts) && isCentsWord(ts[j]) {
-			return round2(v / 100), true
+			if !wholeCents(v) {
+				return 0, false
+			}
+			return v / 100, true
+		}
+		if !exactToCent(v) {
+			return 0, false
 		}
 		if j < len(ts) && isCurrencyWord(ts[j]) {
 			j++
@@ -192,12 +200,24 @@ func findAmount(s string) (float64, bool) {
 		}
 		if j < len(ts) {
 			if c, m, ok := numberAt(ts, j); ok && j+m < len(ts) && isCentsWord(ts[j+m]) {
+				if !wholeCents(c) || v != math.Trunc(v) {
+					return 0, false
+				}
 				v += c / 100
 			}
 		}
 		return round2(v), true
 	}
 	return 0, false
+}
+
+// wholeCents reports whether c is a count of cents that may follow dollars: 1 to 99.
+func wholeCents(c float64) bool { return c == math.Trunc(c) && c >= 1 && c < 100 }
+
+// exactToCent reports whether v has no more than two decimals.
+func exactToCent(v float64) bool {
+	c := v * 100
+	return math.Abs(c-math.Round(c)) < 1e-6
 }
 
 func isCurrencyWord(w string) bool {

@@ -25,6 +25,7 @@ type slot struct {
 	typ      slotType
 	required bool
 	values   []slotValue
+	max      float64 // the largest amount or number; 0: none
 }
 
 // slotValue is one allowed value of a slot and the normalised phrases that name it.
@@ -37,9 +38,9 @@ type slotValue struct {
 func (s *slot) parse(text string, now time.Time) (any, bool) {
 	switch s.typ {
 	case slotAmount:
-		return wrap(findAmount(text))
+		return s.bounded(findAmount(text))
 	case slotNumber:
-		return wrap(findNumber(text))
+		return s.bounded(findNumber(text))
 	case slotDate:
 		return wrap(findDate(text, now))
 	case slotName:
@@ -49,6 +50,15 @@ func (s *slot) parse(text string, now time.Time) (any, bool) {
 		}
 	}
 	return s.lookup(text)
+}
+
+// bounded is the value of an amount or number slot: none when it is past the slot's max, or
+// an amount of nothing.
+func (s *slot) bounded(v float64, ok bool) (any, bool) {
+	if !ok || (s.max > 0 && v > s.max) || (s.typ == slotAmount && v <= 0) {
+		return nil, false
+	}
+	return v, true
 }
 
 // find reads the slot's value from a whole utterance, for a slot no pattern captured. A name
