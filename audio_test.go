@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -78,5 +79,37 @@ func TestAudioProblemDetail(t *testing.T) {
 	resp := h.do(t.Context(), http.MethodPost, engine.PathTurn, headers(), audioBody(make([]int16, 100), 44100, nil))
 	if p := readProblem(t, resp); p.Detail != "the sample rate is 44100 Hz; it must be 16000 Hz" {
 		t.Errorf("detail %q", p.Detail)
+	}
+}
+
+// TestUnclearSpeech: speech the transcriber heard but did not understand is answered "Sorry, I
+// didn't catch that" in the user's language, over SSE and the voice socket, without asking
+// the model: a mumble never becomes an action.
+func TestUnclearSpeech(t *testing.T) {
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{{engine.TextEvent("This must not be said.")}}}
+	unclear := transcriberFunc(func(context.Context, []int16, int, string) (string, error) {
+		return "", fmt.Errorf("%w: a grammar heard %q", engine.ErrNotUnderstood, "pay taylor eleven")
+	})
+	h := newHarness(t, engine.Config{Model: model, Transcriber: unclear})
+	r := h.turnWith(headers(), audioBody(make([]int16, 16000), 16000, nil))
+	if r.spec.Speak != "Sorry, I didn't catch that. Could you say it again?" ||
+		len(r.spec.Widgets) != 0 || r.spec.Meta.Transcript != "" {
+		t.Errorf("SSE: %+v", r.spec)
+	}
+	r = h.turnWith(headers(), audioBody(make([]int16, 16000), 16000, map[string]any{"meta": map[string]string{"locale": "es"}}))
+	if r.spec.Speak != "Perdona, no te he entendido. ¿Puedes repetirlo?" {
+		t.Errorf("in Spanish: %q", r.spec.Speak)
+	}
+
+	h.shutdownAtEnd(t)
+	c := h.dial(t, headers())
+	c.sendAudio(make([]int16, 1600), nil)
+	c.send(map[string]any{"type": "end_of_speech"})
+	v := c.turn()
+	if v.spec.Speak != "Sorry, I didn't catch that. Could you say it again?" || len(v.spec.Widgets) != 0 {
+		t.Errorf("socket: %+v", v.spec)
+	}
+	if n := model.Calls(); n != 0 {
+		t.Errorf("the model was asked %d times", n)
 	}
 }

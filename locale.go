@@ -112,6 +112,16 @@ var (
 		"ar": "عذرًا، لا يمكنني المساعدة في ذلك.",
 		"he": "מצטערים, איני יכול לעזור בזה.",
 	}
+	unclearLines = map[string]string{
+		"en": "Sorry, I didn't catch that. Could you say it again?",
+		"es": "Perdona, no te he entendido. ¿Puedes repetirlo?",
+		"fr": "Désolé, je n'ai pas compris. Pouvez-vous répéter ?",
+		"de": "Entschuldigung, das habe ich nicht verstanden. Kannst du es wiederholen?",
+		"pt": "Desculpe, não entendi. Pode repetir?",
+		"it": "Scusa, non ho capito. Puoi ripetere?",
+		"ar": "عذرًا، لم أفهم ذلك. هل يمكنك تكراره؟",
+		"he": "סליחה, לא הבנתי. אפשר לחזור על זה?",
+	}
 	workingLines = map[string]string{
 		"en": "Working on it",
 		"es": "Un momento",

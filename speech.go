@@ -32,6 +32,12 @@ type Transcriber interface {
 // The engine answers it with 400 unknown_voice.
 var ErrUnknownVoice = errors.New("engine: unknown voice")
 
+// ErrNotUnderstood is wrapped by the error a [Transcriber] returns when it heard speech but
+// not clearly enough to act on, so that a mumble, or a request it has no words for, is never
+// turned into an action. The engine answers the turn with "Sorry, I didn't catch that" in the
+// user's language, without asking the model.
+var ErrNotUnderstood = errors.New("engine: speech not understood")
+
 // ErrUnsupportedLocale is wrapped by the error a [Transcriber] returns for a language it cannot
 // hear. The engine answers it with 422 unsupported_locale, which a retry does not cure.
 var ErrUnsupportedLocale = errors.New("engine: unsupported locale")

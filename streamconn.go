@@ -514,6 +514,7 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 	}
 	text := in.text
 	heard := in.pcm != nil
+	unclear := false
 	samples := len(in.pcm)
 	if heard {
 		transcript, p := e.hear(ctx, c.req, in.pcm, locale)
@@ -528,13 +529,13 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 			c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable))
 			return "", "", false
 		}
-		text = transcript
+		text, unclear = transcript, transcript == ""
 	}
 	mode := string(ModeVoice)
 	tc := in.context.turnContext
 	tc.SessionID = in.conversationID
 	t, p := newTurn(c.req, &turnRequest{Transcript: &text, Mode: &mode, Messages: in.history, Context: &tc,
-		Meta: &turnMeta{Locale: locale}})
+		Meta: &turnMeta{Locale: locale}, unclear: unclear})
 	if p != nil {
 		answered.Store(true)
 		c.send(ctx, errorMessage(in.id, p.Code, p.Detail, false))

@@ -18,7 +18,8 @@ const (
 
 // hear transcribes 16 kHz samples of req's user in locale, with the tenant's own vocabulary
 // when the Transcriber can use it. Failures are problems; a cancelled ctx is returned as is
-// for the caller to notice.
+// for the caller to notice. Speech heard but not understood ([ErrNotUnderstood]) is "" and no
+// problem.
 func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale string) (string, *Problem) {
 	if e.transcriber == nil {
 		return "", newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "this engine has no speech recognition; send a transcript")
@@ -37,6 +38,9 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 	switch {
 	case ctx.Err() != nil:
 		return "", newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "the request ended before the audio was transcribed")
+	case errors.Is(err, ErrNotUnderstood):
+		e.log.InfoContext(ctx, "speech not understood", "requestId", req.ID, "tenant", req.Tenant.Key)
+		return "", nil
 	case errors.Is(err, ErrUnsupportedLocale):
 		return "", newProblem(http.StatusUnprocessableEntity, CodeUnsupportedLocale, "speech in locale "+locale+" cannot be recognised; send a transcript")
 	case err != nil:
@@ -67,6 +71,6 @@ func (e *Engine) transcribe(ctx context.Context, t *turn, b64 string) *Problem {
 	if p != nil {
 		return p
 	}
-	t.transcript, t.heard = text, true
+	t.transcript, t.heard, t.unclear = text, true, text == ""
 	return nil
 }

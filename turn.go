@@ -73,6 +73,9 @@ type turnRequest struct {
 	Messages    []historyMessage `json:"messages"`
 	Context     *turnContext     `json:"context"`
 	Meta        *turnMeta        `json:"meta"`
+
+	// unclear marks a voice turn whose speech the transcriber did not understand.
+	unclear bool
 }
 
 type historyMessage struct {
@@ -105,6 +108,7 @@ type turn struct {
 	screen         string
 	transcript     string
 	heard          bool // the transcript came from audio
+	unclear        bool // speech was heard but not understood: the turn only says so
 	history        []Message
 
 	tools map[string]Tool
@@ -206,7 +210,8 @@ func newTurn(req *request, b *turnRequest) (*turn, *Problem) {
 		}
 		t.transcript = s
 	}
-	if t.mode != ModeHome && t.transcript == "" && b.AudioBase64 == nil {
+	t.unclear = b.unclear
+	if t.mode != ModeHome && t.transcript == "" && b.AudioBase64 == nil && !b.unclear {
 		return nil, invalidField("transcript", "is required (or audio_base64) unless mode is \"home\"")
 	}
 	if len(b.Messages) > maxHistory {
@@ -304,6 +309,10 @@ var errClientGone = errors.New("engine: client went away")
 // runTurn runs the tool loop: model steps until the model answers without needing data, or
 // the step limit. Failures become the turn's error event.
 func (e *Engine) runTurn(ctx context.Context, t *turn) {
+	if t.unclear {
+		e.speakLine(t, localized(unclearLines, t.locale))
+		return
+	}
 	mreq := e.modelRequest(t)
 	maxSteps := t.req.Tenant.Limits.MaxSteps
 	if maxSteps == 0 {

@@ -238,3 +238,16 @@ func isCentsWord(w string) bool {
 }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// NumberWords returns the English number words of a transcript ("send twenty five dollars to
+// alex" gives twenty, five), in order: the words a recognizer's second opinion must share
+// before an amount it heard is acted on.
+func NumberWords(transcript string) []string {
+	var out []string
+	for _, w := range strings.Fields(strings.ToLower(transcript)) {
+		if _, _, ok := numberWord(w); ok {
+			out = append(out, w)
+		}
+	}
+	return out
+}

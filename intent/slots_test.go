@@ -172,3 +172,16 @@ func TestSlots(t *testing.T) {
 		})
 	}
 }
+
+func TestNumberWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"send twenty five dollars to alex":         "twenty five",
+		"Pay Taylor Eleven":                        "eleven",
+		"what is my balance":                       "",
+		"two thousand three hundred to jordan ten": "two thousand three hundred ten",
+	} {
+		if got := strings.Join(NumberWords(in), " "); got != want {
+			t.Errorf("NumberWords(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
