@@ -91,19 +91,19 @@ func TestUnclearSpeech(t *testing.T) {
 		return "", fmt.Errorf("%w: a grammar heard %q", engine.ErrNotUnderstood, "pay taylor eleven")
 	})
 	h := newHarness(t, engine.Config{Model: model, Transcriber: unclear})
-	r := h.turnWith(headers(), audioBody(make([]int16, 16000), 16000, nil))
+	r := h.turnWith(headers(), audioBody(voiced(16000), 16000, nil))
 	if r.spec.Speak != "Sorry, I didn't catch that. Could you say it again?" ||
 		len(r.spec.Widgets) != 0 || r.spec.Meta.Transcript != "" {
 		t.Errorf("SSE: %+v", r.spec)
 	}
-	r = h.turnWith(headers(), audioBody(make([]int16, 16000), 16000, map[string]any{"meta": map[string]string{"locale": "es"}}))
+	r = h.turnWith(headers(), audioBody(voiced(16000), 16000, map[string]any{"meta": map[string]string{"locale": "es"}}))
 	if r.spec.Speak != "Perdona, no te he entendido. ¿Puedes repetirlo?" {
 		t.Errorf("in Spanish: %q", r.spec.Speak)
 	}
 
 	h.shutdownAtEnd(t)
 	c := h.dial(t, headers())
-	c.sendAudio(make([]int16, 1600), nil)
+	c.sendAudio(voiced(16000), nil)
 	c.send(map[string]any{"type": "end_of_speech"})
 	v := c.turn()
 	if v.spec.Speak != "Sorry, I didn't catch that. Could you say it again?" || len(v.spec.Widgets) != 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/widgets"
@@ -287,7 +288,7 @@ func TestHostileAudio(t *testing.T) {
 	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
 	small := newHarness(t, engine.Config{Model: model, Transcriber: transcriber})
 	large := newHarness(t, engine.Config{Model: model, Transcriber: transcriber, MaxTurnBody: 4 << 20})
-	second := make([]byte, 2*16000)
+	second := audio.AppendPCM(nil, voiced(16000))
 	tenMinutes := make([]byte, 2*16000*600)
 	overAMinute := tenMinutes[:2*16000*61]
 	cases := []struct {

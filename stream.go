@@ -58,6 +58,14 @@ type StreamOptions struct {
 	// utterance that would pass it is refused with an overloaded error message, and the socket
 	// stays. Negative means no bound.
 	AudioMemory int64
+	// BargeIn is how long the user must speak over an answer to cancel it (default 200ms):
+	// speech found by the engine's detector, so that room noise, a cough or the answer's own
+	// echo in an open microphone never cut the answer off.
+	BargeIn time.Duration
+	// EndOfSpeech, when set, ends an utterance after that much silence following speech, as
+	// if the client had sent end_of_speech: a client may then stream its microphone without
+	// detecting the end itself. Zero: only the client ends utterances.
+	EndOfSpeech time.Duration
 }
 
 // withDefaults returns the options with zero values replaced.
@@ -67,7 +75,7 @@ func (o *StreamOptions) withDefaults(ping time.Duration) (StreamOptions, error) 
 		s = *o
 		s.OriginPatterns = append([]string(nil), o.OriginPatterns...)
 	}
-	if s.IdleTimeout < 0 || s.PingInterval < 0 || s.WriteTimeout < 0 || s.SendQueue < 0 {
+	if s.IdleTimeout < 0 || s.PingInterval < 0 || s.WriteTimeout < 0 || s.SendQueue < 0 || s.BargeIn < 0 || s.EndOfSpeech < 0 {
 		return s, fmt.Errorf("%w: Stream durations and SendQueue cannot be negative", ErrConfig)
 	}
 	for _, p := range s.OriginPatterns {
@@ -92,6 +100,9 @@ func (o *StreamOptions) withDefaults(ping time.Duration) (StreamOptions, error) 
 	}
 	if s.AudioMemory == 0 {
 		s.AudioMemory = defaultAudioMemory
+	}
+	if s.BargeIn == 0 {
+		s.BargeIn = defaultBargeIn
 	}
 	return s, nil
 }

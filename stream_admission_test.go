@@ -29,7 +29,7 @@ func (c *voiceClient) expectRefused(code string) {
 // sayHi sends a short utterance, which hearsHi transcribes as "hi".
 func (c *voiceClient) sayHi() {
 	c.t.Helper()
-	c.sendAudio(make([]int16, 1600), nil)
+	c.sendAudio(voiced(8000), nil)
 	c.send(map[string]any{"type": "end_of_speech"})
 }
 
@@ -230,13 +230,13 @@ func TestAudioMemoryBound(t *testing.T) {
 	h.shutdownAtEnd(t)
 
 	talker, other := h.dial(t, userHeaders("user-a")), h.dial(t, userHeaders("user-b"))
-	talker.sendAudio(make([]int16, 16000*3/2), nil) // 1.5 s, held until end_of_speech
+	talker.sendAudio(voiced(16000*3/2), nil) // 1.5 s, held until end_of_speech
 	talker.send(map[string]any{"type": "cancel"})   // read in order: the audio is all taken first
 	talker.expect("cancelled")
-	talker.sendAudio(make([]int16, 16000*3/2), nil)
+	talker.sendAudio(voiced(16000*3/2), nil)
 	talker.send(map[string]any{"type": "noise"}) // answered once the audio before it is taken
 	talker.expect("error")
-	other.sendAudio(make([]int16, 16000), nil) // 1 s more than the budget has left
+	other.sendAudio(voiced(16000), nil) // 1 s more than the budget has left
 	other.expectRefused(engine.CodeOverloaded)
 	if overloads.Load() != 1 {
 		t.Errorf("%d refusals counted", overloads.Load())
@@ -246,7 +246,7 @@ func TestAudioMemoryBound(t *testing.T) {
 	if r := talker.turn(); r.spec.Speak != "Hello." {
 		t.Fatalf("the talker's turn: %q", r.spec.Speak)
 	}
-	other.sendAudio(make([]int16, 16000*3/2), nil) // the transcribed audio was given back
+	other.sendAudio(voiced(16000*3/2), nil) // the transcribed audio was given back
 	other.send(map[string]any{"type": "end_of_speech"})
 	if r := other.turn(); r.spec.Speak != "Hello." {
 		t.Fatalf("after the talker's turn: %q", r.spec.Speak)

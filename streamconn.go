@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convengine/engine/audio"
+	"github.com/convengine/engine/audio/vad"
 )
 
 // clientMessage is a message of the client (docs/voice.md).
@@ -78,6 +79,7 @@ type voiceConn struct {
 	pcm            []int16
 	pcmHeld        int64 // bytes of pcm reserved from StreamOptions.AudioMemory
 	refused        bool  // the utterance was refused; its audio is dropped until end_of_speech
+	speech         utteranceSpeech
 	turn           *runningTurn
 	turns          int
 }
@@ -302,9 +304,6 @@ func (c *voiceConn) bargeIn() bool {
 // onAudio adds a base64 chunk of the user's speech (present says whether the message had
 // one) to the utterance, or refuses the utterance.
 func (c *voiceConn) onAudio(b64 []byte, present bool, sampleRate *int) bool {
-	if !c.bargeIn() {
-		return false
-	}
 	if c.refused {
 		return true
 	}
@@ -341,7 +340,7 @@ func (c *voiceConn) onAudio(b64 []byte, present bool, sampleRate *int) bool {
 		c.pcm = getPCM()
 	}
 	c.pcm = audio.AppendSamples(c.pcm, b)
-	return true
+	return c.listen(len(b) / 2)
 }
 
 // utterances hold the samples of utterances from their first audio message to the end of
@@ -363,6 +362,7 @@ func putPCM(pcm []int16) {
 func (c *voiceConn) dropPCM() {
 	c.e.audioMemory.give(c.pcmHeld)
 	c.pcm, c.pcmHeld = nil, 0
+	c.speech.reset()
 }
 
 func (c *voiceConn) onEndOfSpeech() bool {
@@ -373,11 +373,19 @@ func (c *voiceConn) onEndOfSpeech() bool {
 	if len(c.pcm) == 0 {
 		return c.trySend(errorMessage("", CodeNoSpeech, "end_of_speech came without audio", false))
 	}
+	if !c.speech.heard && vad.Trim(c.pcm, nil) == nil {
+		// Noise alone: the answer under way, if any, goes on. (The streaming detector may miss
+		// speech that starts with the audio, before it knew the noise; the whole utterance
+		// is looked at again here.)
+		c.dropPCM()
+		return c.trySend(errorMessage("", CodeNoSpeech, "no speech was found in the audio", false))
+	}
 	if !c.bargeIn() {
 		return false
 	}
 	pcm, held := c.pcm, c.pcmHeld
 	c.pcm, c.pcmHeld = nil, 0
+	c.speech.reset()
 	return c.startTurn(pcm, held, "")
 }
 

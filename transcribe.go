@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/convengine/engine/audio"
+	"github.com/convengine/engine/audio/vad"
 )
 
 // Audio input: 16 kHz mono 16-bit PCM, at most a minute of it per turn or utterance.
@@ -23,6 +24,13 @@ const (
 func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale string) (string, *Problem) {
 	if e.transcriber == nil {
 		return "", newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "this engine has no speech recognition; send a transcript")
+	}
+	// Only the speech goes to the transcriber, with a little silence around it: long silence
+	// upsets recognisers (pocketsphinx refused a phrase with a second of it; free-form models
+	// invent words in it), and audio without speech is no_speech without asking one.
+	pcm = vad.Trim(pcm, nil)
+	if pcm == nil {
+		return "", newProblem(http.StatusUnprocessableEntity, CodeNoSpeech, "no speech was found in the audio")
 	}
 	var (
 		text string

@@ -17,6 +17,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
+	"github.com/convengine/engine/audio/vad"
 )
 
 // ErrNotInstalled is returned by [New] when the pocketsphinx_continuous program cannot be found.
@@ -47,6 +48,14 @@ type Options struct {
 	// MaxProcesses bounds the recognitions that run at once; others wait their turn. Default:
 	// the number of CPUs.
 	MaxProcesses int
+	// Confirm names the words of a grammar result that a second, free-form pass over the same
+	// audio (the general language model) must also hear, such as an amount's number words;
+	// when it does not hear them all, the result is refused with an error wrapping
+	// [engine.ErrNotUnderstood]. A grammar makes the recogniser hear one of its phrases in any
+	// speech ("tell me my balance" as "pay taylor eleven"): this check keeps such a phrase
+	// from becoming an action. It runs only when Confirm names words, since the free-form pass
+	// costs about four times the grammar's. Nil: no check.
+	Confirm func(transcript string) []string
 	// Flags are more arguments for the program, such as []string{"-remove_noise", "no"} for
 	// audio known to be free of noise. They come from the operator, never from a request.
 	Flags []string
@@ -57,6 +66,7 @@ type Transcriber struct {
 	program string
 	models  []*model
 	grammar func(*engine.Tenant, func(string) bool) (string, error)
+	confirm func(string) []string
 	flags   []string
 	slots   chan struct{}
 	cache   sync.Map // grammarKey → *grammarEntry
@@ -92,7 +102,8 @@ func New(opts *Options) (*Transcriber, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Transcriber{program: path, models: models, grammar: o.Grammar, flags: slices.Clone(o.Flags), slots: make(chan struct{}, o.MaxProcesses)}, nil
+	return &Transcriber{program: path, models: models, grammar: o.Grammar, confirm: o.Confirm, flags: slices.Clone(o.Flags),
+		slots: make(chan struct{}, o.MaxProcesses)}, nil
 }
 
 // Locales returns the locales the Transcriber has models for, such as "en-us".
@@ -121,15 +132,17 @@ func (s *Transcriber) TranscribeFor(ctx context.Context, t *engine.Tenant, pcm [
 	if rate <= 0 {
 		return "", fmt.Errorf("sphinx: sample rate %d", rate)
 	}
-	pcm = audio.Resample(pcm, rate, modelRate)
-	if len(pcm) == 0 {
-		return "", nil
-	}
 	grammar := ""
 	if s.grammar != nil && t != nil {
 		if grammar, err = s.grammarOf(t, m); err != nil {
 			return "", err
 		}
+	}
+	// The program's own voice activity detection is off (see run): the speech is found here,
+	// and audio without any is silence, whatever a grammar would make of it.
+	pcm = vad.Trim(audio.Resample(pcm, rate, modelRate), nil)
+	if len(pcm) == 0 {
+		return "", nil
 	}
 	select {
 	case s.slots <- struct{}{}:
@@ -137,7 +150,25 @@ func (s *Transcriber) TranscribeFor(ctx context.Context, t *engine.Tenant, pcm [
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
-	return s.run(ctx, m, pcm, grammar)
+	text, err := s.run(ctx, m, pcm, grammar)
+	if err != nil || grammar == "" || s.confirm == nil {
+		return text, err
+	}
+	want := s.confirm(text)
+	if len(want) == 0 {
+		return text, nil
+	}
+	free, err := s.run(ctx, m, pcm, "")
+	if err != nil {
+		return "", err
+	}
+	heard := strings.Fields(free)
+	for _, w := range want {
+		if !slices.Contains(heard, w) {
+			return "", fmt.Errorf("%w: the grammar heard %q, a free-form pass %q", engine.ErrNotUnderstood, text, free)
+		}
+	}
+	return text, nil
 }
 
 // modelRate is the sample rate of pocketsphinx's acoustic models.
@@ -162,8 +193,16 @@ func (s *Transcriber) run(ctx context.Context, m *model, pcm []int16, grammar st
 	// Dither adds noise of one bit to the samples, so that digital silence (the padding, the
 	// pauses of synthesized or gated audio) does not upset the noise estimate; its fixed seed
 	// keeps results repeatable.
+	//
+	// The program's own voice activity detection is off: it refused phrases with a second of
+	// silence around them and flipped with 50 ms more or less.
 	args := []string{"-infile", "/dev/stdin", "-samprate", "16000", "-hmm", m.acoustic, "-dict", m.dict,
-		"-dither", "yes", "-seed", "1"}
+		"-dither", "yes", "-seed", "1", "-remove_silence", "no"}
+	if grammar != "" {
+		// Wider beams than the defaults keep a grammar's right phrase in the search through
+		// noise, for a few milliseconds; with the general language model they cost seconds.
+		args = append(args, "-beam", "1e-80", "-pbeam", "1e-80", "-wbeam", "1e-60")
+	}
 	cmd := exec.CommandContext(ctx, s.program, append(args, s.flags...)...)
 	if grammar != "" {
 		// The grammar goes through a pipe the program reads as a file, so that no file is

@@ -115,6 +115,57 @@ func TestGrammarHearsTheDemoPhrases(t *testing.T) {
 	}
 }
 
+// TestSilenceAroundSpeech: speech with a second of silence, or of noise, on each side is
+// heard as well as without; pocketsphinx's own detection refused most such phrases.
+func TestSilenceAroundSpeech(t *testing.T) {
+	s := newTranscriber(t, nil)
+	tenant := demoTenant(t)
+	speech := say16k(t, "What is my balance?")
+	for name, pad := range map[string][]int16{"silence": make([]int16, 16000), "dither": dither(16000)} {
+		for _, ms := range []int{50, 300, 1000} {
+			n := 16 * ms
+			pcm := append(append(append([]int16(nil), pad[:n]...), speech...), pad[:n]...)
+			got, err := s.TranscribeFor(t.Context(), tenant, pcm, 16000, "en-US")
+			if err != nil || got != "what is my balance" {
+				t.Errorf("%d ms of %s on each side: heard %q, %v", ms, name, got, err)
+			}
+		}
+	}
+}
+
+// dither is n samples of the faint noise of a digital recording.
+func dither(n int) []int16 {
+	pcm := make([]int16, n)
+	x := uint32(1)
+	for i := range pcm {
+		x = x*1664525 + 1013904223
+		pcm[i] = int16(x>>30) - 2
+	}
+	return pcm
+}
+
+// TestConfirmRefusesWhatItDidNotHear: a grammar makes the recogniser hear one of its phrases
+// in any speech; with Confirm, a heard amount a free-form pass does not also hear is refused
+// as not understood, and one it hears is kept.
+func TestConfirmRefusesWhatItDidNotHear(t *testing.T) {
+	s := newTranscriber(t, &sphinx.Options{Grammar: intentGrammar, Confirm: intent.NumberWords})
+	tenant := demoTenant(t)
+	for _, tc := range []struct{ say, want string }{
+		{"Tell me my balance", ""},
+		{"What is the weather tomorrow?", ""},
+		{"Send 20 dollars to Alex", "send twenty dollars to alex"},
+		{"What is my balance?", "what is my balance"}, // no amount: no second pass
+	} {
+		got, err := s.TranscribeFor(t.Context(), tenant, say16k(t, tc.say), 16000, "en-US")
+		switch {
+		case tc.want == "" && !errors.Is(err, engine.ErrNotUnderstood):
+			t.Errorf("%q: heard %q, %v; want it not understood", tc.say, got, err)
+		case tc.want != "" && (err != nil || got != tc.want):
+			t.Errorf("%q: heard %q, %v; want %q", tc.say, got, err, tc.want)
+		}
+	}
+}
+
 func TestResamplesOtherRates(t *testing.T) {
 	s := newTranscriber(t, nil)
 	pcm, rate := say(t, "Check my balance")

@@ -1,0 +1,114 @@
+package engine_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+)
+
+// roomNoise returns n samples of steady background noise at about -45 dBFS, the hiss of a
+// quiet room through a laptop's microphone.
+func roomNoise(n int, seed uint64) []int16 {
+	r := rand.New(rand.NewPCG(seed, 1))
+	pcm := make([]int16, n)
+	var lp float64
+	for i := range pcm {
+		lp = 0.7*lp + 0.3*r.NormFloat64()*300 // a little low-passed, as rooms are
+		pcm[i] = int16(lp)
+	}
+	return pcm
+}
+
+// inRoom returns speech as a microphone in that room hears it: after and before some seconds
+// of its noise, and over it.
+func inRoom(speech []int16, before, after float64, seed uint64) []int16 {
+	lead := int(before * 16000)
+	pcm := roomNoise(lead+len(speech)+int(after*16000), seed)
+	for i, s := range speech {
+		pcm[lead+i] = int16(max(-32768, min(32767, int(pcm[lead+i])+int(s))))
+	}
+	return pcm
+}
+
+// TestStreamNoiseNeverBargesIn: an open microphone sending room noise while the answer plays
+// does not cancel it; speech does.
+func TestStreamNoiseNeverBargesIn(t *testing.T) {
+	checkLeaks(t)
+	model := &enginetest.ScriptedModel{Delay: 20 * time.Millisecond, Steps: [][]engine.ModelEvent{longAnswer(20)}}
+	h := newHarness(t, engine.Config{Model: model, Transcriber: hearsHi})
+	h.shutdownAtEnd(t)
+	c := h.dial(t, headers())
+	c.send(map[string]any{"type": "text", "transcript": "talk to me"})
+	c.expect("transcript")
+	c.sendAudio(roomNoise(16000*2, 1), nil) // two seconds while the answer streams
+	for m := c.next(); m.Type != "done"; m = c.next() {
+		if m.Type == "cancelled" || m.Type == "error" {
+			t.Fatalf("room noise cut the answer off: %s", m.raw)
+		}
+	}
+	if model.Cancelled() != 0 {
+		t.Fatal("the model was cancelled")
+	}
+	c.send(map[string]any{"type": "end_of_speech"})
+	if m := c.expect("error"); m.Error.Code != engine.CodeNoSpeech {
+		t.Errorf("noise alone: %s", m.raw)
+	}
+
+	// Speech over the next answer, after some room noise, cancels it.
+	model.Steps = [][]engine.ModelEvent{longAnswer(20)}
+	c.send(map[string]any{"type": "text", "transcript": "talk to me again"})
+	c.expect("transcript")
+	c.sendAudio(inRoom(say(t, "wait, stop"), 0.5, 0, 2), nil)
+	for m := c.next(); m.Type != "cancelled"; m = c.next() {
+		if m.Type == "done" {
+			t.Fatal("speech over the answer did not cancel it")
+		}
+	}
+}
+
+// TestStreamServerEndOfSpeech: with StreamOptions.EndOfSpeech, silence after speech ends the
+// utterance without the client's end_of_speech; noise alone never starts a turn.
+func TestStreamServerEndOfSpeech(t *testing.T) {
+	checkLeaks(t)
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hello.")}}
+	h := newHarness(t, engine.Config{Model: model, Transcriber: hearsHi,
+		Stream: &engine.StreamOptions{EndOfSpeech: 500 * time.Millisecond}})
+	h.shutdownAtEnd(t)
+	c := h.dial(t, headers())
+	c.sendAudio(inRoom(say(t, "what is my balance"), 3, 1, 3), nil)
+	if r := c.turn(); r.transcript != "hi" || r.spec.Speak != "Hello." {
+		t.Errorf("the turn the silence ended: %q %q", r.transcript, r.spec.Speak)
+	}
+	if model.Calls() != 1 {
+		t.Errorf("%d turns", model.Calls())
+	}
+}
+
+// TestStreamOpenMicrophone: a microphone left open in a quiet room for longer than an
+// utterance may last is not an utterance too long; its noise is let go as it comes.
+func TestStreamOpenMicrophone(t *testing.T) {
+	checkLeaks(t)
+	var heard int
+	transcriber := transcriberFunc(func(_ context.Context, pcm []int16, _ int, _ string) (string, error) {
+		heard = len(pcm)
+		return "hi", nil
+	})
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hello.")}}
+	h := newHarness(t, engine.Config{Model: model, Transcriber: transcriber})
+	h.shutdownAtEnd(t)
+	c := h.dial(t, headers())
+	c.sendAudio(roomNoise(16000*70, 5), nil) // seventy seconds
+	speech := say(t, "what is my balance")
+	c.sendAudio(speech, nil)
+	c.send(map[string]any{"type": "end_of_speech"})
+	if r := c.turn(); r.transcript != "hi" {
+		t.Errorf("transcript %q", r.transcript)
+	}
+	if heard > len(speech)+16000 {
+		t.Errorf("the transcriber got %.1f s for %.1f s of speech", float64(heard)/16000, float64(len(speech))/16000)
+	}
+}
