@@ -46,6 +46,8 @@ type options struct {
 	// AudioMemory (in MiB); 0 means the engine's default.
 	maxTurns, maxSyntheses, maxSockets, maxUserSockets, audioMemoryMiB int
 	writeTimeout                                                       time.Duration
+	// bargeIn and endOfSpeech are StreamOptions.BargeIn and EndOfSpeech.
+	bargeIn, endOfSpeech time.Duration
 
 	// webauthnRPID and webauthnOrigins name the relying party of passkeys (Config.WebAuthn).
 	webauthnRPID, webauthnOrigins string
@@ -151,7 +153,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		PublicURL: opts.publicURL, Logger: log, MaxConcurrentTurns: opts.maxTurns,
 		MaxConcurrentSyntheses: opts.maxSyntheses, WriteTimeout: opts.writeTimeout,
 		Stream: &engine.StreamOptions{MaxSockets: opts.maxSockets, MaxSocketsPerUser: opts.maxUserSockets,
-			AudioMemory: int64(opts.audioMemoryMiB) << 20},
+			AudioMemory: int64(opts.audioMemoryMiB) << 20, BargeIn: opts.bargeIn, EndOfSpeech: opts.endOfSpeech},
 	}
 	stores.apply(&cfg)
 	mx, err := newMetrics(opts.metrics)
@@ -271,12 +273,17 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	intFlag(&o.audioMemoryMiB, "audio-memory", "ENGINE_AUDIO_MEMORY", "MiB of users' speech all voice sockets together hold before transcription; past it the utterance is refused as overloaded (0: 64; negative: no bound)")
 	fs.StringVar(&o.webauthnRPID, "webauthn-rp-id", env("ENGINE_WEBAUTHN_RP_ID", ""), "relying party id of the passkeys that gate actions, the pages' domain (default with the web client: localhost) (ENGINE_WEBAUTHN_RP_ID)")
 	fs.StringVar(&o.webauthnOrigins, "webauthn-origins", env("ENGINE_WEBAUTHN_ORIGINS", ""), "origins of the pages that register passkeys, comma-separated (default with the web client: http://localhost:<port>) (ENGINE_WEBAUTHN_ORIGINS)")
-	writeTimeout := env("ENGINE_WRITE_TIMEOUT", "0s")
-	d, err := time.ParseDuration(writeTimeout)
-	if err != nil || d < 0 {
-		errs = append(errs, fmt.Errorf("ENGINE_WRITE_TIMEOUT: %q is not a duration such as 10s", writeTimeout))
+	durationFlag := func(p *time.Duration, name, envName, usage string) {
+		v := env(envName, "0s")
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errs = append(errs, fmt.Errorf("%s: %q is not a duration such as 10s", envName, v))
+		}
+		fs.DurationVar(p, name, d, usage+" ("+envName+")")
 	}
-	fs.DurationVar(&o.writeTimeout, "write-timeout", d, "how long one write of the tts audio or a turn stream waits for a client that does not read before the response is abandoned (0: 10s) (ENGINE_WRITE_TIMEOUT)")
+	durationFlag(&o.writeTimeout, "write-timeout", "ENGINE_WRITE_TIMEOUT", "how long one write of the tts audio or a turn stream waits for a client that does not read before the response is abandoned (0: 10s)")
+	durationFlag(&o.bargeIn, "barge-in", "ENGINE_BARGE_IN", "how long a user must speak over an answer on the voice socket to cancel it (0: 200ms)")
+	durationFlag(&o.endOfSpeech, "end-of-speech", "ENGINE_END_OF_SPEECH", "silence after speech that ends an utterance on the voice socket without the client's end_of_speech (0: off)")
 	if err := errors.Join(errs...); err != nil {
 		return o, err
 	}
@@ -291,8 +298,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	if o.writeTimeout < 0 {
-		return o, errors.New("-write-timeout cannot be negative")
+	if o.writeTimeout < 0 || o.bargeIn < 0 || o.endOfSpeech < 0 {
+		return o, errors.New("-write-timeout, -barge-in and -end-of-speech cannot be negative")
 	}
 	fs.Visit(func(f *flag.Flag) { o.demoWebSet = o.demoWebSet || f.Name == "demo-web" })
 	if fs.NArg() > 0 {
