@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
@@ -22,6 +24,43 @@ var errNotShownExactly = errors.New("the confirmation cannot show these argument
 
 // confirmWidget turns a model's call of an action tool into a confirm widget whose token lets
 // the execute endpoint run exactly this call, once, before it expires.
+// sayConfirms makes sure that a voice turn proposing an action says what it would do: when the
+// answer did not say every number a confirm widget shows (the amount, an account's digits),
+// the confirm's body is said after it. A listener does not see the card; money is never
+// proposed unheard.
+func (e *Engine) sayConfirms(t *turn) {
+	if t.mode != ModeVoice && !t.heard {
+		return
+	}
+	said := t.speak.String()
+	for _, w := range t.widgets {
+		c, ok := w.(widgets.Confirm)
+		if !ok || c.Body == "" {
+			continue
+		}
+		for _, n := range numbersIn(c.Body) {
+			if !strings.Contains(said, n) {
+				e.speakLine(t, c.Body)
+				said = t.speak.String()
+				break
+			}
+		}
+	}
+}
+
+// numbersIn returns the runs of s that hold digits, with the separators inside them
+// ("$1,234.50" gives "1,234.50").
+func numbersIn(s string) []string {
+	var out []string
+	for f := range strings.FieldsFuncSeq(s, func(r rune) bool { return !unicode.IsDigit(r) && r != ',' && r != '.' }) {
+		f = strings.Trim(f, ",.")
+		if strings.ContainsFunc(f, unicode.IsDigit) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) {
 	action := t.req.Tenant.Actions[call.Name]
 	cp, ok := lookupLocale(action.Confirm, t.locale, t.req.Tenant.Locale)

@@ -74,3 +74,30 @@ func TestConfirmShowsExactlyWhatIsSent(t *testing.T) {
 		})
 	}
 }
+
+// TestVoiceConfirmSaysTheAmount: a voice turn that proposes an action says its amount: when
+// the model's answer did not, the confirm's body is said after it. Typed turns, which show the
+// card, and answers that said the amount are left as they are.
+func TestVoiceConfirmSaysTheAmount(t *testing.T) {
+	for _, tc := range []struct {
+		name, answer, mode, want string
+	}{
+		{"voice, amount unsaid", "Sure, please confirm.", "voice", "Sure, please confirm. Send $20.00 to Alex?"},
+		{"voice, amount said", "I can send $20.00 to Alex. Please confirm.", "voice", "I can send $20.00 to Alex. Please confirm."},
+		{"text", "Sure, please confirm.", "text", "Sure, please confirm."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			model := modelFunc(func(_ context.Context, req *engine.ModelRequest) []engine.ModelEvent {
+				if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == engine.RoleTool {
+					return nil
+				}
+				return []engine.ModelEvent{engine.TextEvent(tc.answer), call("c1", "transfer", `{"to":"Alex","amount":20}`), finish(engine.FinishToolCalls)}
+			})
+			h := newHarness(t, engine.Config{Model: model, Toolset: bankTools()})
+			res := h.turn(`{"transcript":"send twenty dollars to alex","mode":"` + tc.mode + `"}`)
+			if res.spec.Speak != tc.want {
+				t.Errorf("said %q, want %q", res.spec.Speak, tc.want)
+			}
+		})
+	}
+}

@@ -301,6 +301,9 @@ func (e *Engine) runTurnSafely(ctx context.Context, t *turn) {
 		}
 	}()
 	e.runTurn(ctx, t)
+	if t.errCode == "" && ctx.Err() == nil {
+		e.sayConfirms(t)
+	}
 }
 
 // errClientGone stops a turn whose client went away.
