@@ -42,6 +42,22 @@ func TestAudioTurn(t *testing.T) {
 	}
 }
 
+// TestAudioTurnInARoom: speech recorded as people record it, with a second of silence or of
+// room noise around it, is heard as well as without.
+func TestAudioTurnInARoom(t *testing.T) {
+	h := newDemoHarness(t, engine.Config{})
+	speech := say(t, "What's my balance?")
+	for name, pcm := range map[string][]int16{
+		"a second of silence around it": append(append(make([]int16, 16000), speech...), make([]int16, 16000)...),
+		"in room noise":                 inRoom(speech, 1, 1, 8),
+	} {
+		r := h.turnWith(demoHeaders(), audioBody(pcm, 16000, nil))
+		if r.spec.Meta.Transcript != "what's my balance" {
+			t.Errorf("%s: heard %q", name, r.spec.Meta.Transcript)
+		}
+	}
+}
+
 func TestAudioTurnFailures(t *testing.T) {
 	h := newDemoHarness(t, engine.Config{})
 	speech := say(t, "What's my balance?")
@@ -52,6 +68,8 @@ func TestAudioTurnFailures(t *testing.T) {
 	}{
 		{"22050 Hz", audioBody(audio.Resample(speech, 16000, 22050), 22050, nil), 422, engine.CodeInvalidAudio},
 		{"silence", audioBody(make([]int16, 16000), 16000, nil), 422, engine.CodeNoSpeech},
+		{"room noise", audioBody(roomNoise(3*16000, 7), 16000, nil), 422, engine.CodeNoSpeech},
+		{"a click", audioBody(append(make([]int16, 8000), 30000, -30000, 30000), 16000, nil), 422, engine.CodeNoSpeech},
 		{"a language without a model", audioBody(speech, 16000, map[string]any{"meta": map[string]string{"locale": "fr-FR"}}), 422, engine.CodeUnsupportedLocale},
 		{"not base64", `{"audio_base64":"%%%"}`, 422, engine.CodeInvalidAudio},
 		{"not WAV", `{"audio_base64":"` + base64.StdEncoding.EncodeToString([]byte("ID3 an mp3")) + `"}`, 422, engine.CodeInvalidAudio},
