@@ -87,6 +87,16 @@ func TestDemoBank(t *testing.T) {
 			speak: "How much would you like to send, and to whom? You can pay Alex, Jordan, Sam or Taylor."},
 		{locale: "en", text: "send $20 to Bob",
 			speak: "How much would you like to send, and to whom? You can pay Alex, Jordan, Sam or Taylor."},
+		// Money is never guessed: cents of a hundred or more, sums finer than a cent and sums
+		// past what the bank allows give no transfer, typed or heard.
+		{locale: "en", text: "send twenty three dollars and four hundred and thirty four cents to Sam",
+			speak: "How much would you like to send, and to whom? You can pay Alex, Jordan, Sam or Taylor."},
+		{locale: "en", text: "send $20.505 to Alex",
+			speak: "How much would you like to send, and to whom? You can pay Alex, Jordan, Sam or Taylor."},
+		{locale: "en", text: "send twenty thousand dollars to Alex",
+			speak: "How much would you like to send, and to whom? You can pay Alex, Jordan, Sam or Taylor."},
+		{locale: "en", text: "send ten thousand dollars to Alex", action: `transfer {"amount":10000,"to":"Alex"}`,
+			speak: "I can send $10,000.00 to Alex. Please confirm.", suggestions: []string{"What's my balance?"}},
 		{locale: "en", text: "what can you do", speak: enHelp, suggestions: enHelpSuggestions},
 		{locale: "en", text: "What's the weather in Paris?", speak: enHelp, suggestions: enHelpSuggestions},
 		{locale: "en", mode: engine.ModeHome, data: []string{`get_balance {}`, `get_savings_goal {}`},
