@@ -21,8 +21,9 @@ func NewDetector(o *Options) *Detector {
 }
 
 // Write analyses pcm, which continues the samples written before, and returns the last change
-// it brought: None, SpeechStarted or SpeechEnded. A Write of no more than MinSpeech of samples
-// brings at most one change; a longer one may bring several, of which only the last is told.
+// it brought: None, SpeechStarted or SpeechEnded. Samples are analysed by whole frames; the
+// rest waits for the next Write. A Write no longer than MinSpeech and MinSilence brings at
+// most one change; a longer one may bring several, of which only the last is told.
 func (d *Detector) Write(pcm []int16) Event {
 	ev := None
 	for len(pcm) > 0 {

@@ -6,13 +6,13 @@ import "strconv"
 type Event int
 
 const (
-	// None: nothing changed.
+	// None is no change.
 	None Event = iota
-	// SpeechStarted: MinSpeech of voiced frames were heard; the speech began at the start of
-	// [Detector.Segment].
+	// SpeechStarted is told once MinSpeech of voiced frames were heard, that much after the
+	// speech began: at the start of [Detector.Segment].
 	SpeechStarted
-	// SpeechEnded: MinSilence of silence followed the speech, which ended at the end of
-	// [Detector.Segment].
+	// SpeechEnded is told after MinSilence without a voiced frame; the speech ended at the end
+	// of [Detector.Segment].
 	SpeechEnded
 )
 

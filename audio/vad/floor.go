@@ -68,9 +68,14 @@ func minOf(v []float64) float64 {
 	return m
 }
 
-// spreadFrames is the number of frames under the floor the spread is the mean of; it is their
-// running mean until there are that many.
-const spreadFrames = 32
+const (
+	// spreadFrames is the number of frames under the floor the spread is the mean of; it is
+	// their running mean until there are that many.
+	spreadFrames = 32
+	// maxSpread is the spread of the most uneven noise that is still noise: a standard
+	// deviation of 3.5 dB.
+	maxSpread = 2
+)
 
 // trackSpread averages the shortfalls of the frames under the floor. A shortfall larger than
 // four times the spread, such as the silence after a fan stops, counts as four times.
@@ -79,7 +84,7 @@ func (f *noiseFloor) trackSpread(short float64) {
 	if f.under > 1 {
 		short = min(short, 4*f.spread)
 	}
-	f.spread += (short - f.spread) / float64(f.under)
+	f.spread = min(f.spread+(short-f.spread)/float64(f.under), maxSpread)
 }
 
 // margin is how far above the floor a frame must be to be loud: base, or more for noise that

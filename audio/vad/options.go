@@ -22,8 +22,9 @@ type Options struct {
 	// Padding is kept before and after the speech by [Trim], so that the soft start of a word and
 	// its fading end are not cut; default 200ms.
 	Padding time.Duration
-	// Threshold is how far above the noise floor, in dB, a frame's energy must be to be voiced;
-	// default 9.
+	// Threshold is how far above the noise floor, in dB, a frame's level must be to be voiced;
+	// default 9. It is 3 dB lower inside an utterance, and higher for noise whose level varies
+	// much from frame to frame.
 	Threshold float64
 }
 
@@ -52,7 +53,8 @@ const (
 	maxOnsetGap = 40 * time.Millisecond
 	// noiseRise and noiseFall are the time constants with which the noise floor follows frames
 	// that are not speech: slowly up, so that the floor is not pulled up by the quiet edges of
-	// words, and quickly down, so that it finds the noise after a loud start.
+	// words, and quickly down, so that it finds the noise after a loud start. riseStepDB is the
+	// most a frame counts above the floor, for the same reason.
 	noiseRise  = time.Second
 	noiseFall  = 100 * time.Millisecond
 	riseStepDB = 3
@@ -72,7 +74,7 @@ const (
 	noiseFloorDB = -120
 )
 
-// config is Options resolved into samples, frames and energy ratios.
+// config is Options resolved into samples and frames.
 type config struct {
 	rate       int
 	frame      int     // samples per frame

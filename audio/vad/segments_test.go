@@ -109,12 +109,14 @@ func TestSegmentsSpeech(t *testing.T) {
 			r := newRand(5)
 			return utterance(s, atSNR(s, 10, func(n int, l float64) []float64 { return room(r, n, l) }))
 		}, noisy},
-		{"quiet speech over -60 dBFS room noise", func(speech []int16) ([]int16, []vad.Segment) {
-			s := floats(speech)
-			s = toLevel(s, -48)
+		{"speech at -50 dBFS, room noise at -60 dBFS", func(speech []int16) ([]int16, []vad.Segment) {
 			r := newRand(6)
-			return utterance(pcm16(s), func(n int) []float64 { return room(r, n, -60) })
-		}, tolerance},
+			return utterance(pcm16(toLevel(floats(speech), -50)), func(n int) []float64 { return room(r, n, -60) })
+		}, noisy},
+		{"speech at -15 dBFS, room noise at -25 dBFS", func(speech []int16) ([]int16, []vad.Segment) {
+			r := newRand(12)
+			return utterance(pcm16(toLevel(floats(speech), -15)), func(n int) []float64 { return room(r, n, -25) })
+		}, noisy},
 		{"clipped: 16 times too loud", func(speech []int16) ([]int16, []vad.Segment) {
 			s := pcm16(scale(floats(speech), 16))
 			r := newRand(7)
@@ -177,10 +179,11 @@ func TestSegments8kHz(t *testing.T) {
 // TestSegmentsNoSpeech feeds what must never be speech.
 func TestSegmentsNoSpeech(t *testing.T) {
 	n := samples(5 * time.Second)
-	tests := []struct {
+	type noSpeech struct {
 		name string
 		pcm  func() []int16
-	}{
+	}
+	tests := []noSpeech{
 		{"empty", func() []int16 { return nil }},
 		{"shorter than a frame", func() []int16 { return []int16{30000, -30000, 30000} }},
 		{"digital silence", func() []int16 { return make([]int16, n) }},
@@ -218,23 +221,14 @@ func TestSegmentsNoSpeech(t *testing.T) {
 			add(x, rate, hum(n-rate, 60, -20))
 			return pcm16(x)
 		}},
-		{"rumble at -30 dBFS", func() []int16 { return pcm16(rumble(newRand(29), n, -30)) }},
 		{"DC offset of +8000 on room noise", func() []int16 { return pcm16(offset(room(newRand(28), n, -45), 8000)) }},
 	}
 	for _, level := range []float64{-60, -50, -40, -32, -25} {
 		tests = append(tests,
-			struct {
-				name string
-				pcm  func() []int16
-			}{fmt.Sprintf("white noise at %g dBFS", level), func() []int16 { return pcm16(white(newRand(30), n, level)) }},
-			struct {
-				name string
-				pcm  func() []int16
-			}{fmt.Sprintf("pink noise at %g dBFS", level), func() []int16 { return pcm16(pink(newRand(31), n, level)) }},
-			struct {
-				name string
-				pcm  func() []int16
-			}{fmt.Sprintf("room noise at %g dBFS", level), func() []int16 { return pcm16(room(newRand(32), n, level)) }},
+			noSpeech{fmt.Sprintf("white noise at %g dBFS", level), func() []int16 { return pcm16(white(newRand(30), n, level)) }},
+			noSpeech{fmt.Sprintf("pink noise at %g dBFS", level), func() []int16 { return pcm16(pink(newRand(31), n, level)) }},
+			noSpeech{fmt.Sprintf("room noise at %g dBFS", level), func() []int16 { return pcm16(room(newRand(32), n, level)) }},
+			noSpeech{fmt.Sprintf("rumble at %g dBFS", level), func() []int16 { return pcm16(rumble(newRand(33), n, level)) }},
 		)
 	}
 	for _, tt := range tests {
@@ -245,6 +239,9 @@ func TestSegmentsNoSpeech(t *testing.T) {
 			}
 			if trimmed := vad.Trim(pcm, nil); trimmed != nil {
 				t.Errorf("Trim returned %d samples, want nil", len(trimmed))
+			}
+			if evs := stream(vad.NewDetector(nil), pcm, frame); len(evs) != 0 {
+				t.Errorf("the Detector reported %v", evs)
 			}
 		})
 	}
