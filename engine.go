@@ -16,6 +16,7 @@ import (
 	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/schema"
 	"github.com/convengine/engine/internal/token"
+	"github.com/convengine/engine/internal/verbalize"
 )
 
 // Version is the engine's version, sent on every response as the Engine-Version header. It
@@ -34,6 +35,12 @@ type Config struct {
 	Toolset Toolset
 	// Synthesizer speaks answers for the tts endpoint and the voice socket. Nil answers 503.
 	Synthesizer Synthesizer
+	// SpeechText rewrites text for the synthesizer, in the language of locale. The default
+	// writes money, numbers, percentages, dates, times and symbols as words ("$20.00" is
+	// "twenty dollars", "65%" "sixty-five percent"), which offline synthesizers otherwise read
+	// wrongly. A synthesizer that reads them well itself may be given func(s, _ string)
+	// string { return s }.
+	SpeechText func(text, locale string) string
 	// Transcriber turns audio input into text. Nil answers 503 to audio input.
 	Transcriber Transcriber
 	// Sessions keeps sessions; nil means an in-memory store (a single replica).
@@ -108,6 +115,7 @@ type Engine struct {
 	model         Model
 	toolset       Toolset
 	synthesizer   Synthesizer
+	speechText    func(text, locale string) string
 	transcriber   Transcriber
 	sessions      SessionStore
 	replay        ReplayStore
@@ -162,6 +170,7 @@ func New(cfg Config) (*Engine, error) {
 		model:         cfg.Model,
 		toolset:       cfg.Toolset,
 		synthesizer:   cfg.Synthesizer,
+		speechText:    cfg.SpeechText,
 		transcriber:   cfg.Transcriber,
 		sessions:      cfg.Sessions,
 		replay:        cfg.Replay,
@@ -175,6 +184,9 @@ func New(cfg Config) (*Engine, error) {
 		synthSlots:    newSlots(cfg.MaxConcurrentSyntheses, defaultMaxConcurrentSyntheses),
 		writeTimeout:  cfg.WriteTimeout,
 		environmentOf: cfg.Environment,
+	}
+	if e.speechText == nil {
+		e.speechText = verbalize.Text
 	}
 	if e.now == nil {
 		e.now = time.Now

@@ -69,7 +69,7 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	synthStart := e.now()
-	speech, err := e.synthesizer.Synthesize(ctx, *body.Text, voice)
+	speech, err := e.synthesizer.Synthesize(ctx, e.speechText(*body.Text, req.Tenant.Locale), voice)
 	e.observeSpeech(r.Context(), "synthesis", req.Tenant.Key, synthStart, err)
 	switch {
 	case errors.Is(err, ErrUnknownVoice):

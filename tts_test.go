@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -224,4 +225,29 @@ func TestTTSBoundsSyntheses(t *testing.T) {
 		t.Errorf("the slow client is not logged as such:\n%s", h.logs.String())
 	}
 	slow.Close()
+}
+
+// TestTTSSaysMoneyAsWords: "$20.00" is said "twenty dollars", so that a listener (here, the
+// engine's own recogniser, listening with the demo's grammar) hears the amount. Read as
+// written, espeak-ng says "dollar twenty point zero zero".
+func TestTTSSaysMoneyAsWords(t *testing.T) {
+	heard := func(h *harness) string {
+		resp := h.do(t.Context(), http.MethodPost, engine.PathTTS, demoHeaders(), ttsBody("Send $20.00 to Alex.", "en-us"))
+		defer resp.Body.Close()
+		r := bufio.NewReader(resp.Body)
+		hdr, err := audio.ReadWAVHeader(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rest, _ := io.ReadAll(r)
+		pcm := audio.Resample(audio.PCMFromBytes(rest), hdr.SampleRate, 16000)
+		return h.turnWith(demoHeaders(), audioBody(pcm, 16000, nil)).spec.Meta.Transcript
+	}
+	if got := heard(newDemoHarness(t, engine.Config{})); got != "send twenty dollars to alex" {
+		t.Errorf("heard %q", got)
+	}
+	asWritten := newDemoHarness(t, engine.Config{SpeechText: func(s, _ string) string { return s }})
+	if got := heard(asWritten); got == "send twenty dollars to alex" {
+		t.Errorf("read as written, the amount was heard too: the test does not tell the two apart")
+	}
 }

@@ -212,7 +212,7 @@ func (s *voiceSink) say(ctx context.Context, sentence string) {
 		}
 	}()
 	start := e.now()
-	speech, err := e.synthesizer.Synthesize(ctx, sentence, s.voice)
+	speech, err := e.synthesizer.Synthesize(ctx, e.speechText(sentence, s.t.locale), s.voice)
 	e.observeSpeech(ctx, "synthesis", s.t.req.Tenant.Key, start, err)
 	if err != nil {
 		if ctx.Err() == nil {
