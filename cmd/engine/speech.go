@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/espeak"
+	"github.com/convengine/engine/flite"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/sphinx"
 )
@@ -26,11 +28,18 @@ func speechParts(mode string, log *slog.Logger) (engine.Synthesizer, engine.Tran
 		synth engine.Synthesizer
 		trans engine.Transcriber
 	)
-	if s, err := espeak.New(nil); err != nil {
+	es, err := espeak.New(nil)
+	if err != nil {
 		log.Warn("speech synthesis unavailable: POST /engine/tts answers 503 and the voice socket sends no audio", "err", err)
 	} else {
-		synth = s
+		synth = es
 		log.Info("speech synthesis: espeak-ng")
+	}
+	if fl, err := flite.New(nil); err != nil {
+		log.Info("flite is not installed (Debian package flite): English is spoken by espeak-ng too", "err", err)
+	} else if es != nil {
+		synth = &voices{flite: fl, espeak: es}
+		log.Info("speech synthesis: flite for English, espeak-ng for the other languages", "voices", fl.Voices())
 	}
 	// An amount heard through a grammar is acted on only when a free-form pass hears its
 	// number words too.
@@ -50,4 +59,26 @@ func intentGrammar(t *engine.Tenant, known func(string) bool) (string, error) {
 		return "", nil
 	}
 	return intent.Grammar(t.Intents, &intent.GrammarOptions{Known: known})
+}
+
+// voices speaks English with flite, whose voices are far more intelligible, and every other
+// language with espeak-ng. A voice is flite's when flite has it (kal16, slt …), else espeak-ng's
+// (en-us, es+Annie …).
+type voices struct {
+	flite  *flite.Synthesizer
+	espeak *espeak.Synthesizer
+}
+
+func (v *voices) Synthesize(ctx context.Context, text, voice string) (*engine.Audio, error) {
+	if v.flite.Has(voice) {
+		return v.flite.Synthesize(ctx, text, voice)
+	}
+	return v.espeak.Synthesize(ctx, text, voice)
+}
+
+func (v *voices) VoiceFor(locale string) string {
+	if voice := v.flite.VoiceFor(locale); voice != "" {
+		return voice
+	}
+	return v.espeak.VoiceFor(locale)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/espeak"
+	"github.com/convengine/engine/flite"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -57,7 +58,10 @@ func TestDemoSpeaksAndListens(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("run: %v", err)
 	}
-	for _, part := range []string{"speech synthesis: espeak-ng", "speech recognition: pocketsphinx"} {
+	if _, err := flite.New(nil); err != nil {
+		t.Fatalf("%v: install it with apt-get install flite", err)
+	}
+	for _, part := range []string{"speech synthesis: flite for English, espeak-ng for the other languages", "speech recognition: pocketsphinx"} {
 		if !strings.Contains(logs.String(), part) {
 			t.Errorf("the log does not say %q:\n%s", part, logs.String())
 		}
@@ -69,8 +73,20 @@ func TestDemoSpeaksAndListens(t *testing.T) {
 	}
 	wav, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "audio/wav" || len(wav) < 44+22050 {
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "audio/wav" || len(wav) < 44+16000 {
 		t.Fatalf("tts: %d %s, %d bytes", resp.StatusCode, resp.Header.Get("Content-Type"), len(wav))
+	}
+	// English is flite's (16 kHz), another language espeak-ng's (22.05 kHz).
+	for body, rate := range map[string]int{`{"text":"Welcome to Demo Bank."}`: 16000, `{"text":"Bienvenido.","voice":"es"}`: 22050} {
+		resp, err := http.DefaultClient.Do(demoRequest(t, http.MethodPost, base+engine.PathTTS, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := audio.ReadWAVHeader(resp.Body)
+		resp.Body.Close()
+		if err != nil || h.SampleRate != rate {
+			t.Errorf("%s: %+v %v, want %d Hz", body, h, err, rate)
+		}
 	}
 
 	hdr := demoRequest(t, http.MethodGet, base, "").Header
