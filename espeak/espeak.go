@@ -15,6 +15,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
+	"github.com/convengine/engine/internal/proc"
 )
 
 // ErrNotInstalled is returned by [New] when the espeak-ng program cannot be found.
@@ -97,7 +98,7 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text, voice string) (*engi
 
 	cmd := exec.CommandContext(ctx, s.program, args...)
 	cmd.Stdin = strings.NewReader(text + "\n")
-	stderr := &tail{max: 512}
+	stderr := &proc.Tail{Max: 512}
 	cmd.Stderr = stderr
 	cmd.WaitDelay = time.Second
 	out, err := cmd.StdoutPipe()
@@ -143,7 +144,7 @@ type process struct {
 	ctx    context.Context
 	cmd    *exec.Cmd
 	out    io.Reader
-	stderr *tail
+	stderr *proc.Tail
 	read   int64
 
 	once    sync.Once
@@ -180,27 +181,4 @@ func (p *process) wait() error {
 		}
 	})
 	return p.waitErr
-}
-
-// tail keeps the last bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, b...)
-	if len(t.buf) > t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(b), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.buf))
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
+	"github.com/convengine/engine/internal/proc"
 )
 
 // ErrNotInstalled is returned by [New] when the flite program cannot be found.
@@ -119,7 +120,7 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text, voice string) (*engi
 	// (With -f, flite writes a streamed file's samples only by seeking back into it, and a
 	// pipe cannot be sought: only the header arrives.)
 	cmd := exec.CommandContext(ctx, s.program, "-voice", voice, "-t", text, "-o", "/dev/stdout")
-	stderr := &tail{max: 512}
+	stderr := &proc.Tail{Max: 512}
 	cmd.Stderr = stderr
 	cmd.WaitDelay = time.Second
 	out, err := cmd.StdoutPipe()
@@ -181,7 +182,7 @@ type process struct {
 	ctx    context.Context
 	cmd    *exec.Cmd
 	out    *bufio.Reader
-	stderr *tail
+	stderr *proc.Tail
 	left   int64 // data bytes still to read; -1: to the end
 
 	once    sync.Once
@@ -234,27 +235,4 @@ func (p *process) wait() error {
 		}
 	})
 	return p.waitErr
-}
-
-// tail keeps the last bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, b...)
-	if len(t.buf) > t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(b), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.buf))
 }
