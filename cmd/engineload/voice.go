@@ -59,7 +59,9 @@ func (m *voiceMode) worker(ctx context.Context, t *target, s slot) (worker, erro
 func tone(d time.Duration) []byte {
 	n := int(d.Seconds() * 16000)
 	b := make([]byte, 2*n)
-	for i := range n {
+	// A quarter of silence first: the engine's speech detector learns the background from the
+	// audio, and a sound that never changes is background, not speech.
+	for i := n / 4; i < n; i++ {
 		v := int16(2000 * math.Sin(2*math.Pi*440*float64(i)/16000))
 		binary.LittleEndian.PutUint16(b[2*i:], uint16(v))
 	}
