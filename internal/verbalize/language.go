@@ -42,6 +42,7 @@ type language struct {
 	belowTwo    bool // French counts "zéro euro", "1,5 kilomètre" in the singular
 
 	minus, plus, point, dot, percent string
+	percentGender                    gender // de "ein Prozent", he "חמישה אחוז"
 	// and joins the units of money ("dollars and cents"); of follows a round million before
 	// its noun (es "un millón de dólares"); number reads "#" and "No."; times the "x" of "3x".
 	and, of, number, times string
@@ -59,9 +60,9 @@ type language struct {
 	nouns      map[string]gender    // nouns whose number agrees with them ("1 hora")
 	scales     map[string]scaleWord // the words of large numbers written after an amount
 	currencies map[string]currencyName
-	regionCode string // the region, upper case, "" for none
 	dollar     string // what "$" is here: "USD", or "MXN" where it is the peso
 	ordinalOf  func(s string, i int, n int64) (words string, end int, ok bool)
+	fraction   func(n, d int64) (string, bool) // "1/2": "one half"
 }
 
 // variants caches one language per region.
@@ -72,7 +73,6 @@ func variants(build func(region string) *language) func(string) *language {
 			return l.(*language)
 		}
 		l := build(region)
-		l.regionCode = region
 		if l.monthNames == nil {
 			l.monthNames = map[string]int{}
 		}
@@ -195,7 +195,7 @@ func (l *language) countedNumeral(num numeral, w noun) string {
 	}
 	name := w.many
 	switch {
-	case l.count != nil: // Arabic counts a fraction in the singular
+	case l.tag == "ar": // Arabic counts a fraction in the singular
 		name = w.one
 	case l.belowTwo && ok && n < 2:
 		name = w.one

@@ -26,7 +26,7 @@ var currencySigns = []struct{ sign, code string }{
 	{"HK$", "HKD"}, {"MX$", "MXN"}, {"ر.س", "SAR"}, {"د.إ", "AED"}, {"ج.م", "EGP"},
 	{"C$", "CAD"}, {"A$", "AUD"}, {"S$", "SGD"}, {"R$", "BRL"}, {"E£", "EGP"},
 	{"$", "$"}, {"€", "EUR"}, {"£", "GBP"}, {"¥", "JPY"}, {"￥", "JPY"}, {"₹", "INR"},
-	{"₪", "ILS"},
+	{"₪", "ILS"}, {"ש\"ח", "ILS"}, {"ש״ח", "ILS"},
 }
 
 // currencyName is what a language calls a currency's unit and its minor unit; a minor unit
@@ -125,6 +125,13 @@ var currencyNames = map[string]map[string]currencyName{
 		"dirham":  {nar("درهم", "درهمان", "دراهم", "درهمًا"), nar("فلس", "فلسان", "فلوس", "فلسًا")},
 		"yuan":    {major: nar("يوان", "يوانان", "يوانات", "يوانًا")},
 	},
+	"he": {
+		"shekel": {nm("שקל", "שקלים"), nf("אגורה", "אגורות")},
+		"dollar": {nm("דולר", "דולרים"), nm("סנט", "סנטים")},
+		"euro":   {nm("אירו", "אירו"), nm("סנט", "סנטים")},
+		"pound":  {major: nf("לירה שטרלינג", "לירות שטרלינג")},
+		"yen":    {major: nm("ין", "ין")},
+	},
 }
 
 // ptEuropeanCurrencies call the cent a "cêntimo", as Portugal does.
@@ -160,7 +167,7 @@ func (l *language) money(num numeral, code, scaleWord string) (string, bool) {
 		if sw.of && l.of != "" {
 			return s + gluedOf(l.ofBefore(major.many), major.many), true
 		}
-		if l.count != nil { // Arabic: the noun after a thousand or a million is singular
+		if l.tag == "ar" { // the noun after a thousand or a million is singular
 			return s + major.one, true
 		}
 		return s + major.many, true

@@ -13,7 +13,7 @@ func newGerman(region string) *language {
 	l := &language{
 		tag: "de", cardinal: deCardinal, ordinal: deOrdinal, year: deYear, clock: deClock,
 		decimal: ',', spaceGroups: true,
-		minus: "minus", plus: "plus", point: "Komma", dot: "Punkt", percent: "Prozent",
+		minus: "minus", plus: "plus", point: "Komma", dot: "Punkt", percent: "Prozent", percentGender: masc,
 		and: " und ", number: "Nummer", times: "mal", ampersand: "und", at: "at",
 		months: [12]string{"Januar", "Februar", "März", "April", "Mai", "Juni", "Juli",
 			"August", "September", "Oktober", "November", "Dezember"},

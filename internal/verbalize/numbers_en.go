@@ -23,6 +23,7 @@ func newEnglish(region string) *language {
 	}
 	l.date = func(y, m, d int, dayFirst bool) string { return enDate(l, y, m, d, dayFirst) }
 	l.ordinalOf = enOrdinalSuffix
+	l.fraction = enFraction
 	return l.with("en")
 }
 
@@ -165,6 +166,19 @@ func enClock(t clock) string {
 		s += " " + mark
 	}
 	return s
+}
+
+// enFraction reads the halves, thirds and quarters a text writes "1/2", "3/4"; other slashes
+// ("24/7", "9/11") may not be fractions.
+func enFraction(n, d int64) (string, bool) {
+	if n < 1 || n >= d || d > 4 {
+		return "", false
+	}
+	name := [...]string{2: "half", 3: "third", 4: "quarter"}[d]
+	if n > 1 {
+		name += "s"
+	}
+	return enCardinal(n, alone) + " " + name, true
 }
 
 // enOrdinalSuffix reads "1st", "22nd", "3rd", "4th".

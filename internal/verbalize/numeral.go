@@ -32,6 +32,13 @@ func digitValue(r rune) int {
 
 // digitRun reads the digits at i as ASCII.
 func digitRun(s string, i int) (string, int) {
+	j := i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	if r, _ := utf8.DecodeRuneInString(s[j:]); j == len(s) || digitValue(r) < 0 {
+		return s[i:j], j // ASCII digits, the common case, need no copy
+	}
 	var b strings.Builder
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])

@@ -131,7 +131,8 @@ func (sc *scanner) signed(i int) (int, bool) {
 	next, _ := utf8.DecodeRuneInString(s[i+size:])
 	if digitValue(next) >= 0 {
 		if r == '+' {
-			if end, ok := sc.phone(i + size); ok {
+			if words, end, ok := sc.phoneWords(i + size); ok {
+				sc.b.WriteString(sc.l.plus + " " + words)
 				return end, true
 			}
 		}
@@ -146,10 +147,8 @@ func (sc *scanner) number(start, i int, sign numeral) (int, bool) {
 	s, l := sc.src, sc.l
 	unsigned := !sign.neg && !sign.pos
 	if unsigned {
-		for _, read := range []func(int) (int, bool){sc.isoDate, sc.numericDate, sc.dayMonth, sc.clockAt, sc.phone} {
-			if end, ok := read(i); ok {
-				return end, true
-			}
+		if end, ok := sc.dateOrTime(i); ok {
+			return end, true
 		}
 	}
 	w := l.scanWritten(s, i)
@@ -170,7 +169,7 @@ func (sc *scanner) number(start, i int, sign numeral) (int, bool) {
 	j := skipOneSpace(s, end)
 	for _, pct := range [...]string{"%", "٪"} {
 		if strings.HasPrefix(s[j:], pct) {
-			sc.b.WriteString(l.words(num, alone) + " " + l.percent)
+			sc.b.WriteString(l.words(num, l.percentGender) + " " + l.percent)
 			return j + len(pct), true
 		}
 	}
@@ -184,6 +183,15 @@ func (sc *scanner) number(start, i int, sign numeral) (int, bool) {
 		if words, k, ok := l.ordinalOf(s, end, n); ok && !isWordAt(s, k) {
 			sc.b.WriteString(l.sign(num) + words)
 			return k, true
+		}
+	}
+	if whole && l.fraction != nil && strings.HasPrefix(s[end:], "/") {
+		ds, k := digitRun(s, end+1)
+		if d, ok := value(ds); ok && !isWordAt(s, k) && !strings.HasPrefix(s[k:], "/") {
+			if words, ok := l.fraction(n, d); ok {
+				sc.b.WriteString(l.sign(num) + words)
+				return k, true
+			}
 		}
 	}
 	if whole && l.times != "" {
@@ -206,6 +214,23 @@ func (sc *scanner) number(start, i int, sign numeral) (int, bool) {
 	}
 	sc.b.WriteString(l.words(num, g))
 	return end, true
+}
+
+// dateOrTime reads a date, a time or a phone number at i.
+func (sc *scanner) dateOrTime(i int) (int, bool) {
+	if end, ok := sc.isoDate(i); ok {
+		return end, true
+	}
+	if end, ok := sc.numericDate(i); ok {
+		return end, true
+	}
+	if end, ok := sc.dayMonth(i); ok {
+		return end, true
+	}
+	if end, ok := sc.clockAt(i); ok {
+		return end, true
+	}
+	return sc.phone(i)
 }
 
 // times reads the "x" of "3x": "three times", de "dreimal".

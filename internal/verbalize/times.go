@@ -94,7 +94,8 @@ func atoi(digits string) int {
 }
 
 // phone writes a phone number written with hyphens at i, digit by digit in its groups:
-// "555-1234", "1-800-555-0100".
+// "555-1234", "1-800-555-0100". Three groups or more need seven digits, a first group of at
+// most three and a last of at least three, so that "2026-13-01" is no phone.
 func (sc *scanner) phone(i int) (int, bool) {
 	words, end, ok := sc.phoneWords(i)
 	if ok {
@@ -120,7 +121,8 @@ func (sc *scanner) phoneWords(i int) (string, int, bool) {
 		break
 	}
 	local := len(groups) == 2 && len(groups[0]) == 3 && len(groups[1]) == 4
-	if !(local || len(groups) >= 3 && total >= 7) || isWordAt(s, j) || (j < len(s) && s[j] == '-') {
+	long := len(groups) >= 3 && total >= 7 && len(groups[0]) <= 3 && len(groups[len(groups)-1]) >= 3
+	if !(local || long) || isWordAt(s, j) || (j < len(s) && s[j] == '-') {
 		return "", 0, false
 	}
 	parts := make([]string, len(groups))

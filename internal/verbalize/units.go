@@ -100,6 +100,9 @@ var nounGenders = map[string]map[string]gender{
 		"Meter", "Kind", "Mann").
 		and(fem, "Stunde", "Minute", "Sekunde", "Woche", "Person", "Seite", "Frage", "Nacht",
 			"Überweisung", "Karte", "Million", "Milliarde", "Frau", "Zahlung"),
+	"he": genders(masc, "שקלים", "דולרים", "ימים", "ילדים", "אנשים", "חודשים", "שבועות",
+		"אחוזים", "קילומטרים", "מטרים", "תשלומים").
+		and(fem, "שעות", "דקות", "שניות", "שנים", "פעמים", "אגורות", "נשים", "העברות"),
 }
 
 type genderTable map[string]gender

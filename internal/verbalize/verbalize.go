@@ -1,29 +1,35 @@
 // Package verbalize writes text the way a speech synthesizer should read it: "$20.00" becomes
 // "twenty dollars" rather than "dollar twenty point zero zero". Currency amounts, numbers,
-// percentages, dates, times, a few safe abbreviations and symbols are written as words in the
-// language of the text; everything else is left as it is, emoji aside, which are dropped.
+// percentages, dates, times, measures, a few safe abbreviations and symbols are written as
+// words in the language of the text; everything else is left as it is, emoji aside, which are
+// dropped.
 //
-// The languages are English, Spanish, French, German, Portuguese and Arabic, chosen by the
-// primary subtag of a BCP 47 tag; a region refines them where a country writes or says
+// The languages are English, Spanish, French, German, Portuguese, Arabic and Hebrew, chosen by
+// the primary subtag of a BCP 47 tag; a region refines them where a country writes or says
 // numbers its own way (es-MX writes "1,234.56" and its "$" is a peso, pt-PT says "dezasseis",
-// fr-BE "septante", de-CH "dreissig"). A language it does not know gets its text back with
-// only the emoji dropped: the synthesizer reads digits in its own voice's language better
-// than English words spoken with that voice would sound.
+// fr-BE "septante", de-CH "dreissig" and "1'234.50"). A language it does not know gets its
+// text back with only the emoji dropped: the synthesizer reads digits in its own voice's
+// language better than English words would sound in that voice.
 //
-// What it says, language by language, and what it simplifies, is in the comments of the
-// numbers_*.go files; the choices shared by all are:
+// What each language says, and what it simplifies, is in the comment of its numbers_*.go file.
+// The choices shared by all:
 //
-//   - a number is read as words up to 10^15 and digit by digit beyond, or when it starts with
-//     a zero ("007");
+//   - a number is read as words below 10^15, and digit by digit from there on or when it
+//     starts with a zero ("007"); a digit inside a word ("mp3", "5G") is left alone;
 //   - a written number is parsed by the locale's separators ("1.234,56" in es, "1 234,56" in
-//     fr), then, when that cannot be, as the other convention where it is not ambiguous
-//     ("3.5" in es has no thousands group: it is three and a half);
-//   - money drops zero cents ("$20.00" is "twenty dollars"), reads cents as the currency's
+//     fr), then by the other convention where that is not ambiguous: both "." and "," in it,
+//     a "." that cannot group thousands ("3.5" in es), or an amount ("€5,50" in en);
+//   - money drops zero cents ("$20.00" is "twenty dollars"), reads the cents as the currency's
 //     minor unit, and an amount finer than that unit as a decimal number of the currency;
-//   - times are read as a clock says them in each language (en "two oh five PM", es "catorce
-//     y cinco", fr "quatorze heures cinq", de "vierzehn Uhr fünf", pt "catorze e cinco");
-//   - abbreviations are expanded only where they cannot mean something else: a title before
-//     a capitalized name, "No." before a number.
+//   - dates are ISO ("2026-11-23"), numeric in the locale's order ("11/23/2026" in the United
+//     States, "23.11.2026"), or a day and a month's name with an optional year ("November 23,
+//     2026", "23 de noviembre de 2026");
+//   - times are read as a clock is in each language (en "two oh five PM" on a 12-hour clock,
+//     es "catorce y cinco", fr "quatorze heures cinq", de "vierzehn Uhr fünf", pt "catorze e
+//     cinco"); phone numbers written with hyphens are read digit by digit;
+//   - abbreviations are expanded only where they cannot mean something else: a title before a
+//     capitalized name ("Dr. Smith", not "Elm Dr."), "No." before a number; "&", "@", "#3" and
+//     the "x" of "3x" are words, other symbols are left to the synthesizer.
 package verbalize
 
 import (
@@ -36,7 +42,8 @@ const maxWords = 1_000_000_000_000_000
 
 // Text returns s with currency amounts, numbers, percentages, dates, times, abbreviations and
 // symbols written as words in the language of locale (a BCP 47 tag such as "en", "en-US",
-// "es", "ar"). For a language it does not know, s comes back with only its emoji dropped.
+// "es", "ar"). For a language it does not know, s comes back with only its emoji dropped. It
+// never fails: what it cannot read it leaves as written, and invalid UTF-8 becomes U+FFFD.
 func Text(s, locale string) string {
 	sc := scanner{src: s, l: lookup(locale), prev: -1}
 	sc.run()
@@ -92,12 +99,21 @@ func allDigits(s string) bool {
 	return true
 }
 
+func isLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
 // lookup returns the language of a BCP 47 tag, with the variant its region asks for, or nil.
 func lookup(locale string) *language {
 	parts := strings.Split(strings.ToLower(strings.ReplaceAll(locale, "_", "-")), "-")
 	region := ""
 	for _, p := range parts[1:] {
-		if len(p) == 2 || (len(p) == 3 && p[0] >= '0' && p[0] <= '9') {
+		if len(p) == 2 && isLetters(p) || len(p) == 3 && allDigits(p) {
 			region = strings.ToUpper(p)
 			break
 		}
@@ -109,8 +125,8 @@ func lookup(locale string) *language {
 	return make(region)
 }
 
-// languages builds each language for a region ("" when the tag names none). The results are
-// cached per tag by [variants].
+// languages builds each language for a region ("" when the tag names none), cached per region
+// by [variants]: two letters or three digits, so that the cache stays small whatever tags come.
 var languages = map[string]func(region string) *language{
 	"en": variants(newEnglish),
 	"es": variants(newSpanish),
@@ -118,4 +134,6 @@ var languages = map[string]func(region string) *language{
 	"de": variants(newGerman),
 	"pt": variants(newPortuguese),
 	"ar": variants(newArabic),
+	"he": variants(newHebrew),
+	"iw": variants(newHebrew),
 }
