@@ -95,6 +95,14 @@ func TestDemoBank(t *testing.T) {
 			speak: "How much would you like to send, and to whom? You can pay Alex, Jordan, Sam or Taylor."},
 		{locale: "en", text: "send twenty thousand dollars to Alex",
 			speak: "How much would you like to send, and to whom? You can pay Alex, Jordan, Sam or Taylor."},
+		// What a recognizer keeps of a request whose amount it did not hear for sure
+		// (intent.WithoutAmounts) asks for the amount.
+		{locale: "en", text: "send money to alex",
+			speak: "How much would you like to send, and to whom? You can pay Alex, Jordan, Sam or Taylor."},
+		{locale: "en", text: "pay taylor money",
+			speak: "How much would you like to send, and to whom? You can pay Alex, Jordan, Sam or Taylor."},
+		{locale: "en", text: "i want to pay jordan money",
+			speak: "How much would you like to send, and to whom? You can pay Alex, Jordan, Sam or Taylor."},
 		{locale: "en", text: "send ten thousand dollars to Alex", action: `transfer {"amount":10000,"to":"Alex"}`,
 			speak: "I can send $10,000.00 to Alex. Please confirm.", suggestions: []string{"What's my balance?"}},
 		{locale: "en", text: "what can you do", speak: enHelp, suggestions: enHelpSuggestions},

@@ -251,3 +251,43 @@ func NumberWords(transcript string) []string {
 	}
 	return out
 }
+
+// WithoutAmounts returns a transcript with each amount said in English words ("twenty five
+// dollars", "twelve dollars and fifty cents") replaced by the word "money", or "" when it
+// names none: what may still be acted on when the amount itself was not heard for sure. "send
+// twenty dollars to alex" becomes "send money to alex", which asks how much rather than
+// guessing.
+func WithoutAmounts(transcript string) string {
+	words := strings.Fields(strings.ToLower(transcript))
+	out := make([]string, 0, len(words))
+	found := false
+	for i := 0; i < len(words); {
+		if _, _, ok := numberWord(words[i]); !ok {
+			out = append(out, words[i])
+			i++
+			continue
+		}
+		found = true
+		// The amount runs on over its number words, its currency and cents words, and the
+		// "and" or "point" between them.
+		j := i + 1
+		for j < len(words) {
+			w := words[j]
+			_, _, number := numberWord(w)
+			joins := (w == "and" || w == "point") && j+1 < len(words)
+			if joins {
+				_, _, joins = numberWord(words[j+1])
+			}
+			if !number && !joins && !isCurrencyWord(w) && !isCentsWord(w) {
+				break
+			}
+			j++
+		}
+		out = append(out, "money")
+		i = j
+	}
+	if !found {
+		return ""
+	}
+	return strings.Join(out, " ")
+}

@@ -185,3 +185,20 @@ func TestNumberWords(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutAmounts(t *testing.T) {
+	for in, want := range map[string]string{
+		"send twenty five dollars to alex":              "send money to alex",
+		"Pay Taylor Eleven":                             "pay taylor money",
+		"send twelve dollars and fifty cents to jordan": "send money to jordan",
+		"give one hundred and five dollars to sam":      "give money to sam",
+		"send twenty point five to alex":                "send money to alex",
+		"pay alex thirty two dollars and send ten":      "pay alex money and send money",
+		"what is my balance":                            "",
+		"send money to alex":                            "",
+	} {
+		if got := WithoutAmounts(in); got != want {
+			t.Errorf("WithoutAmounts(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

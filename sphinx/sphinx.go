@@ -56,6 +56,12 @@ type Options struct {
 	// from becoming an action. It runs only when Confirm names words, since the free-form pass
 	// costs about four times the grammar's. Nil: no check.
 	Confirm func(transcript string) []string
+	// Unconfirmed returns what to hear instead of a grammar result whose Confirm words the
+	// free-form pass did not hear, such as the request without its amount
+	// (intent.WithoutAmounts: "send twenty dollars to alex" becomes "send money to alex"), so
+	// that the user is asked again for what was not heard rather than told nothing was. ""
+	// refuses the result, as does a nil Unconfirmed.
+	Unconfirmed func(transcript string) string
 	// Flags are more arguments for the program, such as []string{"-remove_noise", "no"} for
 	// audio known to be free of noise. They come from the operator, never from a request.
 	Flags []string
@@ -63,13 +69,14 @@ type Options struct {
 
 // Transcriber is an [engine.Transcriber] over pocketsphinx. It is safe for concurrent use.
 type Transcriber struct {
-	program string
-	models  []*model
-	grammar func(*engine.Tenant, func(string) bool) (string, error)
-	confirm func(string) []string
-	flags   []string
-	slots   chan struct{}
-	cache   sync.Map // grammarKey → *grammarEntry
+	program     string
+	models      []*model
+	grammar     func(*engine.Tenant, func(string) bool) (string, error)
+	confirm     func(string) []string
+	unconfirmed func(string) string
+	flags       []string
+	slots       chan struct{}
+	cache       sync.Map // grammarKey → *grammarEntry
 }
 
 var (
@@ -102,7 +109,7 @@ func New(opts *Options) (*Transcriber, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Transcriber{program: path, models: models, grammar: o.Grammar, confirm: o.Confirm, flags: slices.Clone(o.Flags),
+	return &Transcriber{program: path, models: models, grammar: o.Grammar, confirm: o.Confirm, unconfirmed: o.Unconfirmed, flags: slices.Clone(o.Flags),
 		slots: make(chan struct{}, o.MaxProcesses)}, nil
 }
 
@@ -164,9 +171,15 @@ func (s *Transcriber) TranscribeFor(ctx context.Context, t *engine.Tenant, pcm [
 	}
 	heard := strings.Fields(free)
 	for _, w := range want {
-		if !slices.Contains(heard, w) {
-			return "", fmt.Errorf("%w: the grammar heard %q, a free-form pass %q", engine.ErrNotUnderstood, text, free)
+		if slices.Contains(heard, w) {
+			continue
 		}
+		if s.unconfirmed != nil {
+			if rest := s.unconfirmed(text); rest != "" {
+				return rest, nil
+			}
+		}
+		return "", fmt.Errorf("%w: the grammar heard %q, a free-form pass %q", engine.ErrNotUnderstood, text, free)
 	}
 	return text, nil
 }

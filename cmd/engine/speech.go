@@ -43,7 +43,7 @@ func speechParts(mode string, log *slog.Logger) (engine.Synthesizer, engine.Tran
 	}
 	// An amount heard through a grammar is acted on only when a free-form pass hears its
 	// number words too.
-	if t, err := sphinx.New(&sphinx.Options{Grammar: intentGrammar, Confirm: intent.NumberWords}); err != nil {
+	if t, err := sphinx.New(&sphinx.Options{Grammar: intentGrammar, Confirm: intent.NumberWords, Unconfirmed: intent.WithoutAmounts}); err != nil {
 		log.Warn("speech recognition unavailable: audio input answers 503", "err", err)
 	} else {
 		trans = t

@@ -125,7 +125,7 @@ func run(ctx context.Context, o options) error {
 		}
 		defer d.Close()
 		base = d.URL
-		r.Engine = "in-process demo (cmd/engine's pieces, pocketsphinx with the intent grammar and Confirm: intent.NumberWords)"
+		r.Engine = "in-process demo (cmd/engine's pieces, pocketsphinx with the intent grammar, Confirm: intent.NumberWords and Unconfirmed: intent.WithoutAmounts)"
 	}
 	c := &client{base: base, key: o.key, token: o.token,
 		http: &http.Client{Timeout: 3 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: o.parallel}}}

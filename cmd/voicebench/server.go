@@ -48,7 +48,7 @@ func startDemo() (*demoEngine, error) {
 		d.Close()
 		return nil, err
 	}
-	ears, err := sphinx.New(&sphinx.Options{Grammar: intentGrammar, Confirm: intent.NumberWords})
+	ears, err := sphinx.New(&sphinx.Options{Grammar: intentGrammar, Confirm: intent.NumberWords, Unconfirmed: intent.WithoutAmounts})
 	if err != nil {
 		d.Close()
 		return nil, err
