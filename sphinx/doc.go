@@ -23,9 +23,11 @@
 // A grammar makes the recogniser hear one of its phrases in any speech: "tell me my balance"
 // came out as "pay taylor eleven". [Options].Confirm names the words of a result that must be
 // confirmed, such as an amount's number words; a second, free-form pass over the same audio
-// must hear them too, or the result is an error wrapping [engine.ErrNotUnderstood], which the
-// engine answers "Sorry, I didn't catch that". Only results with such words pay for the second
-// pass (about 0.6 s of CPU for a two-second phrase, against 0.15 s for the grammar's).
+// must hear them too. When it does not, [Options].Unconfirmed may keep the request without
+// them ("send money to alex", so that the assistant asks how much); otherwise the result is an
+// error wrapping [engine.ErrNotUnderstood], which the engine answers "Sorry, I didn't catch
+// that". Only results with such words pay for the second pass (about 0.6 s of CPU for a
+// two-second phrase, against 0.15 s for the grammar's).
 //
 // # Silence
 //
