@@ -166,6 +166,26 @@ func TestConfirmRefusesWhatItDidNotHear(t *testing.T) {
 	}
 }
 
+// TestUnconfirmedKeepsTheRequest: with Unconfirmed, a result whose amount the free-form pass
+// did not hear becomes the request without it, and one it heard stays whole.
+func TestUnconfirmedKeepsTheRequest(t *testing.T) {
+	s := newTranscriber(t, &sphinx.Options{Grammar: intentGrammar, Confirm: intent.NumberWords,
+		Unconfirmed: intent.WithoutAmounts})
+	tenant := demoTenant(t)
+	got, err := s.TranscribeFor(t.Context(), tenant, say16k(t, "Send 20 dollars to Alex"), 16000, "en-US")
+	if err != nil || got != "send twenty dollars to alex" {
+		t.Errorf("a clear amount: heard %q, %v", got, err)
+	}
+	// Speech the grammar hears as a transfer whose amount the free-form pass does not share
+	// (TestConfirmRefusesWhatItDidNotHear) keeps the request and loses the amount.
+	for _, say := range []string{"Tell me my balance", "What is the weather tomorrow?"} {
+		got, err := s.TranscribeFor(t.Context(), tenant, say16k(t, say), 16000, "en-US")
+		if err != nil || len(intent.NumberWords(got)) > 0 || !strings.Contains(got, "money") {
+			t.Errorf("%q: heard %q, %v; want a request for money without an amount", say, got, err)
+		}
+	}
+}
+
 func TestResamplesOtherRates(t *testing.T) {
 	s := newTranscriber(t, nil)
 	pcm, rate := say(t, "Check my balance")
