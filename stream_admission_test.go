@@ -230,8 +230,8 @@ func TestAudioMemoryBound(t *testing.T) {
 	h.shutdownAtEnd(t)
 
 	talker, other := h.dial(t, userHeaders("user-a")), h.dial(t, userHeaders("user-b"))
-	talker.sendAudio(voiced(16000*3/2), nil) // 1.5 s, held until end_of_speech
-	talker.send(map[string]any{"type": "cancel"})   // read in order: the audio is all taken first
+	talker.sendAudio(voiced(16000*3/2), nil)      // 1.5 s, held until end_of_speech
+	talker.send(map[string]any{"type": "cancel"}) // read in order: the audio is all taken first
 	talker.expect("cancelled")
 	talker.sendAudio(voiced(16000*3/2), nil)
 	talker.send(map[string]any{"type": "noise"}) // answered once the audio before it is taken

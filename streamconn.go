@@ -542,39 +542,43 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 	mode := string(ModeVoice)
 	tc := in.context.turnContext
 	tc.SessionID = in.conversationID
-	t, p := newTurn(c.req, &turnRequest{Transcript: &text, Mode: &mode, Messages: in.history, Context: &tc,
-		Meta: &turnMeta{Locale: locale}, unclear: unclear})
-	if p != nil {
-		answered.Store(true)
-		c.send(ctx, errorMessage(in.id, p.Code, p.Detail, false))
-		return "", "", false
-	}
-	t.turnID = in.id
-	t.heard = heard
-	if p := e.loadTools(ctx, t); p != nil {
-		if ctx.Err() == nil {
-			answered.Store(true)
-			c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable))
+	body := &turnRequest{Transcript: &text, Mode: &mode, Messages: in.history, Context: &tc,
+		Meta: &turnMeta{Locale: locale}, unclear: unclear, heard: heard, turnID: in.id}
+
+	// The turn's events, as Engine.Turn yields them, go to the voice sink, which speaks them.
+	var (
+		t    *turn
+		sink *voiceSink
+	)
+	for ev, err := range e.turnEvents(ctx, c.req, body, func(x *turn) { t = x }) {
+		if err != nil {
+			if p := problemOf(err); ctx.Err() == nil {
+				answered.Store(true)
+				c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable))
+			}
+			return "", "", false
 		}
-		return "", "", false
+		if ev.Type == EventStart {
+			if !c.send(ctx, transcriptMessage(t.turnID, t.transcript)) {
+				break
+			}
+			sink = newVoiceSink(ctx, c, t, answered)
+			continue
+		}
+		if deliver(sink, ev) != nil {
+			break
+		}
 	}
-	if !c.send(ctx, transcriptMessage(t.turnID, t.transcript)) {
-		return "", "", false
+	audioMessages := 0
+	if sink != nil {
+		sink.close()
+		audioMessages = sink.seq // the worker has ended
 	}
-	sink := newVoiceSink(ctx, c, t, answered)
-	t.out = sink
-	runCtx, cancel := context.WithTimeout(ctx, c.req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
-	e.runTurnSafely(runCtx, t)
-	cancel()
 	finished := ctx.Err() == nil
-	if finished {
-		e.finishTurn(t)
-	}
-	sink.close()
 	e.log.InfoContext(ctx, "voice turn",
 		"requestId", c.req.ID, "tenant", c.req.Tenant.Key, "env", c.req.Environment.Name, "turnId", t.turnID,
 		"audioSeconds", float64(samples)/inputSampleRate, "steps", t.steps, "toolCalls", t.toolCalls,
-		"widgets", len(t.widgets), "audioMessages", sink.seq, "error", t.errCode, "cancelled", !finished,
+		"widgets", len(t.widgets), "audioMessages", audioMessages, "error", t.errCode, "cancelled", !finished,
 		"ms", float64(e.now().Sub(start).Microseconds())/1000)
 	return t.transcript, t.speak.String(), finished && t.errCode == ""
 }

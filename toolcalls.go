@@ -72,6 +72,13 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 				g = new(errgroup.Group)
 				g.SetLimit(maxParallelTools)
 			}
+			// The status goes out from the turn's goroutine, as every event does, when the
+			// call is about to run.
+			status := tool.Status
+			if status == "" {
+				status = localized(workingLines, t.locale)
+			}
+			t.out.Status(status, tool.Name)
 			g.Go(func() error {
 				results[i] = e.callTool(ctx, t, tool, c)
 				return nil
@@ -102,18 +109,12 @@ func (e *Engine) checkArguments(t *turn, c ToolCall) error {
 	return e.schemas.Check(tool.Parameters, c.Arguments)
 }
 
-// callTool runs one data tool with its own time-out and reports its status while it runs.
+// callTool runs one data tool with its own time-out.
 func (e *Engine) callTool(ctx context.Context, t *turn, tool Tool, c ToolCall) Message {
 	timeout := tool.Timeout
 	if timeout <= 0 {
 		timeout = t.req.Tenant.Limits.ToolTimeout.or(defaultToolLimit)
 	}
-	status := tool.Status
-	if status == "" {
-		status = localized(workingLines, t.locale)
-	}
-	t.out.Status(status, tool.Name)
-
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := e.now()

@@ -62,14 +62,21 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 	return text, nil
 }
 
-// transcribe turns the turn's audio into its transcript before the stream starts.
-func (e *Engine) transcribe(ctx context.Context, t *turn, b64 string) *Problem {
+// hearTurn turns the audio of a turn's body, if any, into its transcript before the turn
+// starts.
+func (e *Engine) hearTurn(ctx context.Context, t *turn, b *turnRequest) *Problem {
+	if b.AudioBase64 == nil && b.wav == nil {
+		return nil
+	}
 	if e.transcriber == nil {
 		return newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "this engine has no speech recognition; send a transcript")
 	}
-	raw, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil {
-		return newProblem(http.StatusUnprocessableEntity, CodeInvalidAudio, "audio_base64 is not valid base64")
+	raw := b.wav
+	if b.AudioBase64 != nil {
+		var err error
+		if raw, err = base64.StdEncoding.DecodeString(*b.AudioBase64); err != nil {
+			return newProblem(http.StatusUnprocessableEntity, CodeInvalidAudio, "audio_base64 is not valid base64")
+		}
 	}
 	pcm, err := audio.DecodeWAV(raw, inputSampleRate, maxInputSeconds)
 	if err != nil {

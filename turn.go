@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -51,10 +52,9 @@ const (
 
 // turnSink receives what a turn produces, in order: speech deltas and tool status while the
 // model runs; then either the widgets and done with the spec, or an error and done with the
-// apology. The SSE writer is one sink; the voice socket, which also speaks the answer, is
-// another. Status may be called from several goroutines at once (tools run in parallel); the
-// other methods are called from the turn's goroutine. A method that returns an error reports
-// that nobody is listening any more.
+// apology. Every method is called from the turn's goroutine. The one sink a turn runs into is
+// [Engine.Turn]'s, whose events the SSE writer and the voice socket's sink consume in turn
+// (deliver). A method that returns an error reports that nobody is listening any more.
 type turnSink interface {
 	Speak(delta string) error
 	Status(text, tool string)
@@ -74,8 +74,13 @@ type turnRequest struct {
 	Context     *turnContext     `json:"context"`
 	Meta        *turnMeta        `json:"meta"`
 
-	// unclear marks a voice turn whose speech the transcriber did not understand.
+	// What callers inside the engine fix beyond the body: unclear marks a voice turn whose
+	// speech the transcriber did not understand; heard, a transcript that came from audio;
+	// wav, audio to transcribe (Engine.Turn's); turnID, the turn's id when chosen before.
 	unclear bool
+	heard   bool
+	wav     []byte
+	turnID  string
 }
 
 type historyMessage struct {
@@ -115,7 +120,8 @@ type turn struct {
 	specs []ToolSpec
 
 	out         turnSink
-	step        step // the running completion
+	events      eventSink // out, while the turn runs
+	step        step      // the running completion
 	speak       strings.Builder
 	lineStart   bool // the voice filter is at the start of a line
 	widgets     []widgets.Widget
@@ -153,40 +159,122 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, req.ID)
 		return
 	}
-	t, p := newTurn(req, &body)
-	if p != nil {
-		writeProblem(w, p, req.ID)
-		return
-	}
-	if body.AudioBase64 != nil {
-		if p := e.transcribe(r.Context(), t, *body.AudioBase64); p != nil {
-			writeProblem(w, p, req.ID)
-			return
-		}
-	}
-	if p := e.loadTools(r.Context(), t); p != nil {
-		writeProblem(w, p, req.ID)
-		return
-	}
 
-	ctx, cancel := context.WithTimeout(r.Context(), req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
-	defer cancel()
-	stream := sse.NewWriter(w, e.now, e.writeTimeout, cancel)
-	defer stream.Close()
-	t.out = stream
-	stream.KeepAlive(e.ping)
-
-	if stream.Start(t.turnID, t.conversationID) == nil {
-		e.runTurnSafely(ctx, t)
-		if r.Context().Err() == nil {
-			e.finishTurn(t)
-		}
+	// The stream is the turn's events as Engine.Turn yields them, written as they come; a
+	// write that fails (the client went away, or does not read) stops the turn.
+	st := &sseTurn{w: w, e: e, requestID: req.ID}
+	defer st.close()
+	e.playTurn(r.Context(), req, &body, st)
+	t := st.t
+	if t == nil {
+		return
 	}
 	e.log.LogAttrs(r.Context(), slog.LevelInfo, "turn",
 		slog.String("requestId", req.ID), slog.String("tenant", req.Tenant.Key), slog.String("env", req.Environment.Name),
 		slog.String("mode", string(t.mode)), slog.Int("steps", t.steps), slog.Int("toolCalls", t.toolCalls),
 		slog.Int("widgets", len(t.widgets)), slog.String("error", t.errCode), slog.Bool("clientGone", r.Context().Err() != nil),
 		slog.Float64("ms", float64(e.now().Sub(start).Microseconds())/1000))
+}
+
+// turnEvents is the one path of every turn, whatever carries it: it validates body, hears
+// its audio, lists the tools, then runs the turn and yields its events, from start to done.
+// A turn that cannot start yields one error, a *Problem, and nothing else. The turn runs in
+// the goroutine of the caller's loop; leaving the loop, or cancelling ctx, stops it as a
+// client that went away does, and no done follows. started, when not nil, is given the turn
+// before its start event: its fields are final once the loop is over.
+func (e *Engine) turnEvents(ctx context.Context, req *request, body *turnRequest, started func(*turn)) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		e.playTurn(ctx, req, body, &seqConsumer{loop: yield, onStart: started})
+	}
+}
+
+// playTurn is turnEvents with its consumer as an interface, for the turn stream, whose writer
+// takes the events without the closures of a range loop.
+func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, to turnConsumer) {
+	t, p := newTurn(req, body)
+	if p == nil {
+		p = e.hearTurn(ctx, t, body)
+	}
+	if p == nil {
+		p = e.loadTools(ctx, t)
+	}
+	if p != nil {
+		to.yield(Event{}, p)
+		return
+	}
+	tctx, cancel := context.WithTimeout(ctx, req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
+	defer cancel()
+	sink := &t.events
+	sink.to, sink.cancel = to, cancel
+	t.out = sink
+	to.started(t)
+	if sink.send(Event{Type: EventStart, TurnID: t.turnID, ConversationID: t.conversationID}) != nil {
+		return
+	}
+	e.runTurnSafely(tctx, t)
+	if ctx.Err() == nil && !sink.gone {
+		e.finishTurn(t)
+	}
+}
+
+// sseTurn writes the events of a turn as its event stream: the first event starts the
+// stream; a problem before it is the response. A write that fails, a keep-alive ping's
+// included, cancels the turn.
+type sseTurn struct {
+	w         http.ResponseWriter
+	e         *Engine
+	requestID string
+	t         *turn
+	stream    *sse.Writer
+}
+
+func (s *sseTurn) started(t *turn) { s.t = t }
+
+func (s *sseTurn) yield(ev Event, err error) bool {
+	if err != nil {
+		writeProblem(s.w, problemOf(err), s.requestID)
+		return false
+	}
+	if s.stream == nil {
+		s.stream = sse.NewWriter(s.w, s.e.now, s.e.writeTimeout, s.t.events.cancel)
+		s.stream.KeepAlive(s.e.ping)
+	}
+	if ev.Type == EventStart {
+		return s.stream.Start(ev.TurnID, ev.ConversationID) == nil
+	}
+	return deliver(s.stream, ev) == nil
+}
+
+func (s *sseTurn) close() {
+	if s.stream != nil {
+		s.stream.Close()
+	}
+}
+
+// deliver hands an event after start to a sink.
+func deliver(s turnSink, ev Event) error {
+	switch ev.Type {
+	case EventSpeak:
+		return s.Speak(ev.Delta)
+	case EventStatus:
+		s.Status(ev.Status, ev.Tool)
+	case EventWidget:
+		return s.Widget(ev.Widget)
+	case EventError:
+		s.Fail(ev.Error.Code, ev.Error.Message, ev.Error.Retryable)
+	case EventDone:
+		return s.Done(*ev.Spec)
+	}
+	return nil
+}
+
+// problemOf returns err as a problem: turnEvents yields only problems.
+func problemOf(err error) *Problem {
+	var p *Problem
+	if errors.As(err, &p) {
+		return p
+	}
+	return newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged")
 }
 
 // newTurn validates the body and builds the turn it asks for.
@@ -210,8 +298,11 @@ func newTurn(req *request, b *turnRequest) (*turn, *Problem) {
 		}
 		t.transcript = s
 	}
-	t.unclear = b.unclear
-	if t.mode != ModeHome && t.transcript == "" && b.AudioBase64 == nil && !b.unclear {
+	t.unclear, t.heard = b.unclear, b.heard
+	if b.turnID != "" {
+		t.turnID = b.turnID
+	}
+	if t.mode != ModeHome && t.transcript == "" && b.AudioBase64 == nil && b.wav == nil && !b.unclear {
 		return nil, invalidField("transcript", "is required (or audio_base64) unless mode is \"home\"")
 	}
 	if len(b.Messages) > maxHistory {

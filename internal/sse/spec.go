@@ -8,16 +8,6 @@ import (
 	"github.com/convengine/engine/widgets"
 )
 
-// encodeWidget returns the JSON of a widget as the turn stream sends it. Widgets of package
-// widgets write themselves: their MarshalJSON output is final, so that encoding/json's second
-// pass over it is skipped.
-func encodeWidget(w widgets.Widget) ([]byte, error) {
-	if m, ok := w.(json.Marshaler); ok {
-		return m.MarshalJSON()
-	}
-	return json.Marshal(w)
-}
-
 // appendSpec appends the render spec as the done event carries it: the members of
 // [widgets.Spec] in its order, with the widgets already encoded (ws, in the order of
 // s.Widgets).

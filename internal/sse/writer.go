@@ -1,13 +1,11 @@
 package sse
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
-	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -67,38 +65,27 @@ func NewWriter(w http.ResponseWriter, clock func() time.Time, writeTimeout time.
 func (s *Writer) Start(turnID, conversationID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := append(s.header(eventStart), `{"conversationId":`...)
-	b = jsonenc.AppendString(b, conversationID)
-	b = append(b, `,"turnId":`...)
-	b = jsonenc.AppendString(b, turnID)
-	return s.endLocked(append(b, '}'))
+	return s.endLocked(AppendStart(s.header(eventStart), turnID, conversationID))
 }
 
-// Speak writes a speak event. It is the hot path of a turn: the data is encoded in place,
-// without reflection or a copy.
+// Speak writes a speak event.
 func (s *Writer) Speak(delta string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := append(s.header(eventSpeak), `{"delta":`...)
-	b = jsonenc.AppendString(b, delta)
-	return s.endLocked(append(b, '}'))
+	return s.endLocked(AppendSpeak(s.header(eventSpeak), delta))
 }
 
 // Status writes a status event: a tool is running.
 func (s *Writer) Status(text, tool string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := append(s.header(eventStatus), `{"text":`...)
-	b = jsonenc.AppendString(b, text)
-	b = append(b, `,"tool":`...)
-	b = jsonenc.AppendString(b, tool)
-	_ = s.endLocked(append(b, '}'))
+	_ = s.endLocked(AppendStatus(s.header(eventStatus), text, tool))
 }
 
 // Widget writes a widget event and keeps its bytes for Done, so that each widget is encoded
 // once per turn.
 func (s *Writer) Widget(w widgets.Widget) error {
-	data, err := encodeWidget(w)
+	data, err := EncodeWidget(w)
 	if err != nil {
 		return err
 	}
@@ -110,33 +97,25 @@ func (s *Writer) Widget(w widgets.Widget) error {
 
 // Fail writes an error event.
 func (s *Writer) Fail(code, message string, retryable bool) {
-	_ = s.event(eventError, struct {
-		Code      string `json:"code"`
-		Message   string `json:"message"`
-		Retryable bool   `json:"retryable"`
-	}{code, message, retryable})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = s.endLocked(AppendError(s.header(eventError), code, message, retryable))
 }
 
 // Done writes the done event around the widgets already sent; a spec whose widgets were not
 // all sent first is encoded whole.
 func (s *Writer) Done(spec widgets.Spec) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if len(s.widgetData) != len(spec.Widgets) {
-		return s.event(eventDone, spec)
+		b, err := AppendDone(s.header(eventDone), &spec)
+		if err != nil {
+			s.id-- // nothing was sent under this id
+			return err
+		}
+		return s.endLocked(b)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return s.endLocked(appendSpec(s.header(eventDone), &spec, s.widgetData))
-}
-
-// event writes one event whose data is v as one line of JSON.
-func (s *Writer) event(name string, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.endLocked(append(s.header(name), data...))
 }
 
 // header starts the next event in s.buf: its id, its name and the data field's name. The

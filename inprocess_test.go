@@ -1,0 +1,222 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+)
+
+// inProcess collects the events of an in-process turn, or its problem.
+func inProcess(t *testing.T, e *engine.Engine, in *engine.TurnInput) ([]engine.Event, *engine.Problem) {
+	t.Helper()
+	var evs []engine.Event
+	for ev, err := range e.Turn(t.Context(), in) {
+		if err != nil {
+			var p *engine.Problem
+			if !errors.As(err, &p) {
+				t.Fatalf("the turn failed with %T %v, not a problem", err, err)
+			}
+			if len(evs) > 0 {
+				t.Fatalf("a problem after %d events", len(evs))
+			}
+			return nil, p
+		}
+		evs = append(evs, ev)
+	}
+	return evs, nil
+}
+
+// TestTurnInProcessIsTheStream: a turn with a tool, a widget, an action and a failure comes
+// out of Engine.Turn as the same events, in the same order, with the same data as the turn
+// stream of POST /engine.
+func TestTurnInProcessIsTheStream(t *testing.T) {
+	tools := &enginetest.FuncToolset{
+		ToolList: []engine.Tool{{Name: "get_balance", Status: "Checking your balance"},
+			{Name: "transfer", Action: true, Parameters: json.RawMessage(`{"type":"object"}`)}},
+		Funcs: map[string]func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error){
+			"get_balance": func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error) {
+				return engine.ToolResult{Content: json.RawMessage(`{"balance":12.5}`)}, nil
+			},
+		},
+	}
+	for name, m := range map[string]engine.Model{
+		"tool and widget": &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{
+			{engine.TextEvent("Let me look."), call("1", "get_balance", `{}`)},
+			{engine.TextEvent("You have "), engine.TextEvent("$12.50 <now>."),
+				call("2", "show_stat", `{"label":"Checking","value":"$12.50"}`)},
+		}},
+		"action": &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{
+			{engine.TextEvent("Sending."), call("1", "transfer", `{"amount":20,"to":"Alex"}`)},
+		}},
+		// A model that fails mid-answer: the error event, the apology and done.
+		"model error": modelSeq(func(yield func(engine.ModelEvent, error) bool) {
+			if yield(engine.TextEvent("Half a sen"), nil) {
+				yield(engine.ModelEvent{}, errors.New("the model's server went away"))
+			}
+		}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, engine.Config{Model: m, Toolset: tools})
+			res := h.turn(`{"transcript":"balance?","context":{"sessionId":"conv-1"}}`)
+			evs, p := inProcess(t, h.engine, &engine.TurnInput{EngineKey: testKey, UserToken: testToken,
+				Transcript: "balance?", ConversationID: "conv-1"})
+			if p != nil {
+				t.Fatal(p)
+			}
+			if len(evs) != len(res.events) {
+				t.Fatalf("in-process %d events, stream %d (%s)", len(evs), len(res.events), res.names())
+			}
+			// What is new in every turn: its id, and a confirm's id, token and expiry.
+			fresh := regexp.MustCompile(`"(turnId|id|token|expiresAt)":"[^"]*"`)
+			for i, ev := range evs {
+				data, err := ev.Data()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := fresh.ReplaceAllString(string(data), `"$1":"…"`)
+				want := fresh.ReplaceAllString(string(res.events[i].Data), `"$1":"…"`)
+				if ev.Type != res.events[i].Name || got != want {
+					t.Errorf("event %d: in-process %s %s\n stream %s %s", i+1, ev.Type, data, res.events[i].Name, want)
+				}
+			}
+			last := evs[len(evs)-1]
+			if last.Type != engine.EventDone || last.Spec == nil || last.Spec.Meta.ConversationID != "conv-1" ||
+				last.Spec.Meta.TurnID != evs[0].TurnID {
+				t.Errorf("the last event is %+v", last)
+			}
+			if name == "action" && !strings.Contains(res.names(), "widget") {
+				t.Errorf("the action turn drew no confirm: %s", res.names())
+			}
+			line, _ := json.Marshal(last)
+			if !strings.HasPrefix(string(line), `{"event":"done","data":{"speak":`) {
+				t.Errorf("the done event as JSON: %s", line)
+			}
+		})
+	}
+}
+
+// TestTurnInProcessProblems: what the handler would refuse, Engine.Turn refuses with the same
+// problem, before any event.
+func TestTurnInProcessProblems(t *testing.T) {
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
+	h := newHarness(t, engine.Config{Model: model})
+	ok := func() *engine.TurnInput {
+		return &engine.TurnInput{EngineKey: testKey, UserToken: testToken, Transcript: "hello"}
+	}
+	cases := map[string]struct {
+		edit        func(*engine.TurnInput)
+		status      int
+		code, field string
+	}{
+		"unknown key":          {func(in *engine.TurnInput) { in.EngineKey = "pk_nobody" }, 401, engine.CodeUnknownEngineKey, ""},
+		"no key":               {func(in *engine.TurnInput) { in.EngineKey = "" }, 401, engine.CodeUnknownEngineKey, ""},
+		"no token":             {func(in *engine.TurnInput) { in.UserToken = "" }, 401, engine.CodeMissingUserToken, ""},
+		"huge token":           {func(in *engine.TurnInput) { in.UserToken = strings.Repeat("t", 9000) }, 401, engine.CodeMissingUserToken, ""},
+		"unknown environment":  {func(in *engine.TurnInput) { in.Environment = "dev" }, 403, engine.CodeEnvironmentUnavailable, ""},
+		"bad request id":       {func(in *engine.TurnInput) { in.RequestID = "a b" }, 400, engine.CodeInvalidRequestID, ""},
+		"no transcript":        {func(in *engine.TurnInput) { in.Transcript = "" }, 400, engine.CodeInvalidRequest, "transcript"},
+		"long transcript":      {func(in *engine.TurnInput) { in.Transcript = strings.Repeat("a", 8001) }, 400, engine.CodeInvalidRequest, "transcript"},
+		"bad mode":             {func(in *engine.TurnInput) { in.Mode = "chat" }, 400, engine.CodeInvalidRequest, "mode"},
+		"bad locale":           {func(in *engine.TurnInput) { in.Locale = "not a locale" }, 400, engine.CodeInvalidRequest, "meta.locale"},
+		"bad history role":     {func(in *engine.TurnInput) { in.Messages = []engine.Message{{Role: engine.RoleTool, Content: "x"}} }, 400, engine.CodeInvalidRequest, "messages[0].role"},
+		"audio and transcript": {func(in *engine.TurnInput) { in.Audio = []byte("RIFF") }, 400, engine.CodeInvalidRequest, "audio"},
+		"audio, no transcriber": {func(in *engine.TurnInput) { in.Transcript, in.Audio = "", []byte("RIFF") }, 503,
+			engine.CodeTranscriberUnavailable, ""},
+		"unknown session": {func(in *engine.TurnInput) { in.SessionID = "no-such-session" }, 401, engine.CodeInvalidSession, ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := ok()
+			tc.edit(in)
+			evs, p := inProcess(t, h.engine, in)
+			if p == nil {
+				t.Fatalf("no problem; %d events", len(evs))
+			}
+			if p.Status != tc.status || p.Code != tc.code || p.Field != tc.field {
+				t.Errorf("got %d %s field %q (%s); want %d %s field %q", p.Status, p.Code, p.Field, p.Detail, tc.status, tc.code, tc.field)
+			}
+			if strings.Contains(p.Error(), testToken) {
+				t.Errorf("the problem holds the user's token: %v", p)
+			}
+		})
+	}
+	if model.Calls() != 0 {
+		t.Errorf("the model ran %d times for turns that were refused", model.Calls())
+	}
+	if evs, p := inProcess(t, h.engine, ok()); p != nil || len(evs) == 0 || evs[len(evs)-1].Type != engine.EventDone {
+		t.Errorf("a good input: %v, %d events", p, len(evs))
+	}
+}
+
+// TestTurnInProcessBreakStopsTheTurn: leaving the loop after the first delta stops the
+// model and the tools running for the turn, as a client that disconnects does.
+func TestTurnInProcessBreakStopsTheTurn(t *testing.T) {
+	words := make([]engine.ModelEvent, 200)
+	for i := range words {
+		words[i] = engine.TextEvent("word ")
+	}
+	model := &enginetest.ScriptedModel{Delay: 2 * time.Millisecond, Steps: [][]engine.ModelEvent{words}}
+	h := newHarness(t, engine.Config{Model: model})
+	n := 0
+	for ev, err := range h.engine.Turn(t.Context(), &engine.TurnInput{EngineKey: testKey, UserToken: testToken, Transcript: "talk"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if ev.Type == engine.EventSpeak {
+			break
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d events before leaving the loop", n)
+	}
+	if model.Cancelled() != 1 {
+		t.Errorf("the model was not cancelled when the loop was left (%d cancelled)", model.Cancelled())
+	}
+
+	// A slow tool is cancelled too, and the turn's slot is given back: another turn runs.
+	toolCancelled := make(chan struct{})
+	tools := &enginetest.FuncToolset{
+		ToolList: []engine.Tool{{Name: "slow"}},
+		Funcs: map[string]func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error){
+			"slow": func(ctx context.Context, _ *engine.ToolEnv, _ engine.ToolCall) (engine.ToolResult, error) {
+				<-ctx.Done()
+				close(toolCancelled)
+				return engine.ToolResult{}, ctx.Err()
+			},
+		},
+	}
+	model = &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{{call("1", "slow", `{}`)}}}
+	h = newHarness(t, engine.Config{Model: model, Toolset: tools, MaxConcurrentTurns: 1})
+	go func() {
+		for ev := range h.engine.Turn(t.Context(), &engine.TurnInput{EngineKey: testKey, UserToken: testToken, Transcript: "go"}) {
+			if ev.Type == engine.EventStatus {
+				break
+			}
+		}
+	}()
+	select {
+	case <-toolCancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the tool was not cancelled when the loop was left")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		model.Steps = [][]engine.ModelEvent{enginetest.Text("Again.")}
+		evs, p := inProcess(t, h.engine, &engine.TurnInput{EngineKey: testKey, UserToken: testToken, Transcript: "again"})
+		if p == nil && evs[len(evs)-1].Type == engine.EventDone {
+			break
+		}
+		if p == nil || p.Code != engine.CodeOverloaded || time.Now().After(deadline) {
+			t.Fatalf("the next turn: %v", p)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
