@@ -104,6 +104,16 @@ type Config struct {
 	// to 128 letters, digits or ._:- (a gateway's UUID) are accepted. Nil means the prefix
 	// decides, as the protocol says.
 	Environment func(r *http.Request) string
+	// Identify tells who a request comes from, for hosts that authenticate their users
+	// themselves: it returns the tenant's engine key, the user's token for the tenant's
+	// backend and the environment, from the host's own session, cookie or middleware (the
+	// request's context). When set, it replaces the header rules: X-Engine-Key and X-Token are
+	// not read, Environment is not called, and X-Request-ID is optional (any 1 to 128 letters,
+	// digits or ._:-; a new UUID when absent). An error that is a *Problem (see NewProblem) is
+	// the response; any other is logged and answered 500 internal. The engine's own sessions
+	// are still read from Authorization and DPoP, so the host's credential travels elsewhere
+	// (a cookie, a header of its own).
+	Identify func(r *http.Request) (Identity, error)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -144,6 +154,7 @@ type Engine struct {
 	audioMemory   *budget
 	writeTimeout  time.Duration
 	environmentOf func(r *http.Request) string
+	identifyHook  func(r *http.Request) (Identity, error)
 	webauthn      *webauthn.WebAuthn
 }
 
@@ -184,6 +195,7 @@ func New(cfg Config) (*Engine, error) {
 		synthSlots:    newSlots(cfg.MaxConcurrentSyntheses, defaultMaxConcurrentSyntheses),
 		writeTimeout:  cfg.WriteTimeout,
 		environmentOf: cfg.Environment,
+		identifyHook:  cfg.Identify,
 	}
 	if e.speechText == nil {
 		e.speechText = verbalize.Text

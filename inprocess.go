@@ -12,6 +12,17 @@ import (
 	"github.com/google/uuid"
 )
 
+// Identity is who a request comes from, as [Config].Identify tells it from the host's own
+// authentication.
+type Identity struct {
+	// EngineKey names the tenant.
+	EngineKey string
+	// UserToken is the user's token for the tenant's backend, passed to its tools.
+	UserToken string
+	// Environment is EnvProduction (the default) or EnvStaging.
+	Environment string
+}
+
 // TurnInput is a turn asked of [Engine.Turn]: what the headers and the body of POST /engine
 // carry, as Go values. The host has authenticated its user; the engine checks the rest as its
 // handlers do, with the same problems.

@@ -255,7 +255,7 @@ func (c *scanningConn) writeTooLarge() {
 	c.mu.Lock()
 	id := c.requestID
 	c.mu.Unlock()
-	if !validRequestIDSyntax(id, c.e.environmentOf != nil) {
+	if !validRequestIDSyntax(id, c.e.hostChoosesEnvironment()) {
 		id = ""
 	}
 	p := newProblem(http.StatusRequestHeaderFieldsTooLarge, CodeHeadersTooLarge,

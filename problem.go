@@ -116,6 +116,12 @@ func problemTitle(code string) string {
 	return string(t)
 }
 
+// NewProblem returns a problem of status with a stable code and a detail for people, for
+// hooks of the host that refuse a request (Config.Identify, guards): the engine answers it as
+// its own problems, retryable when the status is 429, 502, 503 or 504. The detail reaches the
+// client: it must not hold a secret.
+func NewProblem(status int, code, detail string) *Problem { return newProblem(status, code, detail) }
+
 // newProblem returns a problem with the title of code.
 func newProblem(status int, code, detail string) *Problem {
 	return &Problem{Type: "about:blank", Title: problemTitle(code), Status: status, Code: code, Detail: detail,

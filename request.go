@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+
+	"github.com/google/uuid"
 )
 
 // Header names of the protocol.
@@ -104,6 +106,9 @@ func (e *Engine) readHeaders(r *http.Request) (*request, *Problem) {
 // readHeadersWith is readHeaders, skipping the session when withSession is false: for
 // create-session, which makes one.
 func (e *Engine) readHeadersWith(r *http.Request, withSession bool) (*request, *Problem) {
+	if e.identifyHook != nil {
+		return e.readIdentified(r, withSession)
+	}
 	h := r.Header
 	var hostEnv string
 	if e.environmentOf != nil {
@@ -153,10 +158,17 @@ func (e *Engine) readHeadersWith(r *http.Request, withSession bool) (*request, *
 	}
 	req.UserToken = Secret(token)
 
+	return req, e.readRest(r, req, withSession)
+}
+
+// readRest reads what follows the request's identity: the session (unless withSession is
+// false), the client's metadata and the forwarded headers.
+func (e *Engine) readRest(r *http.Request, req *request, withSession bool) *Problem {
+	h := r.Header
 	if withSession {
-		s, p := e.verifySession(r, t)
+		s, p := e.verifySession(r, req.Tenant)
 		if p != nil {
-			return req, p
+			return p
 		}
 		req.Session = s
 	}
@@ -164,15 +176,41 @@ func (e *Engine) readHeadersWith(r *http.Request, withSession bool) (*request, *
 	if vals := h.Values(HeaderClientMetadata); len(vals) > 0 {
 		md, p := clientMetadata(vals)
 		if p != nil {
-			return req, p
+			return p
 		}
 		req.Metadata = md
 	}
 	req.Forward = forwardedHeaders(h, spellingFor(r.Context()))
 	if len(req.Forward) > 0 {
-		e.log.DebugContext(r.Context(), "forwarding headers", "requestId", id, "headers", req.Forward)
+		e.log.DebugContext(r.Context(), "forwarding headers", "requestId", req.ID, "headers", req.Forward)
 	}
-	return req, nil
+	return nil
+}
+
+// readIdentified is readHeadersWith for a host's Config.Identify: the host names the tenant,
+// the user's token and the environment; the request id is the header's, if any.
+func (e *Engine) readIdentified(r *http.Request, withSession bool) (*request, *Problem) {
+	req := &request{ID: e.validRequestID(r)}
+	if req.ID == "" {
+		if len(r.Header.Values(HeaderRequestID)) > 0 {
+			_, p := requestID(r.Header, true)
+			return nil, p
+		}
+		req.ID = uuid.NewString()
+	}
+	id, err := e.identifyHook(r)
+	if err != nil {
+		var p *Problem
+		if errors.As(err, &p) {
+			return req, p
+		}
+		e.log.ErrorContext(r.Context(), "Config.Identify failed", "requestId", req.ID, "err", err)
+		return req, newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged")
+	}
+	if p := e.identify(r.Context(), req, id.EngineKey, id.Environment, id.UserToken); p != nil {
+		return req, p
+	}
+	return req, e.readRest(r, req, withSession)
 }
 
 // readRequest checks the common headers of r and decodes its JSON body, which may not be
@@ -344,7 +382,7 @@ func (e *Engine) route(method, path string, h http.Handler) http.Handler {
 // validRequestID returns the request's id when it is well formed, to echo and log it outside
 // readHeaders; "" when it is not.
 func (e *Engine) validRequestID(r *http.Request) string {
-	id, p := requestID(r.Header, e.environmentOf != nil)
+	id, p := requestID(r.Header, e.hostChoosesEnvironment())
 	if p != nil {
 		return ""
 	}
@@ -391,4 +429,11 @@ func knownMethod(m string) string {
 		return m
 	}
 	return "OTHER"
+}
+
+// hostChoosesEnvironment reports whether the host, not the request id's prefix, decides a
+// request's environment (Config.Environment or Config.Identify): request ids then need no
+// prefix.
+func (e *Engine) hostChoosesEnvironment() bool {
+	return e.environmentOf != nil || e.identifyHook != nil
 }

@@ -1,19 +1,19 @@
-// Command chi mounts the engine on a chi router, behind the host's own authentication
-// middleware: the host decides who may talk to the assistant before the engine sees the
-// request, and passes the user's backend token on as X-Token.
+// Command chi mounts the engine on a chi router, behind the host's own authentication: the
+// host's middleware decides who may talk to the assistant before the engine sees the request,
+// and Config.Identify hands the engine the tenant and the user's backend token from what the
+// middleware found. The request is not rewritten: the engine reads no X-Engine-Key or X-Token.
 //
 //	go run ./examples/chi
-//	curl -N localhost:8091/assistant/engine -H 'Authorization: Bearer host-session-alice' \
-//	  -H 'X-Engine-Key: pk_demo' -H 'X-Request-ID: prod-1' -H 'Content-Type: application/json' \
-//	  -d '{"transcript":"what is my balance"}'
+//	curl -N localhost:8091/assistant/engine -b 'host_session=alice' \
+//	  -H 'Content-Type: application/json' -d '{"transcript":"what is my balance"}'
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -24,21 +24,31 @@ import (
 	"github.com/convengine/engine/intent"
 )
 
-// hostAuth is the host's middleware: it accepts the host's own session cookie or bearer token,
-// and hands the engine the user's token for the tenant backend. Requests without a host
-// session never reach the engine.
+// userKey is where the host's middleware leaves the signed-in user in the request's context.
+type userKey struct{}
+
+// hostAuth is the host's middleware: it accepts the host's own session cookie (a real host
+// verifies it against its session store) and refuses requests without one, which never
+// reach the engine.
 func hostAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer host-session-")
-		if !ok || user == "" {
+		c, err := r.Cookie("host_session")
+		if err != nil || c.Value == "" {
 			http.Error(w, "sign in first", http.StatusUnauthorized)
 			return
 		}
-		r = r.Clone(r.Context())
-		r.Header.Del("Authorization") // the host's credential stays with the host
-		r.Header.Set(engine.HeaderUserToken, "backend-token-for-"+user)
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, c.Value)))
 	})
+}
+
+// identify tells the engine who the request comes from: the demo tenant, and the backend
+// token the host keeps for its signed-in user.
+func identify(r *http.Request) (engine.Identity, error) {
+	user, _ := r.Context().Value(userKey{}).(string)
+	if user == "" {
+		return engine.Identity{}, engine.NewProblem(http.StatusUnauthorized, "sign_in_required", "sign in first")
+	}
+	return engine.Identity{EngineKey: demobank.EngineKey, UserToken: "backend-token-for-" + user}, nil
 }
 
 // newRouter builds the host's router with the engine under /assistant, against backendURL.
@@ -53,7 +63,8 @@ func newRouter(backendURL string) (http.Handler, error) {
 	}
 	key := make([]byte, 32)
 	rand.Read(key) // a real host reads a key shared by its replicas from its secret store
-	eng, err := engine.New(engine.Config{Tenants: tenants, Model: intent.New(nil), Toolset: httptools.New(nil), SigningKey: key})
+	eng, err := engine.New(engine.Config{Tenants: tenants, Model: intent.New(nil), Toolset: httptools.New(nil),
+		SigningKey: key, Identify: identify})
 	if err != nil {
 		return nil, err
 	}
