@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"iter"
 )
 
@@ -164,3 +166,31 @@ func ToolCallEvent(c ToolCall) ModelEvent { return ModelEvent{Kind: EventToolCal
 
 // FinishEvent returns an [EventFinish] event.
 func FinishEvent(r FinishReason) ModelEvent { return ModelEvent{Kind: EventFinish, Finish: r} }
+
+// ModelByTenant is a [Model] that hands each completion to the Model the function picks for
+// the request's tenant, as [ToolsetByTenant] does for tools: one engine then answers tenants
+// with different models (an offline one for one, an OpenAI-compatible server for another),
+// usually chosen by [Tenant].Model. A nil pick fails the turn with model_error. Warm is passed
+// on to the picked model when it is a [Warmer].
+type ModelByTenant func(t *Tenant) Model
+
+// ErrNoModel is the error of a completion for a tenant that [ModelByTenant] has no model for.
+var ErrNoModel = errors.New("engine: no model for the tenant")
+
+// Stream runs the completion on the tenant's Model.
+func (f ModelByTenant) Stream(ctx context.Context, req *ModelRequest) iter.Seq2[ModelEvent, error] {
+	if m := f(req.Tenant); m != nil {
+		return m.Stream(ctx, req)
+	}
+	return func(yield func(ModelEvent, error) bool) {
+		yield(ModelEvent{}, fmt.Errorf("%w %q (model %q)", ErrNoModel, req.Tenant.Key, req.Tenant.Model))
+	}
+}
+
+// Warm warms the tenant's Model, when it is a [Warmer].
+func (f ModelByTenant) Warm(ctx context.Context, req *ModelRequest) error {
+	if w, ok := f(req.Tenant).(Warmer); ok {
+		return w.Warm(ctx, req)
+	}
+	return nil
+}

@@ -47,6 +47,10 @@ type Tenant struct {
 	Actions map[string]*Action `json:"actions,omitempty"`
 	// Intents configures the offline intent model (package intent).
 	Intents json.RawMessage `json:"intents,omitempty"`
+	// Model names the model that answers the tenant, among those the host offers through
+	// [ModelByTenant] (the reference server: "intent", or a model of its tenants file's
+	// models section). Empty means the host's default.
+	Model string `json:"model,omitempty"`
 	// RequireSession refuses requests that carry no session token.
 	RequireSession bool `json:"require_session,omitempty"`
 	// RequireActionProof refuses an execute without a device proof signed by the session's
@@ -157,6 +161,9 @@ const (
 	EnvStaging    = "staging"
 )
 
+// modelNamePattern is what a tenant's model field may name.
+var modelNamePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
 var tenantKeyPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
 // Validate checks t and fills in derived fields. Errors name the field.
@@ -175,6 +182,9 @@ func (t *Tenant) Validate() error {
 		t.Locale = "en"
 	} else if !ValidLocale(t.Locale) {
 		bad("locale", "%q is not a BCP 47 language tag", t.Locale)
+	}
+	if t.Model != "" && !modelNamePattern.MatchString(t.Model) {
+		bad("model", "must be 1 to 64 letters, digits, '_', '.' or '-'")
 	}
 	if len(t.Theme) > 0 && !isJSONObject(t.Theme) {
 		bad("theme", "must be an object")

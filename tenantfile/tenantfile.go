@@ -20,6 +20,16 @@
 //	        confirm:
 //	          en: {title: Send money, body: "Send ${amount|money} to {to}?", confirm_label: Send, cancel_label: Cancel}
 //	    limits: {tool_timeout: 5s, turn_timeout: 30s, max_steps: 6}
+//	    model: local     # a model of the models section, or one the host offers ("intent")
+//
+// An optional top-level "models" section names OpenAI-compatible chat servers that tenants
+// choose with their "model" field, so that one engine answers each tenant with its own model:
+//
+//	models:
+//	  local:
+//	    base_url: http://127.0.0.1:11434/v1/   # Ollama, vLLM, llama.cpp server, Groq …
+//	    model: llama3.2
+//	    api_key: ${LOCAL_API_KEY}             # secrets come from the environment (Options.Expand)
 //
 // Unknown fields are errors, so that a misspelt field does not silently fall back to a default.
 // Every error names the file, the tenant and the field.
@@ -30,9 +40,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -47,6 +59,27 @@ type Options struct {
 	// is upper case letters, digits and '_'; other text, such as "${amount|money}" in copy, is
 	// left as it is.
 	Expand func(name string) string
+}
+
+// File is what a tenants file holds.
+type File struct {
+	Tenants []*engine.Tenant
+	// Models are the models of the models section, by name.
+	Models map[string]Model
+}
+
+// Model is an entry of the models section: an OpenAI-compatible chat completions server.
+type Model struct {
+	// BaseURL is the server's base URL, such as "http://127.0.0.1:11434/v1/"; empty means
+	// OpenAI's.
+	BaseURL string `json:"base_url,omitempty"`
+	// Model is the model's name on the server (required).
+	Model string `json:"model"`
+	// APIKey authenticates to the server; empty for a local server that needs none.
+	APIKey engine.Secret `json:"api_key,omitempty"`
+	// Organization and Project are OpenAI's headers, when needed.
+	Organization string `json:"organization,omitempty"`
+	Project      string `json:"project,omitempty"`
 }
 
 // Load reads the file at path and returns a store of its tenants.
@@ -69,6 +102,25 @@ func Load(path string, opts *Options) (*engine.StaticTenants, error) {
 // Parse reads the tenants of data, named name in errors. A name ending in ".json" is read as
 // JSON; anything else as YAML, of which JSON is a subset. Tenants are validated.
 func Parse(name string, data []byte, opts *Options) ([]*engine.Tenant, error) {
+	f, err := ParseFile(name, data, opts)
+	if err != nil {
+		return nil, err
+	}
+	return f.Tenants, nil
+}
+
+// LoadFile reads the file at path, its tenants and its models.
+func LoadFile(path string, opts *Options) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tenantfile: %w", err)
+	}
+	return ParseFile(path, data, opts)
+}
+
+// ParseFile reads the tenants and the models of data, as Parse does. A tenant's model must
+// be one of the models section or a name the host offers itself, which the host checks.
+func ParseFile(name string, data []byte, opts *Options) (*File, error) {
 	if opts != nil && opts.Expand != nil {
 		data = envRef.ReplaceAllFunc(data, func(ref []byte) []byte {
 			return []byte(opts.Expand(string(ref[2 : len(ref)-1])))
@@ -82,7 +134,8 @@ func Parse(name string, data []byte, opts *Options) ([]*engine.Tenant, error) {
 		data = j
 	}
 	var file struct {
-		Tenants []json.RawMessage `json:"tenants"`
+		Tenants []json.RawMessage          `json:"tenants"`
+		Models  map[string]json.RawMessage `json:"models"`
 	}
 	if err := strict(data, &file); err != nil {
 		return nil, fmt.Errorf("tenantfile: %s: %w", name, err)
@@ -90,10 +143,22 @@ func Parse(name string, data []byte, opts *Options) ([]*engine.Tenant, error) {
 	if len(file.Tenants) == 0 {
 		return nil, fmt.Errorf("tenantfile: %s: tenants: the file defines no tenant", name)
 	}
-	var (
-		out  []*engine.Tenant
-		errs []error
-	)
+	out := &File{Models: map[string]Model{}}
+	var errs []error
+	for _, key := range slices.Sorted(maps.Keys(file.Models)) {
+		var m Model
+		field := "models." + key
+		switch err := strict(file.Models[key], &m); {
+		case !modelName.MatchString(key):
+			errs = append(errs, fmt.Errorf("tenantfile: %s: %s: the name must be 1 to 64 letters, digits, '_', '.' or '-'", name, field))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("tenantfile: %s: %s: %w", name, field, err))
+		case strings.TrimSpace(m.Model) == "":
+			errs = append(errs, fmt.Errorf("tenantfile: %s: %s.model: is empty", name, field))
+		default:
+			out.Models[key] = m
+		}
+	}
 	for i, raw := range file.Tenants {
 		var t engine.Tenant
 		if err := strict(raw, &t); err != nil {
@@ -104,13 +169,15 @@ func Parse(name string, data []byte, opts *Options) ([]*engine.Tenant, error) {
 			errs = append(errs, fmt.Errorf("tenantfile: %s: tenant %q: %w", name, t.Key, err))
 			continue
 		}
-		out = append(out, &t)
+		out.Tenants = append(out.Tenants, &t)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
+
+var modelName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 var envRef = regexp.MustCompile(`\$\{[A-Z_][A-Z0-9_]*\}`)
 

@@ -89,3 +89,37 @@ func TestLoadJSONAndDuplicateKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestModelsSection(t *testing.T) {
+	data := `
+models:
+  local: {base_url: "http://127.0.0.1:11434/v1/", model: llama3.2, api_key: "${KEY}"}
+tenants:
+  - key: pk_a
+    name: A
+    model: local
+    environments: {production: {backend_url: "http://127.0.0.1:1"}}
+`
+	f, err := tenantfile.ParseFile("t.yaml", []byte(data), &tenantfile.Options{Expand: func(string) string { return "sk-local" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := f.Models["local"]
+	if m.Model != "llama3.2" || m.BaseURL != "http://127.0.0.1:11434/v1/" || m.APIKey.Reveal() != "sk-local" || f.Tenants[0].Model != "local" {
+		t.Fatalf("%+v %+v", f.Models, f.Tenants[0])
+	}
+	for bad, want := range map[string]string{
+		"models: {local: {base_url: x}}\n":              "models.local.model: is empty",
+		"models: {local: {model: m, temperature: 1}}\n": "models.local: json: unknown field",
+		"models: {'bad name': {model: m}}\n":            "models.bad name: the name must be",
+		"models: {a: {model: m}}\ntenants:\n  - {key: pk_b, name: B, model: 'no way', environments: {production: {backend_url: 'http://x'}}}\n": `tenant "pk_b": model: must be 1 to 64`,
+	} {
+		if !strings.Contains(bad, "tenants:") {
+			bad += "tenants:\n  - {key: pk_b, name: B, environments: {production: {backend_url: 'http://x'}}}\n"
+		}
+		_, err := tenantfile.ParseFile("t.yaml", []byte(bad), nil)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", bad, err, want)
+		}
+	}
+}

@@ -26,6 +26,10 @@
 //
 // With OpenAI itself (no OPENAI_BASE_URL), its speech and transcription endpoints also serve
 // text-to-speech and audio input.
+//
+// A tenant of the tenants file may name its own model with "model": "intent" for the offline
+// intent model, or a model of the file's "models" section (an OpenAI-compatible server);
+// tenants without one get the model above (see docs/models.md).
 package main
 
 import (

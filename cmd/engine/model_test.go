@@ -3,10 +3,15 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -74,5 +79,58 @@ func TestBadOpenAIBaseURL(t *testing.T) {
 	}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "OPENAI_BASE_URL") || strings.Contains(err.Error(), "sk-x") {
 		t.Fatalf("run: %v", err)
+	}
+}
+
+// TestTenantsOnTwoModels: one tenants file, two tenants of the same bank, one answered by the
+// offline intent model and the other by an OpenAI-compatible server named in the file's models
+// section; the server's key comes from the environment and is never printed.
+func TestTenantsOnTwoModels(t *testing.T) {
+	replay := enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), enginetest.DemoRoute)
+	bank := httptest.NewServer(demobank.New(nil))
+	defer bank.Close()
+	offline, _ := demobank.Tenant(bank.URL, "")
+	offline.Key, offline.Model = "pk_offline", "intent"
+	llm, _ := demobank.Tenant(bank.URL, "")
+	llm.Key, llm.Model = "pk_llm", "compat"
+	const key = "sk-compat-secret-4321"
+	data, _ := json.Marshal(map[string]any{
+		"models":  map[string]any{"compat": map[string]string{"base_url": replay.URL, "model": "llama3.2", "api_key": "${COMPAT_KEY}"}},
+		"tenants": []*engine.Tenant{offline, llm},
+	})
+	path := filepath.Join(t.TempDir(), "tenants.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, out := startServer(t, []string{"-tenants", path}, map[string]string{"COMPAT_KEY": key})
+
+	_, spec := turnAs(t, base, "pk_offline", "prod-offline-1", `{"transcript":"what is my balance"}`)
+	if len(spec.Widgets) != 1 || spec.Widgets[0].WidgetType() != widgets.TypeStat || len(replay.Requests()) != 0 {
+		t.Fatalf("the offline tenant: %+v, %d completions on the server", spec, len(replay.Requests()))
+	}
+	_, spec = turnAs(t, base, "pk_llm", "prod-llm-1", `{"transcript":"what is my balance"}`)
+	if len(spec.Widgets) != 1 || spec.Widgets[0].WidgetType() != widgets.TypeStat {
+		t.Fatalf("the tenant on the compatible server: %+v", spec)
+	}
+	reqs := replay.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d completions for the tenant on the compatible server, want 2", len(reqs))
+	}
+	for _, r := range reqs {
+		if r.Model != "llama3.2" || r.Header.Get("Authorization") != "Bearer "+key {
+			t.Errorf("a completion for model %q with %q", r.Model, r.Header.Get("Authorization"))
+		}
+	}
+	if strings.Contains(out.String(), key) {
+		t.Error("the model's key was printed")
+	}
+
+	// A tenant naming a model nobody offers stops the server with the tenant and the field.
+	llm.Model = "nowhere"
+	data, _ = json.Marshal(map[string]any{"tenants": []*engine.Tenant{llm}})
+	os.WriteFile(path, data, 0o600)
+	err := run(t.Context(), []string{"-tenants", path}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `tenant "pk_llm": model: "nowhere"`) {
+		t.Fatalf("an unknown model: %v", err)
 	}
 }

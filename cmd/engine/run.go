@@ -100,14 +100,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		tenants engine.TenantStore
 		demo    *demo
 	)
+	router := &modelRouter{fallback: chosen.model, intents: intents}
 	if opts.tenants != "" {
 		load := func() (engine.TenantStore, error) {
-			store, err := tenantfile.Load(opts.tenants, &tenantfile.Options{Expand: getenv})
+			f, err := tenantfile.LoadFile(opts.tenants, &tenantfile.Options{Expand: getenv})
 			if err != nil {
 				return nil, err
 			}
-			if err := checkTenants(store.All(), intents); err != nil {
+			store, err := engine.NewStaticTenants(f.Tenants...)
+			if err != nil {
 				return nil, fmt.Errorf("%s: %w", opts.tenants, err)
+			}
+			named, err := fileModels(f)
+			if err = errors.Join(err, checkTenants(f.Tenants, intents)); err != nil {
+				return nil, fmt.Errorf("%s: %w", opts.tenants, err)
+			}
+			router.file.Store(&named)
+			for name, m := range f.Models {
+				log.Info("model of the tenants file", "name", name, "model", m.Model, "host", hostOf(m.BaseURL))
 			}
 			return store, nil
 		}
@@ -148,7 +158,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	cfg := engine.Config{
-		Tenants: tenants, Model: chosen.model, Toolset: tools, SigningKey: key,
+		Tenants: tenants, Model: engine.ModelByTenant(router.pick), Toolset: tools, SigningKey: key,
 		Synthesizer: chosen.synthesizer, Transcriber: chosen.transcriber,
 		PublicURL: opts.publicURL, Logger: log, MaxConcurrentTurns: opts.maxTurns,
 		MaxConcurrentSyntheses: opts.maxSyntheses, WriteTimeout: opts.writeTimeout,
