@@ -59,8 +59,9 @@ type Card struct {
 	Line2 string `json:"line2"`
 }
 
-// executeReply is the 200 body of the execute endpoint.
-type executeReply struct {
+// ExecuteResult is what a confirmed action came to: the 200 body of the execute endpoint, and
+// the result of [Engine.Execute].
+type ExecuteResult struct {
 	Done  Card   `json:"done"`
 	Speak string `json:"speak"`
 }
@@ -76,24 +77,7 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 	if req == nil {
 		return
 	}
-	claims, canon, p := e.checkExecute(req, &body)
-	var proof *deviceProof
-	if p == nil {
-		proof, p = e.checkDeviceProof(r.Context(), req, &body)
-	}
-	if p != nil {
-		writeProblem(w, p, req.ID)
-		return
-	}
-	locale := req.Tenant.Locale
-	if body.Context != nil && body.Context.Locale != "" {
-		if !ValidLocale(body.Context.Locale) {
-			writeProblem(w, invalidField("context.locale", "must be a BCP 47 language tag"), req.ID)
-			return
-		}
-		locale = body.Context.Locale
-	}
-	reply, p := e.runAction(r.Context(), req, claims, body.Execute.Tool, canon, locale, proof)
+	reply, p := e.execute(r.Context(), req, &body)
 	if p != nil {
 		writeProblem(w, p, req.ID)
 		return
@@ -102,6 +86,27 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Length", strconv.Itoa(len(reply)))
 	w.Write(reply)
+}
+
+// execute checks a confirmed action and runs it once; the reply is the JSON of its
+// ExecuteResult.
+func (e *Engine) execute(ctx context.Context, req *request, body *executeRequest) ([]byte, *Problem) {
+	claims, canon, p := e.checkExecute(req, body)
+	var proof *deviceProof
+	if p == nil {
+		proof, p = e.checkDeviceProof(ctx, req, body)
+	}
+	if p != nil {
+		return nil, p
+	}
+	locale := req.Tenant.Locale
+	if body.Context != nil && body.Context.Locale != "" {
+		if !ValidLocale(body.Context.Locale) {
+			return nil, invalidField("context.locale", "must be a BCP 47 language tag")
+		}
+		locale = body.Context.Locale
+	}
+	return e.runAction(ctx, req, claims, body.Execute.Tool, canon, locale, proof)
 }
 
 // checkExecute applies the checks of docs/actions.md, in their order, and returns the token's claims
@@ -294,9 +299,9 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 }
 
 // unknownOutcome is the reply of an action whose backend may have run it but did not say so.
-func unknownOutcome(locale string) executeReply {
+func unknownOutcome(locale string) ExecuteResult {
 	cp := localized(unknownOutcomeCopy, locale)
-	return executeReply{Done: Card{Type: "error", Title: cp.Title, Line1: cp.Line1, Line2: cp.Line2}, Speak: cp.Speak}
+	return ExecuteResult{Done: Card{Type: "error", Title: cp.Title, Line1: cp.Line1, Line2: cp.Line2}, Speak: cp.Speak}
 }
 
 // callAction calls the tool with its time-out; a panic is a failure, never a crash.
@@ -322,7 +327,7 @@ func (e *Engine) callAction(ctx context.Context, env *ToolEnv, call ToolCall, ti
 // actionReply builds the terminal card and its spoken line: the backend's own card when its
 // result carries one, else the tenant's copy for the locale, filled from the arguments and the
 // result.
-func (e *Engine) actionReply(t *Tenant, tool string, args json.RawMessage, res ToolResult, locale string) executeReply {
+func (e *Engine) actionReply(t *Tenant, tool string, args json.RawMessage, res ToolResult, locale string) ExecuteResult {
 	var result map[string]any
 	_ = json.Unmarshal(res.Content, &result)
 	var own struct {
@@ -335,7 +340,7 @@ func (e *Engine) actionReply(t *Tenant, tool string, args json.RawMessage, res T
 		if res.IsError {
 			card.Type = "error"
 		}
-		return executeReply{Done: card, Speak: own.Speak}
+		return ExecuteResult{Done: card, Speak: own.Speak}
 	}
 	data := map[string]any{}
 	_ = json.Unmarshal(args, &data)
@@ -350,7 +355,7 @@ func (e *Engine) actionReply(t *Tenant, tool string, args json.RawMessage, res T
 		cp = localized(fallback, locale)
 	}
 	fill := func(s string) string { return strings.TrimSpace(fill.Args(s, data)) }
-	return executeReply{
+	return ExecuteResult{
 		Done:  Card{Type: typ, Title: fill(cp.Title), Line1: fill(cp.Line1), Line2: fill(cp.Line2)},
 		Speak: fill(cp.Speak),
 	}

@@ -8,8 +8,11 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/convengine/engine/widgets"
 )
 
 // Identity is who a request comes from, as [Config].Identify tells it from the host's own
@@ -23,22 +26,23 @@ type Identity struct {
 	Environment string
 }
 
-// TurnInput is a turn asked of [Engine.Turn]: what the headers and the body of POST /engine
-// carry, as Go values. The host has authenticated its user; the engine checks the rest as its
-// handlers do, with the same problems.
-type TurnInput struct {
+// Caller is who asks for an in-process call ([Engine.Turn], [Engine.Execute],
+// [Engine.Synthesize], [Engine.CreateSession]) and what the protocol's headers would add.
+// The host has authenticated its user; the engine checks the rest as its handlers do, with
+// the same problems.
+type Caller struct {
 	// EngineKey names the tenant, as X-Engine-Key does.
 	EngineKey string
 	// UserToken is the end user's token, passed to the tenant's tools (X-Token). Required.
 	UserToken string
 	// Environment is EnvProduction (the default) or EnvStaging.
 	Environment string
-	// RequestID identifies the turn in logs and to the tenant's backend: 1 to 128 letters,
+	// RequestID identifies the call in logs and to the tenant's backend: 1 to 128 letters,
 	// digits or ._:-. Empty means a new UUID.
 	RequestID string
-	// SessionID names a session of the tenant (from [Engine.CreateSession] or POST
-	// /engine/sessions) that the turn belongs to, as a session token does: its confirm
-	// widgets can only be executed in it. Empty: none.
+	// SessionID names a session of the tenant (from [Engine.CreateSession] or the
+	// create-session endpoint) that the call belongs to, as a session token does: a turn's
+	// confirm widgets can then only be executed in it. Empty: none.
 	SessionID string
 	// Metadata is what X-Client-Metadata carries: it reaches the tools' environment.
 	Metadata map[string]any
@@ -46,7 +50,10 @@ type TurnInput struct {
 	// them (without the X-Engine-Forward- prefix). They are filtered as forwarded headers are:
 	// reserved and malformed names are dropped, and so is what passes 32 headers or 16 KB.
 	Forward http.Header
+}
 
+// TurnInput is what the body of POST /engine carries, as Go values, for [Engine.Turn].
+type TurnInput struct {
 	// Transcript is what the user said or typed, up to 8 000 characters.
 	Transcript string
 	// Audio is the user's speech instead of Transcript: a WAV file, PCM 16-bit, 16 kHz, mono,
@@ -79,7 +86,8 @@ type TurnInput struct {
 // rate_limited, overloaded, no_speech …), and nothing else. Once started, a failure is an
 // EventError followed by the apology and EventDone, as on the stream.
 //
-//	for ev, err := range eng.Turn(ctx, &engine.TurnInput{EngineKey: key, UserToken: tok, Transcript: "What's my balance?"}) {
+//	caller := &engine.Caller{EngineKey: key, UserToken: tok}
+//	for ev, err := range eng.Turn(ctx, caller, &engine.TurnInput{Transcript: "What's my balance?"}) {
 //		if err != nil {
 //			return err
 //		}
@@ -87,12 +95,12 @@ type TurnInput struct {
 //			fmt.Print(ev.Delta)
 //		}
 //	}
-func (e *Engine) Turn(ctx context.Context, in *TurnInput) iter.Seq2[Event, error] {
+func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		start := e.now()
-		req, p := e.inProcessRequest(ctx, in)
-		if p == nil {
-			p = e.rateLimit(ctx, req)
+		req, p := e.inProcessRequest(ctx, c, true)
+		if p == nil && in == nil {
+			p = newProblem(http.StatusBadRequest, CodeInvalidRequest, "the turn input is nil")
 		}
 		var release func()
 		if p == nil {
@@ -129,39 +137,42 @@ func (e *Engine) Turn(ctx context.Context, in *TurnInput) iter.Seq2[Event, error
 	}
 }
 
-// inProcessRequest checks what a host says of a request as readHeaders checks the headers,
-// in the same order, with the same problems.
-func (e *Engine) inProcessRequest(ctx context.Context, in *TurnInput) (*request, *Problem) {
-	if in == nil {
-		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequest, "the turn input is nil")
+// inProcessRequest checks what a host says of a caller as readHeaders checks the headers, in
+// the same order, with the same problems, and the session unless withSession is false (for
+// create-session, which makes one); then the rate limits of the tenant and the user.
+func (e *Engine) inProcessRequest(ctx context.Context, c *Caller, withSession bool) (*request, *Problem) {
+	if c == nil {
+		return nil, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the caller is nil")
 	}
-	id := in.RequestID
+	id := c.RequestID
 	if id == "" {
 		id = uuid.NewString()
 	} else if !requestIDChars(id) {
 		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the request id must be 1 to 128 letters, digits or ._:-")
 	}
 	req := &request{ID: id}
-	p := e.identify(ctx, req, in.EngineKey, in.Environment, in.UserToken)
+	p := e.identify(ctx, req, c.EngineKey, c.Environment, c.UserToken)
 	if p != nil {
 		return req, p
 	}
-	if in.SessionID != "" {
-		if req.Session, p = e.inProcessSession(ctx, req, in.SessionID); p != nil {
+	switch {
+	case !withSession:
+	case c.SessionID != "":
+		if req.Session, p = e.inProcessSession(ctx, req, c.SessionID); p != nil {
 			return req, p
 		}
-	} else if req.Tenant.RequireSession {
+	case req.Tenant.RequireSession:
 		return req, newProblem(http.StatusUnauthorized, CodeInvalidSession, "this assistant requires a session; create one first")
 	}
-	req.Metadata = in.Metadata
-	if len(in.Forward) > 0 {
-		h := make(http.Header, len(in.Forward))
-		for name, vals := range in.Forward {
+	req.Metadata = c.Metadata
+	if len(c.Forward) > 0 {
+		h := make(http.Header, len(c.Forward))
+		for name, vals := range c.Forward {
 			h[HeaderForwardPrefix+name] = vals
 		}
 		req.Forward = forwardedHeaders(h, nil)
 	}
-	return req, nil
+	return req, e.rateLimit(ctx, req)
 }
 
 // identify finds the tenant of key, its environment env ("" is production) and checks the
@@ -239,4 +250,149 @@ func (in *TurnInput) body() (*turnRequest, *Problem) {
 		b.Meta = &turnMeta{Locale: in.Locale}
 	}
 	return b, nil
+}
+
+// ExecuteInput is what the body of POST /engine/execute carries, for [Engine.Execute]: the
+// confirm widget's execute object, and how the device verified the user.
+type ExecuteInput struct {
+	// Execute is the confirm widget's execute object, as the turn gave it.
+	Execute widgets.Execute
+	// Method is how the device verified the user: "faceid", "touchid" or "passcode".
+	Method string
+	// VerifiedAt is when it did.
+	VerifiedAt time.Time
+	// Proof is the device's proof of this action, a JWS signed by the session's gate key
+	// (docs/actions.md), when the session has one.
+	Proof string
+	// WebAuthn is, instead, the assertion of the session's gate passkey, as auth.webauthn
+	// carries it.
+	WebAuthn json.RawMessage
+	// Locale is the language of the result's card; empty means the tenant's.
+	Locale string
+}
+
+// Execute runs a confirmed action in-process, as POST /engine/execute does: the same checks
+// (the action token must be the caller's, of its tenant, environment and session), at most
+// once per token, on a context of its own once the backend is called. The error is a
+// *[Problem] with the endpoint's status and code.
+func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*ExecuteResult, error) {
+	req, p := e.inProcessRequest(ctx, c, true)
+	if p == nil && in == nil {
+		p = invalidField("execute", "is required: the execute object of the confirm widget")
+	}
+	if p != nil {
+		p.RequestID = req.idOrEmpty()
+		return nil, p
+	}
+	var body executeRequest
+	x := in.Execute
+	body.Execute = &struct {
+		Tool      string          `json:"tool"`
+		Arguments json.RawMessage `json:"arguments"`
+		Token     string          `json:"token"`
+	}{x.Tool, x.Arguments, x.Token}
+	verified, _ := json.Marshal(in.VerifiedAt.UTC().Format(time.RFC3339Nano))
+	body.Auth = &struct {
+		Method     string            `json:"method"`
+		VerifiedAt json.RawMessage   `json:"verifiedAt"`
+		Proof      *string           `json:"proof"`
+		WebAuthn   *passkeyAssertion `json:"webauthn"`
+	}{Method: in.Method, VerifiedAt: verified}
+	if in.Proof != "" {
+		body.Auth.Proof = &in.Proof
+	}
+	if len(in.WebAuthn) > 0 {
+		body.Auth.WebAuthn = new(passkeyAssertion)
+		if p := unmarshalStrictly(in.WebAuthn, body.Auth.WebAuthn); p != nil {
+			p = invalidField("auth.webauthn", "must be the assertion object of the session's passkey")
+			p.RequestID = req.ID
+			return nil, p
+		}
+	}
+	if in.Locale != "" {
+		body.Context = &struct {
+			SessionID string `json:"sessionId"`
+			Locale    string `json:"locale"`
+		}{Locale: in.Locale}
+	}
+	reply, p := e.execute(ctx, req, &body)
+	if p != nil {
+		p.RequestID = req.ID
+		return nil, p
+	}
+	var res ExecuteResult
+	if err := json.Unmarshal(reply, &res); err != nil {
+		return nil, fmt.Errorf("engine: the action's recorded result: %w", err)
+	}
+	return &res, nil
+}
+
+// Synthesize speaks text in-process, as POST /engine/tts does: in voice, else the tenant's,
+// else the synthesizer's choice for the tenant's language, after the text is written as words
+// (Config.SpeechText). The audio streams as it is synthesized; the caller reads it and must
+// close its PCM, which holds one of the engine's synthesis slots (MaxConcurrentSyntheses)
+// until then. Cancelling ctx stops the synthesis. The error is a *[Problem] with the
+// endpoint's status and code.
+func (e *Engine) Synthesize(ctx context.Context, c *Caller, text, voice string) (*Audio, error) {
+	req, p := e.inProcessRequest(ctx, c, true)
+	if p == nil {
+		var v *string
+		if voice != "" {
+			v = &voice
+		}
+		var speech *Audio
+		if speech, _, p = e.synthesize(ctx, req, &text, v); p == nil {
+			return speech, nil
+		}
+	}
+	p.RequestID = req.idOrEmpty()
+	return nil, p
+}
+
+// SessionInput is what the body of create-session carries, for [Engine.CreateSession]: all
+// optional.
+type SessionInput struct {
+	// PublicKey binds the session to a device key (a public JWK); its requests then need DPoP
+	// proofs over HTTP.
+	PublicKey json.RawMessage
+	// GateKey is the public JWK of a key the app holds behind the device's biometric gate, which
+	// signs action proofs; GateCredential is, instead, a passkey registration.
+	GateKey        json.RawMessage
+	GateCredential json.RawMessage
+	// Metadata is a JSON object kept with the session.
+	Metadata json.RawMessage
+}
+
+// SessionInfo is a session created by [Engine.CreateSession].
+type SessionInfo struct {
+	ID string
+	// Token is the session token a client sends as Authorization over HTTP.
+	Token     Secret
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	// Theme is the tenant's theme, a JSON object.
+	Theme json.RawMessage
+}
+
+// CreateSession makes a session in-process, as the create-session endpoint does (the
+// caller's SessionID is not read; a tenant that requires sessions is no obstacle). Its ID goes in the Caller of later calls. The error is a
+// *[Problem] with the endpoint's status and code.
+func (e *Engine) CreateSession(ctx context.Context, c *Caller, in *SessionInput) (*SessionInfo, error) {
+	req, p := e.inProcessRequest(ctx, c, false)
+	if p == nil {
+		if in == nil {
+			in = &SessionInput{}
+		}
+		var res *sessionResponse
+		res, p = e.createSession(ctx, req, &createSessionRequest{PublicKey: in.PublicKey, GateKey: in.GateKey,
+			GateCredential: in.GateCredential, Metadata: in.Metadata})
+		if p == nil {
+			created, _ := time.Parse(time.RFC3339, res.CreatedAt)
+			expires, _ := time.Parse(time.RFC3339, res.ExpiresAt)
+			return &SessionInfo{ID: res.SessionID, Token: Secret(res.SessionToken), CreatedAt: created, ExpiresAt: expires,
+				Theme: res.Theme}, nil
+		}
+	}
+	p.RequestID = req.idOrEmpty()
+	return nil, p
 }

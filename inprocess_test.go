@@ -14,10 +14,10 @@ import (
 )
 
 // inProcess collects the events of an in-process turn, or its problem.
-func inProcess(t *testing.T, e *engine.Engine, in *engine.TurnInput) ([]engine.Event, *engine.Problem) {
+func inProcess(t *testing.T, e *engine.Engine, c *engine.Caller, in *engine.TurnInput) ([]engine.Event, *engine.Problem) {
 	t.Helper()
 	var evs []engine.Event
-	for ev, err := range e.Turn(t.Context(), in) {
+	for ev, err := range e.Turn(t.Context(), c, in) {
 		if err != nil {
 			var p *engine.Problem
 			if !errors.As(err, &p) {
@@ -65,8 +65,8 @@ func TestTurnInProcessIsTheStream(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, engine.Config{Model: m, Toolset: tools})
 			res := h.turn(`{"transcript":"balance?","context":{"sessionId":"conv-1"}}`)
-			evs, p := inProcess(t, h.engine, &engine.TurnInput{EngineKey: testKey, UserToken: testToken,
-				Transcript: "balance?", ConversationID: "conv-1"})
+			evs, p := inProcess(t, h.engine, &engine.Caller{EngineKey: testKey, UserToken: testToken},
+				&engine.TurnInput{Transcript: "balance?", ConversationID: "conv-1"})
 			if p != nil {
 				t.Fatal(p)
 			}
@@ -107,35 +107,37 @@ func TestTurnInProcessIsTheStream(t *testing.T) {
 func TestTurnInProcessProblems(t *testing.T) {
 	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
 	h := newHarness(t, engine.Config{Model: model})
-	ok := func() *engine.TurnInput {
-		return &engine.TurnInput{EngineKey: testKey, UserToken: testToken, Transcript: "hello"}
+	// call is what a case edits: the caller and the turn's input.
+	type call struct {
+		*engine.Caller
+		*engine.TurnInput
 	}
 	cases := map[string]struct {
-		edit        func(*engine.TurnInput)
+		edit        func(*call)
 		status      int
 		code, field string
 	}{
-		"unknown key":          {func(in *engine.TurnInput) { in.EngineKey = "pk_nobody" }, 401, engine.CodeUnknownEngineKey, ""},
-		"no key":               {func(in *engine.TurnInput) { in.EngineKey = "" }, 401, engine.CodeUnknownEngineKey, ""},
-		"no token":             {func(in *engine.TurnInput) { in.UserToken = "" }, 401, engine.CodeMissingUserToken, ""},
-		"huge token":           {func(in *engine.TurnInput) { in.UserToken = strings.Repeat("t", 9000) }, 401, engine.CodeMissingUserToken, ""},
-		"unknown environment":  {func(in *engine.TurnInput) { in.Environment = "dev" }, 403, engine.CodeEnvironmentUnavailable, ""},
-		"bad request id":       {func(in *engine.TurnInput) { in.RequestID = "a b" }, 400, engine.CodeInvalidRequestID, ""},
-		"no transcript":        {func(in *engine.TurnInput) { in.Transcript = "" }, 400, engine.CodeInvalidRequest, "transcript"},
-		"long transcript":      {func(in *engine.TurnInput) { in.Transcript = strings.Repeat("a", 8001) }, 400, engine.CodeInvalidRequest, "transcript"},
-		"bad mode":             {func(in *engine.TurnInput) { in.Mode = "chat" }, 400, engine.CodeInvalidRequest, "mode"},
-		"bad locale":           {func(in *engine.TurnInput) { in.Locale = "not a locale" }, 400, engine.CodeInvalidRequest, "meta.locale"},
-		"bad history role":     {func(in *engine.TurnInput) { in.Messages = []engine.Message{{Role: engine.RoleTool, Content: "x"}} }, 400, engine.CodeInvalidRequest, "messages[0].role"},
-		"audio and transcript": {func(in *engine.TurnInput) { in.Audio = []byte("RIFF") }, 400, engine.CodeInvalidRequest, "audio"},
-		"audio, no transcriber": {func(in *engine.TurnInput) { in.Transcript, in.Audio = "", []byte("RIFF") }, 503,
+		"unknown key":          {func(in *call) { in.Caller.EngineKey = "pk_nobody" }, 401, engine.CodeUnknownEngineKey, ""},
+		"no key":               {func(in *call) { in.Caller.EngineKey = "" }, 401, engine.CodeUnknownEngineKey, ""},
+		"no token":             {func(in *call) { in.Caller.UserToken = "" }, 401, engine.CodeMissingUserToken, ""},
+		"huge token":           {func(in *call) { in.Caller.UserToken = strings.Repeat("t", 9000) }, 401, engine.CodeMissingUserToken, ""},
+		"unknown environment":  {func(in *call) { in.Caller.Environment = "dev" }, 403, engine.CodeEnvironmentUnavailable, ""},
+		"bad request id":       {func(in *call) { in.Caller.RequestID = "a b" }, 400, engine.CodeInvalidRequestID, ""},
+		"no transcript":        {func(in *call) { in.Transcript = "" }, 400, engine.CodeInvalidRequest, "transcript"},
+		"long transcript":      {func(in *call) { in.Transcript = strings.Repeat("a", 8001) }, 400, engine.CodeInvalidRequest, "transcript"},
+		"bad mode":             {func(in *call) { in.Mode = "chat" }, 400, engine.CodeInvalidRequest, "mode"},
+		"bad locale":           {func(in *call) { in.Locale = "not a locale" }, 400, engine.CodeInvalidRequest, "meta.locale"},
+		"bad history role":     {func(in *call) { in.Messages = []engine.Message{{Role: engine.RoleTool, Content: "x"}} }, 400, engine.CodeInvalidRequest, "messages[0].role"},
+		"audio and transcript": {func(in *call) { in.Audio = []byte("RIFF") }, 400, engine.CodeInvalidRequest, "audio"},
+		"audio, no transcriber": {func(in *call) { in.Transcript, in.Audio = "", []byte("RIFF") }, 503,
 			engine.CodeTranscriberUnavailable, ""},
-		"unknown session": {func(in *engine.TurnInput) { in.SessionID = "no-such-session" }, 401, engine.CodeInvalidSession, ""},
+		"unknown session": {func(in *call) { in.Caller.SessionID = "no-such-session" }, 401, engine.CodeInvalidSession, ""},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			in := ok()
+			in := &call{&engine.Caller{EngineKey: testKey, UserToken: testToken}, &engine.TurnInput{Transcript: "hello"}}
 			tc.edit(in)
-			evs, p := inProcess(t, h.engine, in)
+			evs, p := inProcess(t, h.engine, in.Caller, in.TurnInput)
 			if p == nil {
 				t.Fatalf("no problem; %d events", len(evs))
 			}
@@ -150,7 +152,7 @@ func TestTurnInProcessProblems(t *testing.T) {
 	if model.Calls() != 0 {
 		t.Errorf("the model ran %d times for turns that were refused", model.Calls())
 	}
-	if evs, p := inProcess(t, h.engine, ok()); p != nil || len(evs) == 0 || evs[len(evs)-1].Type != engine.EventDone {
+	if evs, p := inProcess(t, h.engine, &engine.Caller{EngineKey: testKey, UserToken: testToken}, &engine.TurnInput{Transcript: "hello"}); p != nil || len(evs) == 0 || evs[len(evs)-1].Type != engine.EventDone {
 		t.Errorf("a good input: %v, %d events", p, len(evs))
 	}
 }
@@ -165,7 +167,7 @@ func TestTurnInProcessBreakStopsTheTurn(t *testing.T) {
 	model := &enginetest.ScriptedModel{Delay: 2 * time.Millisecond, Steps: [][]engine.ModelEvent{words}}
 	h := newHarness(t, engine.Config{Model: model})
 	n := 0
-	for ev, err := range h.engine.Turn(t.Context(), &engine.TurnInput{EngineKey: testKey, UserToken: testToken, Transcript: "talk"}) {
+	for ev, err := range h.engine.Turn(t.Context(), &engine.Caller{EngineKey: testKey, UserToken: testToken}, &engine.TurnInput{Transcript: "talk"}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +198,7 @@ func TestTurnInProcessBreakStopsTheTurn(t *testing.T) {
 	model = &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{{call("1", "slow", `{}`)}}}
 	h = newHarness(t, engine.Config{Model: model, Toolset: tools, MaxConcurrentTurns: 1})
 	go func() {
-		for ev := range h.engine.Turn(t.Context(), &engine.TurnInput{EngineKey: testKey, UserToken: testToken, Transcript: "go"}) {
+		for ev := range h.engine.Turn(t.Context(), &engine.Caller{EngineKey: testKey, UserToken: testToken}, &engine.TurnInput{Transcript: "go"}) {
 			if ev.Type == engine.EventStatus {
 				break
 			}
@@ -210,7 +212,7 @@ func TestTurnInProcessBreakStopsTheTurn(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		model.Steps = [][]engine.ModelEvent{enginetest.Text("Again.")}
-		evs, p := inProcess(t, h.engine, &engine.TurnInput{EngineKey: testKey, UserToken: testToken, Transcript: "again"})
+		evs, p := inProcess(t, h.engine, &engine.Caller{EngineKey: testKey, UserToken: testToken}, &engine.TurnInput{Transcript: "again"})
 		if p == nil && evs[len(evs)-1].Type == engine.EventDone {
 			break
 		}

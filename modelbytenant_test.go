@@ -27,12 +27,12 @@ func TestModelByTenant(t *testing.T) {
 	}
 	h := newHarness(t, engine.Config{Model: engine.ModelByTenant(pick)}, a, b, c)
 	for key, want := range map[string]string{testKey: "From the default.", "pk_other": "From the other."} {
-		evs, p := inProcess(t, h.engine, &engine.TurnInput{EngineKey: key, UserToken: testToken, Transcript: "hi"})
+		evs, p := inProcess(t, h.engine, &engine.Caller{EngineKey: key, UserToken: testToken}, &engine.TurnInput{Transcript: "hi"})
 		if p != nil || evs[len(evs)-1].Spec.Speak != want {
 			t.Errorf("%s: %v %+v", key, p, evs)
 		}
 	}
-	evs, p := inProcess(t, h.engine, &engine.TurnInput{EngineKey: "pk_none", UserToken: testToken, Transcript: "hi"})
+	evs, p := inProcess(t, h.engine, &engine.Caller{EngineKey: "pk_none", UserToken: testToken}, &engine.TurnInput{Transcript: "hi"})
 	if p != nil || evs[1].Type != engine.EventError || evs[1].Error.Code != engine.CodeModelError || evs[len(evs)-1].Spec.Meta.Error != engine.CodeModelError {
 		t.Errorf("a tenant without a model: %v %+v", p, evs)
 	}

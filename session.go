@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,6 +100,28 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, req.ID)
 		return
 	}
+	res, p := e.createSession(r.Context(), req, &body)
+	if p != nil {
+		writeProblem(w, p, req.ID)
+		return
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		writeProblem(w, newProblem(http.StatusInternalServerError, CodeInternal, "the session could not be encoded"), req.ID)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	if e.nonces != nil {
+		h.Set(HeaderDPoPNonce, e.nonces.Issue(e.now()))
+	}
+	w.WriteHeader(http.StatusCreated)
+	w.Write(out)
+}
+
+// createSession makes the session body asks for, stores it and signs its token.
+func (e *Engine) createSession(ctx context.Context, req *request, body *createSessionRequest) (*sessionResponse, *Problem) {
 	now := e.now().UTC().Truncate(time.Second)
 	s := &Session{ID: uuid.NewString(), TenantKey: req.Tenant.Key, CreatedAt: now, ExpiresAt: now.Add(e.sessionTTL),
 		User: e.limits.userBucket(req.Tenant.Key, req.UserToken)}
@@ -107,8 +130,7 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			p := newProblem(http.StatusBadRequest, CodeInvalidPublicKey, "public_key "+err.Error())
 			p.Field = "public_key"
-			writeProblem(w, p, req.ID)
-			return
+			return nil, p
 		}
 		s.KeyThumbprint = key.Thumbprint
 		s.GateKey = compactJSON(body.PublicKey)
@@ -121,8 +143,7 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			p := newProblem(http.StatusBadRequest, CodeInvalidPublicKey, "gate_key "+err.Error())
 			p.Field = "gate_key"
-			writeProblem(w, p, req.ID)
-			return
+			return nil, p
 		}
 		s.GateKey = compactJSON(body.GateKey)
 	}
@@ -138,8 +159,7 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 			cred, err = e.registerGate(body.GateCredential, s.KeyThumbprint)
 		}
 		if err != nil {
-			writeProblem(w, invalidField("gate_credential", err.Error()), req.ID)
-			return
+			return nil, invalidField("gate_credential", err.Error())
 		}
 		// The passkey is the gate: the device key, which signs every request, no longer
 		// proves actions.
@@ -148,12 +168,10 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 	if len(body.Metadata) > 0 && string(body.Metadata) != "null" {
 		var buf bytes.Buffer
 		if !isJSONObject(body.Metadata) || json.Compact(&buf, body.Metadata) != nil {
-			writeProblem(w, invalidField("metadata", "must be a JSON object"), req.ID)
-			return
+			return nil, invalidField("metadata", "must be a JSON object")
 		}
 		if buf.Len() > maxSessionMetadata {
-			writeProblem(w, invalidField("metadata", fmt.Sprintf("is larger than %d bytes", maxSessionMetadata)), req.ID)
-			return
+			return nil, invalidField("metadata", fmt.Sprintf("is larger than %d bytes", maxSessionMetadata))
 		}
 		s.Metadata = buf.Bytes()
 	}
@@ -164,37 +182,23 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 	}
 	sessionToken, err := e.sessionTokens.Sign(claims)
 	if err != nil {
-		e.log.ErrorContext(r.Context(), "signing a session token failed", "requestId", req.ID, "err", err)
-		writeProblem(w, newProblem(http.StatusInternalServerError, CodeInternal, "the session could not be created"), req.ID)
-		return
+		e.log.ErrorContext(ctx, "signing a session token failed", "requestId", req.ID, "err", err)
+		return nil, newProblem(http.StatusInternalServerError, CodeInternal, "the session could not be created")
 	}
-	if err := e.sessions.PutSession(r.Context(), s); err != nil {
-		e.log.ErrorContext(r.Context(), "storing a session failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
-		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the session could not be stored; try again"), req.ID)
-		return
+	if err := e.sessions.PutSession(ctx, s); err != nil {
+		e.log.ErrorContext(ctx, "storing a session failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the session could not be stored; try again")
 	}
-	e.startWarmUp(r.Context(), req)
+	e.startWarmUp(ctx, req)
+	e.log.InfoContext(ctx, "session created", "requestId", req.ID, "tenant", req.Tenant.Key,
+		"env", req.Environment.Name, "sessionId", s.ID, "bound", s.KeyThumbprint != "")
 
 	theme := req.Tenant.Theme
 	if len(theme) == 0 {
 		theme = json.RawMessage(`{}`)
 	}
-	out, err := json.Marshal(sessionResponse{SessionID: s.ID, CreatedAt: now.Format(time.RFC3339), SessionToken: sessionToken,
-		ExpiresAt: s.ExpiresAt.Format(time.RFC3339), Theme: theme})
-	if err != nil {
-		writeProblem(w, newProblem(http.StatusInternalServerError, CodeInternal, "the session could not be encoded"), req.ID)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	if e.nonces != nil {
-		h.Set(HeaderDPoPNonce, e.nonces.Issue(e.now()))
-	}
-	w.WriteHeader(http.StatusCreated)
-	w.Write(out)
-	e.log.InfoContext(r.Context(), "session created", "requestId", req.ID, "tenant", req.Tenant.Key,
-		"env", req.Environment.Name, "sessionId", s.ID, "bound", s.KeyThumbprint != "")
+	return &sessionResponse{SessionID: s.ID, CreatedAt: now.Format(time.RFC3339), SessionToken: sessionToken,
+		ExpiresAt: s.ExpiresAt.Format(time.RFC3339), Theme: theme}, nil
 }
 
 // tokenProblem answers a session token that is missing, malformed, expired, forged or

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -36,48 +37,13 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 	if req == nil {
 		return
 	}
-	var p *Problem
-	switch {
-	case body.Text == nil:
-		p = invalidField("text", "is required")
-	case !utf8.ValidString(*body.Text) || utf8.RuneCountInString(*body.Text) > maxSpeechText:
-		p = invalidField("text", fmt.Sprintf("must be valid UTF-8 of at most %d characters", maxSpeechText))
-	case strings.TrimSpace(*body.Text) == "":
-		p = invalidField("text", "has nothing to say")
-	case body.Voice != nil && strings.TrimSpace(*body.Voice) == "":
-		p = invalidField("voice", "is empty; leave it out for the tenant's voice")
-	case e.synthesizer == nil:
-		p = newProblem(http.StatusServiceUnavailable, CodeSynthesizerUnavailable, "this engine has no speech synthesis")
-	}
-	if p != nil {
-		writeProblem(w, p, req.ID)
-		return
-	}
-	requested := ""
-	if body.Voice != nil {
-		requested = strings.TrimSpace(*body.Voice)
-	}
-	voice := e.voiceFor(req.Tenant, requested, req.Tenant.Locale)
-	release, ok := e.synthSlots.tryAcquire()
-	if !ok {
-		writeProblem(w, e.overloaded(r.Context(), BoundSyntheses, req, "the engine is synthesizing as much speech as it can; try again in a moment"), req.ID)
-		return
-	}
-	defer release()
 	// The synthesis stops when the response does: when the client goes, or a write waits past
 	// the write timeout for a client that does not read.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	synthStart := e.now()
-	speech, err := e.synthesizer.Synthesize(ctx, e.speechText(*body.Text, req.Tenant.Locale), voice)
-	e.observeSpeech(r.Context(), "synthesis", req.Tenant.Key, synthStart, err)
-	switch {
-	case errors.Is(err, ErrUnknownVoice):
-		writeProblem(w, newProblem(http.StatusBadRequest, CodeUnknownVoice, fmt.Sprintf("there is no voice %q", truncateText(voice, 100))), req.ID)
-		return
-	case err != nil:
-		e.log.WarnContext(r.Context(), "speech synthesis failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
-		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeSynthesizerUnavailable, "the speech could not be synthesized; try again"), req.ID)
+	speech, voice, p := e.synthesize(ctx, req, body.Text, body.Voice)
+	if p != nil {
+		writeProblem(w, p, req.ID)
 		return
 	}
 	defer speech.PCM.Close()
@@ -98,6 +64,59 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 		e.log.WarnContext(r.Context(), "speech synthesis failed while streaming", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// synthesize checks a line of text and a voice as the tts endpoint takes them, and starts
+// speaking the text in the voice chosen for it, which it returns. The audio holds one of the
+// engine's synthesis slots until its PCM is closed.
+func (e *Engine) synthesize(ctx context.Context, req *request, text, voice *string) (*Audio, string, *Problem) {
+	switch {
+	case text == nil:
+		return nil, "", invalidField("text", "is required")
+	case !utf8.ValidString(*text) || utf8.RuneCountInString(*text) > maxSpeechText:
+		return nil, "", invalidField("text", fmt.Sprintf("must be valid UTF-8 of at most %d characters", maxSpeechText))
+	case strings.TrimSpace(*text) == "":
+		return nil, "", invalidField("text", "has nothing to say")
+	case voice != nil && strings.TrimSpace(*voice) == "":
+		return nil, "", invalidField("voice", "is empty; leave it out for the tenant's voice")
+	case e.synthesizer == nil:
+		return nil, "", newProblem(http.StatusServiceUnavailable, CodeSynthesizerUnavailable, "this engine has no speech synthesis")
+	}
+	requested := ""
+	if voice != nil {
+		requested = strings.TrimSpace(*voice)
+	}
+	chosen := e.voiceFor(req.Tenant, requested, req.Tenant.Locale)
+	release, ok := e.synthSlots.tryAcquire()
+	if !ok {
+		return nil, "", e.overloaded(ctx, BoundSyntheses, req, "the engine is synthesizing as much speech as it can; try again in a moment")
+	}
+	start := e.now()
+	speech, err := e.synthesizer.Synthesize(ctx, e.speechText(*text, req.Tenant.Locale), chosen)
+	e.observeSpeech(ctx, "synthesis", req.Tenant.Key, start, err)
+	switch {
+	case errors.Is(err, ErrUnknownVoice):
+		release()
+		return nil, "", newProblem(http.StatusBadRequest, CodeUnknownVoice, fmt.Sprintf("there is no voice %q", truncateText(chosen, 100)))
+	case err != nil:
+		release()
+		e.log.WarnContext(ctx, "speech synthesis failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		return nil, "", newProblem(http.StatusServiceUnavailable, CodeSynthesizerUnavailable, "the speech could not be synthesized; try again")
+	}
+	return &Audio{SampleRate: speech.SampleRate, PCM: &slotAudio{ReadCloser: speech.PCM, release: release}}, chosen, nil
+}
+
+// slotAudio is audio that gives its synthesis slot back when closed.
+type slotAudio struct {
+	io.ReadCloser
+	release func()
+	once    sync.Once
+}
+
+func (a *slotAudio) Close() error {
+	err := a.ReadCloser.Close()
+	a.once.Do(a.release)
+	return err
 }
 
 // streamWAV writes a streaming WAV header and then the samples as they come, flushing each

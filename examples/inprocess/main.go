@@ -45,12 +45,11 @@ func newEngine(bankURL string) (*engine.Engine, error) {
 func run(ctx context.Context, eng *engine.Engine, transcript string, w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // the data as the stream has it
-	in := &engine.TurnInput{
-		EngineKey:  demobank.EngineKey,
-		UserToken:  "demo-user", // the host's user, already authenticated by the host
-		Transcript: transcript,
+	caller := &engine.Caller{
+		EngineKey: demobank.EngineKey,
+		UserToken: "demo-user", // the host's user, already authenticated by the host
 	}
-	for ev, err := range eng.Turn(ctx, in) {
+	for ev, err := range eng.Turn(ctx, caller, &engine.TurnInput{Transcript: transcript}) {
 		if err != nil {
 			return err // a *engine.Problem: the turn did not start
 		}
