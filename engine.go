@@ -114,6 +114,9 @@ type Config struct {
 	// are still read from Authorization and DPoP, so the host's credential travels elsewhere
 	// (a cookie, a header of its own).
 	Identify func(r *http.Request) (Identity, error)
+	// Guards are the host's hooks that may refuse a turn, redact what reaches the model, refuse
+	// or audit tool calls and edit the finished spec; nil means none.
+	Guards *Guards
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -155,6 +158,7 @@ type Engine struct {
 	writeTimeout  time.Duration
 	environmentOf func(r *http.Request) string
 	identifyHook  func(r *http.Request) (Identity, error)
+	guards        Guards
 	webauthn      *webauthn.WebAuthn
 }
 
@@ -208,6 +212,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Observer != nil {
 		e.obs = *cfg.Observer
+	}
+	if cfg.Guards != nil {
+		e.guards = *cfg.Guards
 	}
 	if err := e.initSessions(&cfg); err != nil {
 		errs = append(errs, err)

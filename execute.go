@@ -317,7 +317,15 @@ func (e *Engine) callAction(ctx context.Context, env *ToolEnv, call ToolCall, ti
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ev := ToolEvent{RequestID: env.RequestID, Tenant: env.Tenant.Key, Environment: env.Environment.Name, Tool: call.Name, Action: true}
-	res, err = e.observeTool(cctx, ev, func(ctx context.Context) (ToolResult, error) { return e.toolset.Call(ctx, env, call) })
+	res, err = e.observeTool(cctx, ev, func(ctx context.Context) (ToolResult, error) {
+		return e.guardToolCall(ctx, env, call, func(ctx context.Context, c ToolCall) (ToolResult, error) {
+			// What the user confirmed is what runs: a guard may refuse it, not change it.
+			if c.Name != call.Name || !bytes.Equal(c.Arguments, call.Arguments) {
+				return ToolResult{}, fmt.Errorf("%w: a guard changed a confirmed action", ErrToolNotReached)
+			}
+			return e.toolset.Call(ctx, env, c)
+		})
+	})
 	if err == nil && !json.Valid(res.Content) {
 		err = errors.New("the tool answered with invalid JSON")
 	}

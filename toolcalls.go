@@ -119,7 +119,9 @@ func (e *Engine) callTool(ctx context.Context, t *turn, tool Tool, c ToolCall) M
 	defer cancel()
 	start := e.now()
 	ev := ToolEvent{RequestID: t.req.ID, Tenant: t.req.Tenant.Key, Environment: t.req.Environment.Name, Tool: c.Name}
-	res, err := e.observeTool(cctx, ev, func(ctx context.Context) (ToolResult, error) { return e.safeCall(ctx, t, c) })
+	res, err := e.observeTool(cctx, ev, func(ctx context.Context) (ToolResult, error) {
+		return e.guardToolCall(ctx, t.env, c, func(ctx context.Context, c ToolCall) (ToolResult, error) { return e.safeCall(ctx, t, c) })
+	})
 	switch {
 	case err == nil && !json.Valid(res.Content):
 		err = errors.New("the tool answered with invalid JSON")

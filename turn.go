@@ -113,7 +113,8 @@ type turn struct {
 	screen         string
 	transcript     string
 	heard          bool // the transcript came from audio
-	unclear        bool // speech was heard but not understood: the turn only says so
+	unclear        bool   // speech was heard but not understood: the turn only says so
+	guardAnswer    string // the BeforeTurn guard's answer: the turn only says it
 	history        []Message
 
 	tools map[string]Tool
@@ -196,6 +197,9 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 		p = e.hearTurn(ctx, t, body)
 	}
 	if p == nil {
+		p = e.beforeTurn(ctx, t)
+	}
+	if p == nil && t.guardAnswer == "" {
 		p = e.loadTools(ctx, t)
 	}
 	if p != nil {
@@ -403,7 +407,11 @@ var errClientGone = errors.New("engine: client went away")
 // runTurn runs the tool loop: model steps until the model answers without needing data, or
 // the step limit. Failures become the turn's error event.
 func (e *Engine) runTurn(ctx context.Context, t *turn) {
-	if t.unclear {
+	switch {
+	case t.guardAnswer != "":
+		e.speakLine(t, t.guardAnswer)
+		return
+	case t.unclear:
 		e.speakLine(t, localized(unclearLines, t.locale))
 		return
 	}
@@ -414,6 +422,10 @@ func (e *Engine) runTurn(ctx context.Context, t *turn) {
 	}
 	for t.steps < maxSteps {
 		t.steps++
+		if err := e.guardModelRequest(ctx, t, mreq); err != nil {
+			t.fail(CodeInternal, "The engine failed.", false)
+			return
+		}
 		text, calls, finish, err := e.modelStep(ctx, t, mreq)
 		if err != nil {
 			e.stepFailed(ctx, t, err)
@@ -585,6 +597,9 @@ func (e *Engine) finishTurn(t *turn) {
 	}
 	if t.mode == ModeHome {
 		spec.Meta.Theme = t.req.Tenant.Theme
+	}
+	if t.errCode == "" && e.guardSpec(t, &spec) != nil {
+		t.fail(CodeInternal, "The engine failed.", false)
 	}
 	if t.errCode != "" {
 		// The apology is spoken as deltas like any answer, so that a client that plays the
