@@ -112,7 +112,7 @@ type turn struct {
 	country        string
 	screen         string
 	transcript     string
-	heard          bool // the transcript came from audio
+	heard          bool   // the transcript came from audio
 	unclear        bool   // speech was heard but not understood: the turn only says so
 	guardAnswer    string // the BeforeTurn guard's answer: the turn only says it
 	history        []Message
