@@ -114,6 +114,9 @@ type Config struct {
 	// are still read from Authorization and DPoP, so the host's credential travels elsewhere
 	// (a cookie, a header of its own).
 	Identify func(r *http.Request) (Identity, error)
+	// Widgets are the host's own widget types, offered to the model as UI tools beside the
+	// built-in ones; nil means none.
+	Widgets []WidgetType
 	// Guards are the host's hooks that may refuse a turn, redact what reaches the model, refuse
 	// or audit tool calls and edit the finished spec; nil means none.
 	Guards *Guards
@@ -159,6 +162,9 @@ type Engine struct {
 	environmentOf func(r *http.Request) string
 	identifyHook  func(r *http.Request) (Identity, error)
 	guards        Guards
+	// hostWidgets are Config.Widgets by tool name; hostWidgetSpecs describe them to the model.
+	hostWidgets     map[string]*WidgetType
+	hostWidgetSpecs []ToolSpec
 	webauthn      *webauthn.WebAuthn
 }
 
@@ -219,7 +225,10 @@ func New(cfg Config) (*Engine, error) {
 	if err := e.initSessions(&cfg); err != nil {
 		errs = append(errs, err)
 	}
-	e.warm = newWarmer(cfg.ToolListTTL)
+	if err := e.initWidgets(cfg.Widgets); err != nil {
+		errs = append(errs, err)
+	}
+	e.warm = newWarmer(cfg.ToolListTTL, e.hostWidgetSpecs)
 	if w, err := newWebAuthn(cfg.WebAuthn); err != nil {
 		errs = append(errs, err)
 	} else {

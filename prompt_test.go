@@ -43,7 +43,7 @@ func TestStablePromptIsTheSameForEveryTurn(t *testing.T) {
 	}
 	defer e.Close()
 	env := &ToolEnv{Tenant: tenant, Environment: tenant.Environments[EnvProduction]}
-	_, specs := describeTools(tenant, tools)
+	_, specs := describeTools(tenant, tools, nil)
 	warm := e.warmRequest(env, specs)
 	if warm.Context != "" || len(warm.Messages) != 0 || !strings.HasPrefix(warm.System, "You are W's assistant.") {
 		t.Errorf("warm request %+v", warm)

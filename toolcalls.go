@@ -17,10 +17,11 @@ const maxParallelTools = 8
 
 // handleCalls answers the tool calls of one model step, in the order the model made them: UI
 // calls become widgets, action calls confirm widgets, and data calls run through the Toolset,
-// in parallel. It reports whether any data tool ran, so that the model must see the results.
+// in parallel. It reports whether the model must see the results: a data tool ran, or a widget
+// was refused, which the model may send again corrected.
 func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]Message, bool) {
 	results := make([]Message, len(calls))
-	ranData := false
+	seeResults := false
 	var g *errgroup.Group // made for the first data call
 	for i, c := range calls {
 		reply := func(content any, isError bool) {
@@ -31,6 +32,15 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 			if err := t.applyUI(c); err != nil {
 				e.log.WarnContext(ctx, "dropped an invalid widget", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "tool", c.Name, "err", err)
 				reply(toolError("invalid_widget", err.Error()), true)
+				seeResults = true
+				continue
+			}
+			results[i] = Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: uiShown}
+		case e.hostWidgets[c.Name] != nil:
+			if err := e.applyHostWidget(t, e.hostWidgets[c.Name], c); err != nil {
+				e.log.WarnContext(ctx, "dropped an invalid widget", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "tool", c.Name, "err", err)
+				reply(toolError("invalid_widget", err.Error()), true)
+				seeResults = true
 				continue
 			}
 			results[i] = Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: uiShown}
@@ -66,7 +76,7 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 				reply(toolError("invalid_arguments", err.Error()), true)
 				continue
 			}
-			ranData = true
+			seeResults = true
 			t.toolCalls++
 			if g == nil {
 				g = new(errgroup.Group)
@@ -88,7 +98,7 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 	if g != nil {
 		g.Wait()
 	}
-	return results, ranData
+	return results, seeResults
 }
 
 // The results of UI and action calls that succeeded, as encoding/json writes them.

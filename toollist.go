@@ -59,13 +59,13 @@ type toolIndex struct {
 	specs  []ToolSpec
 }
 
-func newWarmer(ttl time.Duration) *warmer {
+func newWarmer(ttl time.Duration, hostUI []ToolSpec) *warmer {
 	if ttl == 0 {
 		ttl = defaultToolListTTL
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	uiOnly := &toolIndex{}
-	uiOnly.byName, uiOnly.specs = describeTools(nil, nil)
+	uiOnly.byName, uiOnly.specs = describeTools(nil, nil, hostUI)
 	return &warmer{ttl: ttl, tools: map[string]toolsEntry{}, warmed: map[string]time.Time{}, ctx: ctx, cancel: cancel, uiOnly: uiOnly}
 }
 
@@ -239,14 +239,14 @@ func (e *Engine) describedTools(ctx context.Context, env *ToolEnv) (*toolIndex, 
 		return nil, err
 	}
 	idx := &toolIndex{tenant: env.Tenant}
-	idx.byName, idx.specs = describeTools(env.Tenant, tools)
+	idx.byName, idx.specs = describeTools(env.Tenant, tools, e.hostWidgetSpecs)
 	e.warm.putIndex(key, tools, idx)
 	return idx, nil
 }
 
-// describeTools indexes a tenant's tools by name and describes them, then the UI tools, to the
-// model.
-func describeTools(t *Tenant, tools []Tool) (map[string]Tool, []ToolSpec) {
+// describeTools indexes a tenant's tools by name and describes them, then the UI tools and the
+// host's widget tools (hostUI), to the model.
+func describeTools(t *Tenant, tools []Tool, hostUI []ToolSpec) (map[string]Tool, []ToolSpec) {
 	byName := make(map[string]Tool, len(tools))
 	specs := make([]ToolSpec, 0, len(tools)+5)
 	for _, tool := range tools {
@@ -260,7 +260,7 @@ func describeTools(t *Tenant, tools []Tool) (map[string]Tool, []ToolSpec) {
 	for _, ui := range widgets.UITools() {
 		specs = append(specs, ToolSpec{Name: ui.Name, Description: ui.Description, Parameters: ui.Parameters, Kind: ToolUI})
 	}
-	return byName, specs
+	return byName, append(specs, hostUI...)
 }
 
 // startWarmUp prepares req's tenant environment in the background, without delaying the
@@ -338,7 +338,7 @@ func (e *Engine) warmUp(ctx context.Context, key string, env *ToolEnv) (err erro
 		return fmt.Errorf("listing tools: %w", err)
 	}
 	if w, ok := e.model.(Warmer); ok {
-		_, specs := describeTools(env.Tenant, tools)
+		_, specs := describeTools(env.Tenant, tools, e.hostWidgetSpecs)
 		if err := w.Warm(ctx, e.warmRequest(env, specs)); err != nil {
 			return fmt.Errorf("warming the model: %w", err)
 		}

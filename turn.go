@@ -437,14 +437,14 @@ func (e *Engine) runTurn(ctx context.Context, t *turn) {
 		if len(calls) == 0 {
 			return
 		}
-		results, ranData := e.handleCalls(ctx, t, calls)
+		results, seeResults := e.handleCalls(ctx, t, calls)
 		if ctx.Err() != nil {
 			e.stepFailed(ctx, t, ctx.Err())
 			return
 		}
 		mreq.Messages = append(mreq.Messages, Message{Role: RoleAssistant, Content: text, ToolCalls: calls})
 		mreq.Messages = append(mreq.Messages, results...)
-		if !ranData && t.speak.Len() > 0 {
+		if !seeResults && t.speak.Len() > 0 {
 			return
 		}
 	}

@@ -46,7 +46,7 @@ func TestCompileErrors(t *testing.T) {
 		{"speak placeholder", `intents: [{name: fallback, responses: {en: {speak: "{results.x.y}"}}}]`, `intents[0].responses.en.speak: {results.x.y}: the intent does not call tool "x"`},
 		{"ask missing", `intents: [{name: fallback, slots: {x: {type: amount, required: true}}, responses: {en: {speak: hi}}}]`, "intents[0].responses.en.ask: is missing"},
 		{"too many suggestions", `intents: [{name: fallback, responses: {en: {speak: hi, suggestions: [a, b, c, d, e, f, g, h, i]}}}]`, "intents[0].responses.en.suggestions: has more than 8"},
-		{"widget kind", `intents: [{name: fallback, responses: {en: {widgets: [{}]}}}]`, "intents[0].responses.en.widgets[0]: needs exactly one of stat, list or progress"},
+		{"widget kind", `intents: [{name: fallback, responses: {en: {widgets: [{}]}}}]`, "intents[0].responses.en.widgets[0]: needs exactly one of stat, list, progress or tool"},
 		{"stat value", `intents: [{name: fallback, responses: {en: {widgets: [{stat: {label: a}}]}}}]`, "intents[0].responses.en.widgets[0].stat.value: is missing"},
 		{"progress path", `intents: [{name: fallback, responses: {en: {widgets: [{progress: {label: a, value: results.goal.progress}}]}}}]`, `intents[0].responses.en.widgets[0].progress.value: {results.goal.progress}: the intent does not call tool "goal"`},
 		{"list item", `intents: [{name: fallback, tools: [{name: t}], responses: {en: {widgets: [{list: {title: a, items_from: results.t.rows, limit: 99}}]}}}]`, "widgets[0].list.limit: must be from 1 to 50\nintents[0].responses.en.widgets[0].list.item.title: is missing"},

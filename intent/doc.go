@@ -92,6 +92,9 @@
 //	             list:     title, items_from: a path to an array, limit, and item: title,
 //	                       subtitle, trailing, whose placeholders name the fields of each
 //	                       element (show_list)
+//	             tool:     name and arguments, as a tool call's: a UI tool of the host's own
+//	                       widget types (engine.WidgetType, such as show_card), whose schema
+//	                       the engine checks
 //
 // The response of a request's locale is found by [engine.LocaleFallbacks] ("es-MX", then
 // "es"), then by those of the tenant's locale; failing both, the first locale in tag order.

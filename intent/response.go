@@ -30,6 +30,9 @@ type widgetJSON struct {
 	Stat     *statJSON     `json:"stat"`
 	List     *listJSON     `json:"list"`
 	Progress *progressJSON `json:"progress"`
+	// Tool calls a UI tool of the host's own widgets (engine.WidgetType), such as show_card,
+	// with templated arguments; the engine checks them against the widget's schema.
+	Tool *callJSON `json:"tool"`
 }
 
 type statJSON struct {
@@ -101,13 +104,13 @@ func compileResponse(raw json.RawMessage, path string, r refs, p *problems) *res
 
 func compileWidget(j widgetJSON, path string, r refs, p *problems) widgetTemplate {
 	n := 0
-	for _, set := range []bool{j.Stat != nil, j.List != nil, j.Progress != nil} {
+	for _, set := range []bool{j.Stat != nil, j.List != nil, j.Progress != nil, j.Tool != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		p.addf(path, "needs exactly one of stat, list or progress")
+		p.addf(path, "needs exactly one of stat, list, progress or tool")
 		return nil
 	}
 	text := func(key, s string, required bool, r refs) *template {
@@ -134,6 +137,8 @@ func compileWidget(j widgetJSON, path string, r refs, p *problems) widgetTemplat
 		return fields
 	}
 	switch {
+	case j.Tool != nil:
+		return &toolWidgetTemplate{call: compileCall(*j.Tool, path+".tool", r, p)}
 	case j.Stat != nil:
 		return &statTemplate{
 			label: text("stat.label", j.Stat.Label, true, r),
@@ -160,6 +165,13 @@ func compileWidget(j widgetJSON, path string, r refs, p *problems) widgetTemplat
 			trailing:  text("list.item.trailing", l.Item.Trailing, false, item),
 		}
 	}
+}
+
+// toolWidgetTemplate calls a host widget's UI tool with its rendered arguments.
+type toolWidgetTemplate struct{ call *call }
+
+func (t *toolWidgetTemplate) render(s scope, _ int) (string, any, bool) {
+	return t.call.name, t.call.arguments(s), true
 }
 
 type statTemplate struct{ label, value, delta *template }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/mcptools"
@@ -164,6 +165,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxConcurrentSyntheses: opts.maxSyntheses, WriteTimeout: opts.writeTimeout,
 		Stream: &engine.StreamOptions{MaxSockets: opts.maxSockets, MaxSocketsPerUser: opts.maxUserSockets,
 			AudioMemory: int64(opts.audioMemoryMiB) << 20, BargeIn: opts.bargeIn, EndOfSpeech: opts.endOfSpeech},
+	}
+	if demo != nil {
+		cfg.Widgets = []engine.WidgetType{demobank.CardWidget} // the demo bank's own card
 	}
 	stores.apply(&cfg)
 	mx, err := newMetrics(opts.metrics)

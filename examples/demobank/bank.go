@@ -60,6 +60,7 @@ func New(opts *Options) *Bank {
 	b.mux.HandleFunc("GET /balance", b.handleBalance)
 	b.mux.HandleFunc("GET /transactions", b.handleTransactions)
 	b.mux.HandleFunc("GET /goal", b.handleGoal)
+	b.mux.HandleFunc("GET /card", b.handleCard)
 	b.mux.HandleFunc("POST /transfers", b.handleTransfer)
 	return b
 }

@@ -25,6 +25,8 @@ func TestToolsJSON(t *testing.T) {
 			`{"type":"object","properties":{"account":{"type":"string","enum":["checking","savings"]}},"additionalProperties":false}`},
 		{"list_transactions", "GET", "/transactions", false,
 			`{"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":20}},"additionalProperties":false}`},
+		{"get_card", "GET", "/card", false,
+			`{"type":"object","properties":{},"additionalProperties":false}`},
 		{"get_savings_goal", "GET", "/goal", false,
 			`{"type":"object","properties":{},"additionalProperties":false}`},
 		{"transfer", "POST", "/transfers", true,

@@ -68,3 +68,10 @@ func validate(r *jsonschema.Resolved, args json.RawMessage) error {
 	}
 	return r.Validate(v)
 }
+
+// Compile reports whether schema is a JSON Schema this package can check arguments against,
+// and keeps it resolved for later checks.
+func (c *Cache) Compile(schema json.RawMessage) error {
+	_, err := c.compile(schema)
+	return err
+}

@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/convengine/engine/docs"
+)
+
+// OpenAPI returns the OpenAPI 3.1 document of the engine's HTTP surface, as YAML: the
+// document of this version of the engine (package docs), with the host's widget types
+// (Config.Widgets) among the widgets a render spec may hold, each as a schema named after its
+// type ("card" is CardWidget). Without host widgets it is docs.OpenAPI as is.
+func (e *Engine) OpenAPI() ([]byte, error) {
+	if len(e.hostWidgets) == 0 {
+		return docs.OpenAPI, nil
+	}
+	raw, err := yaml.YAMLToJSON(docs.OpenAPI)
+	if err != nil {
+		return nil, fmt.Errorf("engine: the OpenAPI document: %w", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("engine: the OpenAPI document: %w", err)
+	}
+	components, _ := doc["components"].(map[string]any)
+	schemas, _ := components["schemas"].(map[string]any)
+	widget, _ := schemas["Widget"].(map[string]any)
+	oneOf, _ := widget["oneOf"].([]any)
+	if widget == nil || oneOf == nil {
+		return nil, fmt.Errorf("engine: the OpenAPI document has no Widget schema with oneOf")
+	}
+	for _, wt := range e.hostWidgetTypes() {
+		var s map[string]any
+		if err := json.Unmarshal(wt.Schema, &s); err != nil {
+			return nil, fmt.Errorf("engine: the schema of widget %q: %w", wt.Type, err)
+		}
+		props, _ := s["properties"].(map[string]any)
+		if props == nil {
+			props = map[string]any{}
+		}
+		props["type"] = map[string]any{"const": wt.Type}
+		s["properties"] = props
+		required, _ := s["required"].([]any)
+		s["required"] = append([]any{"type"}, required...)
+		if wt.Description != "" {
+			if _, ok := s["description"]; !ok {
+				s["description"] = wt.Description
+			}
+		}
+		name := schemaName(wt.Type)
+		if _, taken := schemas[name]; taken {
+			return nil, fmt.Errorf("engine: widget %q: the OpenAPI document already has a schema %s", wt.Type, name)
+		}
+		schemas[name] = s
+		oneOf = append(oneOf, map[string]any{"$ref": "#/components/schemas/" + name})
+	}
+	widget["oneOf"] = oneOf
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.JSONToYAML(out)
+}
+
+// schemaName is the name of a widget type's schema: "loan_offer" is LoanOfferWidget.
+func schemaName(typ string) string {
+	var b strings.Builder
+	for part := range strings.SplitSeq(typ, "_") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String() + "Widget"
+}
