@@ -165,7 +165,7 @@ type Engine struct {
 	// hostWidgets are Config.Widgets by tool name; hostWidgetSpecs describe them to the model.
 	hostWidgets     map[string]*WidgetType
 	hostWidgetSpecs []ToolSpec
-	webauthn      *webauthn.WebAuthn
+	webauthn        *webauthn.WebAuthn
 }
 
 // ErrConfig is wrapped by the errors [New] returns for an incomplete configuration.

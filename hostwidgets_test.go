@@ -79,13 +79,13 @@ func TestHostWidgetConfigErrors(t *testing.T) {
 		types []engine.WidgetType
 		want  string
 	}{
-		"built-in type":  {[]engine.WidgetType{{Type: "stat", Schema: schema}}, "not a built-in type"},
-		"bad type":       {[]engine.WidgetType{{Type: "Card!", Schema: schema}}, "lower-case"},
-		"twice":          {[]engine.WidgetType{{Type: "card", Schema: schema}, {Type: "card", Tool: "show_card2", Schema: schema}}, "registered twice"},
-		"taken tool":     {[]engine.WidgetType{{Type: "card", Tool: "show_stat", Schema: schema}}, "taken"},
-		"not an object":  {[]engine.WidgetType{{Type: "card", Schema: json.RawMessage(`{"type":"string"}`)}}, `"type": "object"`},
-		"type property":  {[]engine.WidgetType{{Type: "card", Schema: json.RawMessage(`{"type":"object","properties":{"type":{"type":"string"}}}`)}}, "engine sets it"},
-		"broken schema":  {[]engine.WidgetType{{Type: "card", Schema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"http://evil/x"}}}`)}}, "card"},
+		"built-in type":   {[]engine.WidgetType{{Type: "stat", Schema: schema}}, "not a built-in type"},
+		"bad type":        {[]engine.WidgetType{{Type: "Card!", Schema: schema}}, "lower-case"},
+		"twice":           {[]engine.WidgetType{{Type: "card", Schema: schema}, {Type: "card", Tool: "show_card2", Schema: schema}}, "registered twice"},
+		"taken tool":      {[]engine.WidgetType{{Type: "card", Tool: "show_stat", Schema: schema}}, "taken"},
+		"not an object":   {[]engine.WidgetType{{Type: "card", Schema: json.RawMessage(`{"type":"string"}`)}}, `"type": "object"`},
+		"type property":   {[]engine.WidgetType{{Type: "card", Schema: json.RawMessage(`{"type":"object","properties":{"type":{"type":"string"}}}`)}}, "engine sets it"},
+		"broken schema":   {[]engine.WidgetType{{Type: "card", Schema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"http://evil/x"}}}`)}}, "card"},
 		"not JSON at all": {[]engine.WidgetType{{Type: "card", Schema: json.RawMessage(`nope`)}}, `"type": "object"`},
 	} {
 		t.Run(name, func(t *testing.T) {
