@@ -6,6 +6,7 @@
 //
 //	go run ./examples/inprocess
 //	go run ./examples/inprocess "Show my recent transactions"
+//	go run ./examples/inprocess "Show my card"    # the bank's own card widget
 package main
 
 import (
@@ -37,7 +38,8 @@ func newEngine(bankURL string) (*engine.Engine, error) {
 	}
 	key := make([]byte, 32)
 	rand.Read(key) // a real host reads a key shared by its replicas from its secret store
-	return engine.New(engine.Config{Tenants: tenants, Model: intent.New(nil), Toolset: httptools.New(nil), SigningKey: key})
+	return engine.New(engine.Config{Tenants: tenants, Model: intent.New(nil), Toolset: httptools.New(nil), SigningKey: key,
+		Widgets: []engine.WidgetType{demobank.CardWidget}}) // the bank's own card widget
 }
 
 // run asks eng the transcript as the demo user and writes each event of the turn to w as a

@@ -83,3 +83,21 @@ func TestInProcessTurnIsTheStream(t *testing.T) {
 		t.Errorf("the last line is not the balance turn's done: %s", got[len(got)-1])
 	}
 }
+
+// TestTheBanksOwnWidget: the card turn yields the bank's card widget, its number masked.
+func TestTheBanksOwnWidget(t *testing.T) {
+	bank := httptest.NewServer(demobank.New(nil))
+	defer bank.Close()
+	eng, err := newEngine(bank.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(t.Context(), eng, "Show my card", &out); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"event":"widget","data":{"type":"card","expires":"08/29","network":"Visa","number":"•••• 4242","status":"active","title":"Everyday Debit"}}`
+	if !strings.Contains(out.String(), want+"\n") {
+		t.Errorf("no card widget event:\n%s", out.String())
+	}
+}
