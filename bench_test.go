@@ -16,7 +16,10 @@ import (
 
 // benchHandler serves a model that streams 40 deltas and two widgets, after one tool call when
 // withTool is set.
-func benchHandler(b *testing.B, withTool bool) http.Handler {
+func benchHandler(b *testing.B, withTool bool) http.Handler { return benchEngine(b, withTool).Handler() }
+
+// benchEngine is benchHandler's engine.
+func benchEngine(b *testing.B, withTool bool) *engine.Engine {
 	answer := make([]engine.ModelEvent, 0, 43)
 	for range 40 {
 		answer = append(answer, engine.TextEvent("word "))
@@ -35,7 +38,7 @@ func benchHandler(b *testing.B, withTool bool) http.Handler {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return e.Handler()
+	return e
 }
 
 func benchTurn(b *testing.B, withTool bool) {
@@ -59,6 +62,29 @@ func BenchmarkTurn(b *testing.B) { benchTurn(b, false) }
 
 // BenchmarkTurnWithTool adds one data tool call (schema check, status event, a second step).
 func BenchmarkTurnWithTool(b *testing.B) { benchTurn(b, true) }
+
+// BenchmarkTurnInProcess is BenchmarkTurn through Engine.Turn: no headers, no body, no
+// stream; the events are counted.
+func BenchmarkTurnInProcess(b *testing.B) {
+	e := benchEngine(b, false)
+	caller := &engine.Caller{EngineKey: testKey, UserToken: testToken}
+	in := &engine.TurnInput{Transcript: "what is my balance"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		for ev, err := range e.Turn(ctx, caller, in) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = ev
+			n++
+		}
+		if n != 44 {
+			b.Fatalf("%d events", n)
+		}
+	}
+}
 
 // BenchmarkTurnHTTP measures turns over a real loopback connection.
 func BenchmarkTurnHTTP(b *testing.B) {
