@@ -16,7 +16,9 @@ import (
 
 // benchHandler serves a model that streams 40 deltas and two widgets, after one tool call when
 // withTool is set.
-func benchHandler(b *testing.B, withTool bool) http.Handler { return benchEngine(b, withTool).Handler() }
+func benchHandler(b *testing.B, withTool bool) http.Handler {
+	return benchEngine(b, withTool).Handler()
+}
 
 // benchEngine is benchHandler's engine.
 func benchEngine(b *testing.B, withTool bool) *engine.Engine {
