@@ -137,6 +137,7 @@ type Engine struct {
 	replay        ReplayStore
 	actions       ActionStore
 	actionTokens  *token.Actions
+	tickets       *token.Tickets
 	obs           Observer
 	sessionTokens *token.Sessions
 	sessionTTL    time.Duration
@@ -272,6 +273,9 @@ func New(cfg Config) (*Engine, error) {
 	if e.actionTokens, err = token.NewActions(cfg.SigningKey); err != nil {
 		return nil, fmt.Errorf("%w: SigningKey: %v", ErrConfig, err)
 	}
+	if e.tickets, err = token.NewTickets(cfg.SigningKey); err != nil {
+		return nil, fmt.Errorf("%w: SigningKey: %v", ErrConfig, err)
+	}
 	if e.limits, err = newRateLimiting(cfg.RateLimiter, cfg.SigningKey, e.now); err != nil {
 		return nil, fmt.Errorf("%w: SigningKey: %v", ErrConfig, err)
 	}
@@ -340,6 +344,7 @@ func (e *Engine) Handler() http.Handler {
 	mux.Handle(PathExecute, e.ExecuteHandler())
 	mux.Handle(PathTTS, e.TTSHandler())
 	mux.Handle(PathStream, e.StreamHandler())
+	mux.Handle(PathStreamTicket, e.StreamTicketHandler())
 	mux.Handle("/", e.route("", "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, CodeNotFound, "no such route"), e.validRequestID(r))
 	})))

@@ -49,6 +49,12 @@ const (
 	CodeStoreUnavailable       = "store_unavailable"       // 503
 	CodeHeadersTooLarge        = "headers_too_large"       // 431: past the server's header limit (Engine.Listener)
 
+	// Stream tickets, on the voice socket's upgrade.
+	CodeInvalidStreamTicket     = "invalid_stream_ticket"      // 401: malformed, or not this engine's
+	CodeStreamTicketExpired     = "stream_ticket_expired"      // 401
+	CodeStreamTicketReused      = "stream_ticket_reused"       // 401: each ticket opens one socket
+	CodeStreamTicketWrongTenant = "stream_ticket_wrong_tenant" // 401: X-Engine-Key names another tenant
+
 	// Bodies and routes.
 	CodeInvalidRequest       = "invalid_request"        // 400; Problem.Field names the field
 	CodePayloadTooLarge      = "payload_too_large"      // 413

@@ -113,9 +113,19 @@ func (e *Engine) StreamHandler() http.Handler {
 }
 
 func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request) {
-	req, p := e.readHeaders(r)
-	if p == nil {
-		p = e.checkUpgrade(r)
+	// A browser, which cannot set the headers, offers a stream ticket as a subprotocol.
+	ticket, offered, p := offeredTicket(r)
+	var req *request
+	switch {
+	case p != nil:
+	case offered:
+		if p = e.checkUpgrade(r); p == nil {
+			req, p = e.redeemTicket(r, ticket)
+		}
+	default:
+		if req, p = e.readHeaders(r); p == nil {
+			p = e.checkUpgrade(r)
+		}
 	}
 	if p != nil {
 		writeProblem(w, p, req.idOrEmpty())
@@ -132,7 +142,7 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 	// The origin was checked above, with the problem responses of every route.
 	sb := &smallBuffers{ResponseWriter: w}
-	ws, err := websocket.Accept(sb, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	ws, err := websocket.Accept(sb, r, &websocket.AcceptOptions{InsecureSkipVerify: true, Subprotocols: []string{SubprotocolEngine}})
 	if err != nil {
 		release()
 		e.log.WarnContext(r.Context(), "voice socket upgrade failed", "requestId", req.ID, "err", err)

@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/convengine/engine/internal/token"
+)
+
+// PathStreamTicket is where a client that cannot set the voice socket's headers (a browser)
+// gets a ticket to open it with.
+const PathStreamTicket = "/engine/stream-ticket"
+
+// Stream tickets: how long one opens a socket, how long it may be, and the subprotocols a
+// browser offers with it.
+const (
+	ticketTTL          = 60 * time.Second
+	maxTicketLen       = 16 << 10
+	maxSubprotocols    = 16
+	SubprotocolEngine  = "engine.v1"
+	subprotocolTicket  = "ticket."
+	ticketClaimPurpose = "stream-ticket:"
+)
+
+// ticketResponse is the 201 body of the stream-ticket endpoint.
+type ticketResponse struct {
+	Ticket    string `json:"ticket"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+// StreamTicketHandler returns the handler of POST /engine/stream-ticket: a single-use ticket,
+// valid for 60 seconds, that opens the voice socket as the request's tenant, user,
+// environment and session (docs/voice.md).
+func (e *Engine) StreamTicketHandler() http.Handler {
+	return e.route(http.MethodPost, PathStreamTicket, http.HandlerFunc(e.serveStreamTicket))
+}
+
+func (e *Engine) serveStreamTicket(w http.ResponseWriter, r *http.Request) {
+	req, p := e.readHeaders(r)
+	if p == nil {
+		var body struct{}
+		p = decodeBody(w, r, e.maxBody, true, &body)
+	}
+	if p != nil {
+		writeProblem(w, p, req.idOrEmpty())
+		return
+	}
+	exp := e.now().Add(ticketTTL).Truncate(time.Second)
+	c := &token.TicketClaims{ID: uuid.NewString(), Tenant: req.Tenant.Key, Environment: req.Environment.Name,
+		UserToken: req.UserToken.Reveal(), Session: req.sessionID(), RequestID: req.ID, Expiry: exp.Unix(), Forward: req.Forward}
+	if len(req.Metadata) > 0 {
+		c.Metadata, _ = json.Marshal(req.Metadata)
+	}
+	ticket, err := e.tickets.Seal(c)
+	if err == nil && len(ticket) > maxTicketLen {
+		err = errors.New("the ticket is too long")
+	}
+	if err != nil {
+		e.log.ErrorContext(r.Context(), "minting a stream ticket failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		writeProblem(w, newProblem(http.StatusInternalServerError, CodeInternal, "the ticket could not be made"), req.ID)
+		return
+	}
+	out, _ := json.Marshal(ticketResponse{Ticket: ticket, ExpiresAt: exp.UTC().Format(time.RFC3339)})
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusCreated)
+	w.Write(out)
+	e.log.InfoContext(r.Context(), "stream ticket", "requestId", req.ID, "tenant", req.Tenant.Key, "env", req.Environment.Name)
+}
+
+// offeredTicket reads the subprotocols a socket's upgrade offers: the ticket, if one is
+// offered with the engine's subprotocol, or a problem for a list no client sends.
+func offeredTicket(r *http.Request) (ticket string, offered bool, p *Problem) {
+	var protos []string
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for part := range strings.SplitSeq(v, ",") {
+			if len(protos) == maxSubprotocols {
+				return "", true, ticketProblem(CodeInvalidStreamTicket, "the upgrade offers too many subprotocols")
+			}
+			protos = append(protos, strings.TrimSpace(part))
+		}
+	}
+	engine := false
+	for _, proto := range protos {
+		switch {
+		case proto == SubprotocolEngine:
+			engine = true
+		case strings.HasPrefix(proto, subprotocolTicket):
+			if ticket != "" {
+				return "", true, ticketProblem(CodeInvalidStreamTicket, "the upgrade offers more than one ticket")
+			}
+			ticket = proto[len(subprotocolTicket):]
+		}
+	}
+	switch {
+	case ticket == "":
+		return "", false, nil
+	case !engine:
+		return "", true, ticketProblem(CodeInvalidStreamTicket, "a ticket is offered with the subprotocol "+SubprotocolEngine)
+	case len(ticket) > maxTicketLen || !ticketChars(ticket):
+		return "", true, ticketProblem(CodeInvalidStreamTicket, "the ticket is malformed")
+	}
+	return ticket, true, nil
+}
+
+// ticketChars reports whether s holds only what a ticket is made of.
+func ticketChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func ticketProblem(code, detail string) *Problem {
+	return newProblem(http.StatusUnauthorized, code, detail)
+}
+
+// redeemTicket opens a ticket and spends it: the request it stands for, as its headers would
+// have made it. A ticket opens once, across every replica that shares the replay store.
+func (e *Engine) redeemTicket(r *http.Request, ticket string) (*request, *Problem) {
+	ctx := r.Context()
+	c, err := e.tickets.Open(ticket)
+	if err != nil {
+		return nil, ticketProblem(CodeInvalidStreamTicket, "the ticket is not one of this engine's")
+	}
+	req := &request{ID: c.RequestID}
+	if key := singleHeader(r.Header, HeaderEngineKey); key != "" && key != c.Tenant {
+		return req, ticketProblem(CodeStreamTicketWrongTenant, "the ticket belongs to another assistant")
+	}
+	exp := time.Unix(c.Expiry, 0)
+	if !e.now().Before(exp) {
+		return req, ticketProblem(CodeStreamTicketExpired, "the ticket expired; get a new one")
+	}
+	fresh, err := e.replay.Claim(ctx, ticketClaimPurpose+c.ID, exp.Add(time.Second))
+	switch {
+	case err != nil:
+		e.log.ErrorContext(ctx, "replay store failed", "requestId", req.ID, "err", err)
+		return req, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the ticket could not be checked; try again")
+	case !fresh:
+		return req, ticketProblem(CodeStreamTicketReused, "the ticket was used already; get a new one")
+	}
+	if p := e.identify(ctx, req, c.Tenant, c.Environment, c.UserToken); p != nil {
+		return req, p
+	}
+	if c.Session != "" {
+		s, p := e.inProcessSession(ctx, req, c.Session)
+		if p != nil {
+			return req, p
+		}
+		req.Session = s
+	}
+	if len(c.Metadata) > 0 {
+		json.Unmarshal(c.Metadata, &req.Metadata)
+	}
+	req.Forward = ForwardedHeaders(c.Forward)
+	return req, e.rateLimit(ctx, req)
+}

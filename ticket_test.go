@@ -1,0 +1,232 @@
+package engine_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+)
+
+// mintTicket asks h for a stream ticket with hdr.
+func mintTicket(t *testing.T, h *harness, hdr http.Header) (string, time.Time) {
+	t.Helper()
+	resp := h.do(t.Context(), http.MethodPost, engine.PathStreamTicket, hdr, "")
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || resp.Header.Get("Cache-Control") != "no-store" {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("stream-ticket: %d %s", resp.StatusCode, b)
+	}
+	var body struct {
+		Ticket    string    `json:"ticket"`
+		ExpiresAt time.Time `json:"expires_at"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Ticket == "" {
+		t.Fatalf("stream-ticket body: %+v %v", body, err)
+	}
+	return body.Ticket, body.ExpiresAt
+}
+
+// dialTicket opens the socket of h as a browser does: none of the protocol's headers, the
+// ticket as a subprotocol. It returns the socket, or the problem that refused it.
+func dialTicket(t *testing.T, url string, protocols []string, hdr http.Header) (*voiceClient, *engine.Problem) {
+	t.Helper()
+	ws, resp, err := websocket.Dial(t.Context(), url, &websocket.DialOptions{Subprotocols: protocols, HTTPHeader: hdr})
+	if err != nil {
+		if resp == nil {
+			t.Fatalf("dial: %v", err)
+		}
+		p := readProblem(t, resp)
+		if resp.StatusCode != p.Status {
+			t.Errorf("status %d, problem %d", resp.StatusCode, p.Status)
+		}
+		return nil, &p
+	}
+	if ws.Subprotocol() != engine.SubprotocolEngine {
+		t.Errorf("the socket answered with subprotocol %q", ws.Subprotocol())
+	}
+	t.Cleanup(func() { ws.CloseNow() })
+	return &voiceClient{t: t, ws: ws}, nil
+}
+
+// whoamiEngine is an engine whose model calls a tool that records who it ran for.
+func whoamiEngine(t *testing.T, cfg engine.Config) (*harness, func() []string) {
+	var (
+		mu  sync.Mutex
+		who []string
+	)
+	cfg.Toolset = &enginetest.FuncToolset{
+		ToolList: []engine.Tool{{Name: "whoami"}},
+		Funcs: map[string]func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error){
+			"whoami": func(_ context.Context, env *engine.ToolEnv, _ engine.ToolCall) (engine.ToolResult, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				who = append(who, env.Environment.Name+" "+env.UserToken.Reveal()+" "+env.RequestID)
+				return engine.ToolResult{Content: json.RawMessage(`{}`)}, nil
+			},
+		},
+	}
+	cfg.Model = modelFunc(func(_ context.Context, req *engine.ModelRequest) []engine.ModelEvent {
+		if enginetest.StepOf(req.Messages) == 0 {
+			return []engine.ModelEvent{call("1", "whoami", `{}`)}
+		}
+		return enginetest.Text("Done.")
+	})
+	h := newHarness(t, cfg)
+	return h, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), who...)
+	}
+}
+
+// TestStreamTicket: a ticket opens the socket once, as the user, environment and request that
+// asked for it, and the socket runs turns as one opened with headers; a ticket that is
+// reused, expired, another tenant's or malformed is refused with 401 and its code, and no
+// ticket reaches the logs.
+func TestStreamTicket(t *testing.T) {
+	clock := newClock()
+	h, who := whoamiEngine(t, engine.Config{Now: clock.Now})
+	hdr := headers()
+	hdr.Set("X-Request-ID", "stg-ticket-1")
+	ticket, exp := mintTicket(t, h, hdr)
+	if d := exp.Sub(clock.Now()); d <= 0 || d > time.Minute {
+		t.Errorf("the ticket lasts %v", d)
+	}
+	protocols := []string{engine.SubprotocolEngine, "ticket." + ticket}
+
+	c, p := dialTicket(t, h.wsURL(), protocols, nil)
+	if p != nil {
+		t.Fatalf("the ticket did not open the socket: %+v", p)
+	}
+	c.send(map[string]any{"type": "text", "transcript": "who am i"})
+	if r := c.turn(); r.spec.Speak != "Done." {
+		t.Fatalf("the turn: %+v", r.spec)
+	}
+	if got := who(); len(got) != 1 || got[0] != "staging "+testToken+" stg-ticket-1" {
+		t.Errorf("the tool ran as %q", got)
+	}
+
+	refused := func(name string, protocols []string, hdr http.Header, code string) {
+		t.Helper()
+		if _, p := dialTicket(t, h.wsURL(), protocols, hdr); p == nil || p.Status != http.StatusUnauthorized || p.Code != code {
+			t.Errorf("%s: %+v, want 401 %s", name, p, code)
+		}
+	}
+	refused("used again", protocols, nil, engine.CodeStreamTicketReused)
+
+	other, _ := mintTicket(t, h, headers())
+	refused("another tenant's key beside it", []string{engine.SubprotocolEngine, "ticket." + other},
+		http.Header{"X-Engine-Key": {"pk_other"}}, engine.CodeStreamTicketWrongTenant)
+
+	late, _ := mintTicket(t, h, headers())
+	clock.Add(61 * time.Second)
+	refused("expired", []string{engine.SubprotocolEngine, "ticket." + late}, nil, engine.CodeStreamTicketExpired)
+
+	tampered := []byte(ticket)
+	tampered[len(tampered)/2] ^= 1
+	if tampered[len(tampered)/2] < '0' {
+		tampered[len(tampered)/2] = 'A'
+	}
+	many := []string{engine.SubprotocolEngine}
+	for i := range 99 {
+		many = append(many, "p"+strings.Repeat("x", i%5))
+	}
+	for name, protos := range map[string][]string{
+		"forged":                 {engine.SubprotocolEngine, "ticket.st1_" + strings.Repeat("A", 80)},
+		"changed":                {engine.SubprotocolEngine, "ticket." + string(tampered)},
+		"10 KB":                  {engine.SubprotocolEngine, "ticket." + strings.Repeat("A", 10<<10)},
+		"20 KB":                  {engine.SubprotocolEngine, "ticket." + strings.Repeat("A", 20<<10)},
+		"not base64url":          {engine.SubprotocolEngine, "ticket.st1_abc.def"},
+		"without engine.v1":      {"ticket." + other},
+		"two tickets":            {engine.SubprotocolEngine, "ticket." + other, "ticket." + other},
+		"100 subprotocols":       append(many, "ticket."+other),
+		"empty after the prefix": {engine.SubprotocolEngine, "ticket.x"},
+	} {
+		refused(name, protos, nil, engine.CodeInvalidStreamTicket)
+	}
+	// Control characters cannot be sent by a WebSocket client, nor Go's HTTP client: a raw
+	// upgrade carries them.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(h.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: engine.v1, ticket.st1_a\x01b\r\n\r\n", engine.PathStream)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a control character in the ticket: %d", resp.StatusCode)
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		if p := readProblem(t, resp); p.Code != engine.CodeInvalidStreamTicket {
+			t.Errorf("a control character in the ticket: %s", p.Code)
+		}
+	}
+	// The socket of headers is unchanged, with or without the engine's subprotocol.
+	h.dial(t, headers())
+
+	for _, tk := range []string{ticket, other, late} {
+		if strings.Contains(h.logs.String(), tk) || strings.Contains(h.logs.String(), tk[4:40]) {
+			t.Fatal("a ticket reached the logs")
+		}
+	}
+	if strings.Contains(ticket, testToken) {
+		t.Error("the ticket shows the user's token")
+	}
+}
+
+// TestStreamTicketAcrossReplicas: a ticket minted by one replica opens the socket on another
+// that shares the signing key and the replay store, once.
+func TestStreamTicketAcrossReplicas(t *testing.T) {
+	shared := &engine.MemoryStore{}
+	a, _ := whoamiEngine(t, engine.Config{Replay: shared})
+	b, who := whoamiEngine(t, engine.Config{Replay: shared})
+	ticket, _ := mintTicket(t, a, headers())
+	protocols := []string{engine.SubprotocolEngine, "ticket." + ticket}
+	c, p := dialTicket(t, b.wsURL(), protocols, nil)
+	if p != nil {
+		t.Fatalf("replica B: %+v", p)
+	}
+	c.send(map[string]any{"type": "text", "transcript": "who am i"})
+	c.turn()
+	if got := who(); len(got) != 1 || !strings.HasPrefix(got[0], "production "+testToken) {
+		t.Errorf("on B the tool ran as %q", got)
+	}
+	if _, p := dialTicket(t, a.wsURL(), protocols, nil); p == nil || p.Code != engine.CodeStreamTicketReused {
+		t.Errorf("back on A: %+v", p)
+	}
+}
+
+// TestStreamTicketRequestIsChecked: the ticket request passes the checks of every request.
+func TestStreamTicketRequestIsChecked(t *testing.T) {
+	h, _ := whoamiEngine(t, engine.Config{})
+	hdr := headers()
+	hdr.Del("X-Token")
+	resp := h.do(t.Context(), http.MethodPost, engine.PathStreamTicket, hdr, "")
+	if p := readProblem(t, resp); resp.StatusCode != 401 || p.Code != engine.CodeMissingUserToken {
+		t.Errorf("without a token: %d %s", resp.StatusCode, p.Code)
+	}
+	resp = h.do(t.Context(), http.MethodPost, engine.PathStreamTicket, headers(), `[1]`)
+	if p := readProblem(t, resp); resp.StatusCode != 400 || p.Code != engine.CodeInvalidRequest {
+		t.Errorf("a body that is not an object: %d %s", resp.StatusCode, p.Code)
+	}
+	resp = h.do(t.Context(), http.MethodGet, engine.PathStreamTicket, headers(), "")
+	if p := readProblem(t, resp); resp.StatusCode != 405 || p.Code != engine.CodeMethodNotAllowed {
+		t.Errorf("GET: %d %s", resp.StatusCode, p.Code)
+	}
+}
