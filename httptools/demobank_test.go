@@ -34,7 +34,7 @@ func TestDemoBank(t *testing.T) {
 			t.Errorf("tool %s: Action = %v", tool.Name, tool.Action)
 		}
 	}
-	if want := []string{"get_balance", "list_transactions", "get_savings_goal", "transfer"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"get_balance", "list_transactions", "get_card", "get_savings_goal", "transfer"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 
@@ -65,6 +65,7 @@ func TestDemoBank(t *testing.T) {
 		{"savings", "get_balance", `{"account":"savings"}`, "formatted", "$2,500.00", false},
 		{"bad account", "get_balance", `{"account":"brokerage"}`, "error", "invalid_request", true},
 		{"goal", "get_savings_goal", `{}`, "percent", "65%", false},
+		{"card", "get_card", `{}`, "masked", "•••• 4242", false},
 		{"unknown payee", "transfer", `{"amount":20,"to":"Mallory"}`, "error", "unknown_payee", true},
 		{"too much", "transfer", `{"amount":5000,"to":"Alex"}`, "error", "insufficient_funds", true},
 	}
