@@ -22,7 +22,9 @@ const SubprotocolEngine = "engine.v1"
 func (t *StreamTicket) Protocols() []string { return []string{SubprotocolEngine, "ticket." + t.Ticket} }
 
 // String returns a description without the ticket itself.
-func (t *StreamTicket) String() string { return "stream ticket until " + t.ExpiresAt.Format(time.RFC3339) }
+func (t *StreamTicket) String() string {
+	return "stream ticket until " + t.ExpiresAt.Format(time.RFC3339)
+}
 
 // StreamTicket asks for a ticket that opens the voice socket once, within a minute, as this
 // client's user, environment and session: a host's backend mints it for its web page, which
