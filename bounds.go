@@ -27,6 +27,7 @@ const (
 	BoundSockets     = "sockets"      // StreamOptions.MaxSockets
 	BoundUserSockets = "user_sockets" // StreamOptions.MaxSocketsPerUser
 	BoundAudioMemory = "audio_memory" // StreamOptions.AudioMemory
+	BoundResumes     = "resumes"      // turns resumed at once (GET /engine/turns/{id})
 )
 
 // OverloadEvent describes work a bound refused.

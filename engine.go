@@ -114,6 +114,14 @@ type Config struct {
 	// are still read from Authorization and DPoP, so the host's credential travels elsewhere
 	// (a cookie, a header of its own).
 	Identify func(r *http.Request) (Identity, error)
+	// TurnLog keeps the events of each turn of the turn stream, so that a client whose stream
+	// broke resumes it with GET /engine/turns/{turnId} on any replica sharing the log
+	// (MemoryTurnLog for one replica, redisstore for several). With it, a turn whose client
+	// went away runs to its end, bounded by its deadline. Nil: turns are not kept, and a turn
+	// stops when its client goes.
+	TurnLog TurnLog
+	// ResumeFor is how long a finished turn can still be resumed (default 5 minutes).
+	ResumeFor time.Duration
 	// Widgets are the host's own widget types, offered to the model as UI tools beside the
 	// built-in ones; nil means none.
 	Widgets []WidgetType
@@ -163,6 +171,10 @@ type Engine struct {
 	environmentOf func(r *http.Request) string
 	identifyHook  func(r *http.Request) (Identity, error)
 	guards        Guards
+	turnLog       TurnLog
+	resumeFor     time.Duration
+	resumes       slots
+	resumesOfTurn resumesOfTurn
 	// hostWidgets are Config.Widgets by tool name; hostWidgetSpecs describe them to the model.
 	hostWidgets     map[string]*WidgetType
 	hostWidgetSpecs []ToolSpec
@@ -223,6 +235,11 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Guards != nil {
 		e.guards = *cfg.Guards
 	}
+	e.turnLog, e.resumeFor = cfg.TurnLog, cfg.ResumeFor
+	if e.resumeFor <= 0 {
+		e.resumeFor = defaultResumeFor
+	}
+	e.resumes = newSlots(0, defaultMaxResumes)
 	if err := e.initSessions(&cfg); err != nil {
 		errs = append(errs, err)
 	}
@@ -345,6 +362,7 @@ func (e *Engine) Handler() http.Handler {
 	mux.Handle(PathTTS, e.TTSHandler())
 	mux.Handle(PathStream, e.StreamHandler())
 	mux.Handle(PathStreamTicket, e.StreamTicketHandler())
+	mux.Handle(PathTurns, e.ResumeHandler())
 	mux.Handle("/", e.route("", "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, CodeNotFound, "no such route"), e.validRequestID(r))
 	})))

@@ -12,7 +12,8 @@ import (
 )
 
 func TestMemoryStoreSuite(t *testing.T) {
-	enginetest.StoreSuite{New: func(*testing.T) enginetest.Store { return &engine.MemoryStore{} }}.Run(t)
+	enginetest.StoreSuite{New: func(*testing.T) enginetest.Store { return &engine.MemoryStore{} },
+		TurnLog: func(*testing.T) engine.TurnLog { return &engine.MemoryTurnLog{} }}.Run(t)
 }
 
 // BenchmarkMemoryStoreClaim measures recording a proof id while many are live, as a busy

@@ -165,7 +165,12 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 	// write that fails (the client went away, or does not read) stops the turn.
 	st := &sseTurn{w: w, e: e, requestID: req.ID}
 	defer st.close()
-	e.playTurn(r.Context(), req, &body, st)
+	ctx := r.Context()
+	if e.turnLog != nil {
+		// The turn is kept: it outlives its connection, so that the client can resume it.
+		ctx = context.WithoutCancel(ctx)
+	}
+	e.playTurn(ctx, req, &body, st)
 	t := st.t
 	if t == nil {
 		return
@@ -209,7 +214,7 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 	tctx, cancel := context.WithTimeout(ctx, req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
 	defer cancel()
 	sink := &t.events
-	sink.to, sink.cancel = to, cancel
+	sink.to, sink.ctx, sink.cancel = to, tctx, cancel
 	t.out = sink
 	to.started(t)
 	if sink.send(Event{Type: EventStart, TurnID: t.turnID, ConversationID: t.conversationID}) != nil {
@@ -223,16 +228,26 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 
 // sseTurn writes the events of a turn as its event stream: the first event starts the
 // stream; a problem before it is the response. A write that fails, a keep-alive ping's
-// included, cancels the turn.
+// included, cancels the turn, unless the turn is kept in the TurnLog: it then runs on, and its
+// events go to the log alone, for the client to resume.
 type sseTurn struct {
 	w         http.ResponseWriter
 	e         *Engine
 	requestID string
 	t         *turn
 	stream    *sse.Writer
+	rec       *turnRecorder
+	n         int  // events so far, which number them as the stream does
+	broken    bool // the stream failed: events go to the log alone
 }
 
-func (s *sseTurn) started(t *turn) { s.t = t }
+func (s *sseTurn) started(t *turn) {
+	s.t = t
+	if s.e.turnLog != nil {
+		deadline, _ := t.events.deadline()
+		s.rec = s.e.startRecorder(t, deadline)
+	}
+}
 
 func (s *sseTurn) yield(ev Event, err error) bool {
 	if err != nil {
@@ -240,16 +255,39 @@ func (s *sseTurn) yield(ev Event, err error) bool {
 		return false
 	}
 	if s.stream == nil {
-		s.stream = sse.NewWriter(s.w, s.e.now, s.e.writeTimeout, s.t.events.cancel)
+		onFail := s.t.events.cancel
+		if s.rec != nil {
+			onFail = nil
+		}
+		s.stream = sse.NewWriter(s.w, s.e.now, s.e.writeTimeout, onFail)
 		s.stream.KeepAlive(s.e.ping)
 	}
-	if ev.Type == EventStart {
-		return s.stream.Start(ev.TurnID, ev.ConversationID) == nil
+	s.n++
+	if s.rec != nil {
+		data, derr := ev.Data()
+		if derr == nil {
+			s.rec.add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
+		}
 	}
-	return deliver(s.stream, ev) == nil
+	if s.broken {
+		return true
+	}
+	if ev.Type == EventStart {
+		err = s.stream.Start(ev.TurnID, ev.ConversationID)
+	} else {
+		err = deliver(s.stream, ev)
+	}
+	if err != nil && s.rec != nil {
+		s.broken = true
+		return true
+	}
+	return err == nil
 }
 
 func (s *sseTurn) close() {
+	if s.rec != nil {
+		s.rec.finish()
+	}
 	if s.stream != nil {
 		s.stream.Close()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/convengine/engine/internal/sse"
 	"github.com/convengine/engine/widgets"
@@ -115,10 +116,14 @@ func (c *seqConsumer) yield(ev Event, err error) bool { return c.loop(ev, err) }
 // is handed over. It lives in the turn, and all its methods run on the turn's goroutine.
 type eventSink struct {
 	to     turnConsumer
+	ctx    context.Context    // the turn's
 	cancel context.CancelFunc // the turn's
 	gone   bool
 	spec   widgets.Spec // done's, which the event points to
 }
+
+// deadline returns the turn's deadline.
+func (s *eventSink) deadline() (time.Time, bool) { return s.ctx.Deadline() }
 
 func (s *eventSink) send(ev Event) error {
 	if s.gone {

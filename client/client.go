@@ -164,6 +164,8 @@ type call struct {
 	accept       string
 	// noSession sends no session token, for create-session.
 	noSession bool
+	// header holds more headers, such as Last-Event-ID.
+	header http.Header
 }
 
 // retries are the retries a request made.
@@ -228,6 +230,9 @@ func (c *Client) send(ctx context.Context, cl call, id string, sess *Session) (*
 	}
 	if cl.accept != "" {
 		req.Header.Set("Accept", cl.accept)
+	}
+	for k, v := range cl.header {
+		req.Header[k] = v
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -481,10 +481,16 @@ type failingToken struct{}
 
 func (failingToken) UserToken(context.Context) (string, error) { return "", errors.New("signed out") }
 
-// TestStreamEndsEarly checks a stream cut off before done: the events that came, then
-// ErrIncompleteStream, and the assembled part of the spec.
+// TestStreamEndsEarly checks a stream cut off before done, by an engine that does not keep its
+// turns: the events that came, then ErrIncompleteStream, and the assembled part of the spec.
 func TestStreamEndsEarly(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"type":"about:blank","title":"Not found","status":404,"code":"not_found","retryable":false}`)
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, "id: 1\nevent: start\ndata: {\"turnId\":\"t\",\"conversationId\":\"c\"}\n\n: ping\n\n"+
 			"id: 2\nevent: speak\ndata: {\"delta\":\"Hel\"}\n\nid: 3\nevent: speak\ndata: {\"delta\":\"lo\"}\n\n"+

@@ -10,6 +10,7 @@ import (
 	"iter"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/convengine/engine/internal/sse"
@@ -173,6 +174,14 @@ type TurnStream struct {
 	body   io.ReadCloser
 	events *sse.Reader
 
+	// What resuming the turn once needs: the client, the turn's context, its id and the id of
+	// the last event read.
+	c       *Client
+	ctx     context.Context
+	turnID  string
+	lastID  string
+	resumed bool
+
 	speak   strings.Builder
 	widgets []widgets.Widget
 	spec    *widgets.Spec
@@ -194,7 +203,34 @@ func (c *Client) Turn(ctx context.Context, req *TurnRequest) (*TurnStream, error
 		resp.Body.Close()
 		return nil, fmt.Errorf("client: the turn answered %q, not an event stream", mt)
 	}
-	return &TurnStream{body: resp.Body, events: sse.NewReader(resp.Body, c.maxEvent)}, nil
+	return &TurnStream{body: resp.Body, events: sse.NewReader(resp.Body, c.maxEvent), c: c, ctx: ctx}, nil
+}
+
+// PathTurns is where the engine resumes a turn: GET PathTurns + turnId.
+const PathTurns = "/engine/turns/"
+
+// resume asks the engine for the turn's events after the last one read, once: an engine that
+// keeps its turns (Config.TurnLog) answers them and the rest of the turn, from any replica.
+func (t *TurnStream) resume() bool {
+	if t.resumed || t.turnID == "" || t.ctx.Err() != nil {
+		return false
+	}
+	t.resumed = true
+	hdr := http.Header{}
+	if t.lastID != "" {
+		hdr.Set("Last-Event-ID", t.lastID)
+	}
+	resp, err := t.c.do(t.ctx, call{method: http.MethodGet, path: PathTurns + url.PathEscape(t.turnID), accept: "text/event-stream", header: hdr})
+	if err != nil {
+		return false
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		resp.Body.Close()
+		return false
+	}
+	t.body.Close()
+	t.body, t.events = resp.Body, sse.NewReader(resp.Body, t.c.maxEvent)
+	return true
 }
 
 // Events returns the turn's events as they arrive. The sequence ends after the done event, or
@@ -218,11 +254,19 @@ func (t *TurnStream) Events() iter.Seq2[Event, error] {
 
 func (t *TurnStream) next() (Event, error) {
 	raw, err := t.events.Next()
+	for err != nil && !errors.Is(err, ErrEventTooLarge) && t.resume() {
+		// The stream broke (a network change): the turn goes on, and is read from where it
+		// was left.
+		raw, err = t.events.Next()
+	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, ErrIncompleteStream
 	}
 	if err != nil {
 		return nil, err
+	}
+	if raw.ID != "" {
+		t.lastID = raw.ID
 	}
 	bad := func(err error) (Event, error) {
 		return nil, fmt.Errorf("client: %s event %s: %w", raw.Name, raw.ID, err)
@@ -233,6 +277,7 @@ func (t *TurnStream) next() (Event, error) {
 		if err := json.Unmarshal(raw.Data, ev); err != nil {
 			return bad(err)
 		}
+		t.turnID = ev.TurnID
 		return ev, nil
 	case EventStatus:
 		ev := &StatusEvent{ID: raw.ID}
@@ -287,7 +332,8 @@ func (t *TurnStream) Spec() (*widgets.Spec, error) {
 	return &widgets.Spec{Speak: t.speak.String(), Widgets: t.widgets}, t.err
 }
 
-// Close ends the stream; a turn still running on the engine is cancelled.
+// Close ends the stream; a turn still running on the engine is cancelled, unless the engine
+// keeps its turns (they then run to their end, for a client to resume).
 func (t *TurnStream) Close() error { return t.body.Close() }
 
 // closeOnly discards a response body.

@@ -33,6 +33,10 @@ type Store interface {
 type StoreSuite struct {
 	// New returns an empty store for one check, whose clock is time.Now.
 	New func(t *testing.T) Store
+	// TurnLog, when set, returns an empty [engine.TurnLog] for one check, whose contract the
+	// suite checks too: events in order after a given id, owners, waiting for events, expiry,
+	// and readers following a writer.
+	TurnLog func(t *testing.T) engine.TurnLog
 }
 
 // Run runs the suite's checks as parallel subtests.
@@ -54,6 +58,23 @@ func (s StoreSuite) Run(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			c.f(t, s.New(t))
+		})
+	}
+	if s.TurnLog == nil {
+		return
+	}
+	for _, c := range []struct {
+		name string
+		f    func(*testing.T, engine.TurnLog)
+	}{
+		{"TurnLogRoundTrip", turnLogRoundTrip},
+		{"TurnLogWaits", turnLogWaits},
+		{"TurnLogExpiry", turnLogExpiry},
+		{"TurnLogFollowers", turnLogFollowers},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.f(t, s.TurnLog(t))
 		})
 	}
 }

@@ -2,14 +2,14 @@
 // protocol (Valkey, Redis Cluster, managed Redis), so that many engine replicas behind a load
 // balancer agree without sticky sessions.
 //
-// A [Store] is an [engine.SessionStore], an [engine.ReplayStore], an [engine.ActionStore] and
-// an [engine.RateLimiter]:
+// A [Store] is an [engine.SessionStore], an [engine.ReplayStore], an [engine.ActionStore], an
+// [engine.RateLimiter] and an [engine.TurnLog]:
 //
 //	store, err := redisstore.NewFromURL("redis://redis.internal:6379/0", nil)
 //	if err != nil { … }
 //	defer store.Close()
 //	e, err := engine.New(engine.Config{…, Sessions: store, Replay: store, Actions: store,
-//		RateLimiter: store})
+//		RateLimiter: store, TurnLog: store})
 //
 // A host that already has a client passes it to [New].
 //
@@ -23,6 +23,8 @@
 //	engine:action:pk_demo:{7d2a…}   a confirmed action: claimed, then its reply
 //	engine:rate:{pk_demo}:t         the tenant's rate limit bucket
 //	engine:rate:{pk_demo}:u:9c1e…   a user's, named by a keyed hash of the token
+//	engine:turn:{3f1b…}             a turn's events, a stream whose entry ids are the event ids
+//	engine:turnmeta:{3f1b…}         its owner (tenant, user hash, session) and whether it is done
 //
 // The braces are a Redis Cluster hash tag: every key about one id lands in one slot, and ids
 // spread over all slots. Rate limit buckets are tagged with the tenant, so that one script

@@ -220,11 +220,13 @@ func do[T any](ctx context.Context, s *Store, f func(context.Context) (T, error)
 
 // Kinds of record, the second part of a key.
 const (
-	kindSession = "session"
-	kindUser    = "user" // the sessions of a user, by expiry
-	kindReplay  = "replay"
-	kindAction  = "action"
-	kindRate    = "rate"
+	kindSession  = "session"
+	kindUser     = "user" // the sessions of a user, by expiry
+	kindReplay   = "replay"
+	kindAction   = "action"
+	kindRate     = "rate"
+	kindTurn     = "turn"     // a turn's events, a stream
+	kindTurnMeta = "turnmeta" // a turn's owner and end
 )
 
 // key returns the key of the record of id: the prefix, the kind, the namespace of the id (what

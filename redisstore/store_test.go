@@ -39,6 +39,8 @@ func TestSuite(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			enginetest.StoreSuite{New: func(t *testing.T) enginetest.Store {
 				return redisstore.New(client(t), &redisstore.Options{Prefix: prefix(t), Timeout: generous})
+			}, TurnLog: func(t *testing.T) engine.TurnLog {
+				return redisstore.New(client(t), &redisstore.Options{Prefix: prefix(t), Timeout: generous})
 			}}.Run(t)
 		})
 	}

@@ -9,14 +9,16 @@ import (
 	"github.com/convengine/engine/redisstore"
 )
 
-// stores are the engine's shared state, rate limits included: Redis when a URL is given,
-// memory otherwise.
+// stores are the engine's shared state, rate limits and the turns' events included: Redis when
+// a URL is given, memory otherwise.
 type stores struct{ redis *redisstore.Store }
 
 func (s stores) apply(cfg *engine.Config) {
 	if s.redis != nil {
-		cfg.Sessions, cfg.Replay, cfg.Actions, cfg.RateLimiter = s.redis, s.redis, s.redis, s.redis
+		cfg.Sessions, cfg.Replay, cfg.Actions, cfg.RateLimiter, cfg.TurnLog = s.redis, s.redis, s.redis, s.redis, s.redis
+		return
 	}
+	cfg.TurnLog = &engine.MemoryTurnLog{} // turns can be resumed (GET /engine/turns/{id})
 }
 
 // openStores connects to Redis when url is set and refuses to start if it does not answer.

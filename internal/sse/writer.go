@@ -118,6 +118,16 @@ func (s *Writer) Done(spec widgets.Spec) error {
 	return s.endLocked(appendSpec(s.header(eventDone), &spec, s.widgetData))
 }
 
+// Replay writes an event of a turn as it was sent before, under its own id: a resumed
+// stream carries the ids of the first, so that Last-Event-ID means the same on both. data is
+// one line of JSON.
+func (s *Writer) Replay(id int, name string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.id = id - 1
+	return s.endLocked(append(s.header(name), data...))
+}
+
 // header starts the next event in s.buf: its id, its name and the data field's name. The
 // caller holds s.mu.
 func (s *Writer) header(name string) []byte {

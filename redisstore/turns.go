@@ -1,0 +1,134 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/convengine/engine"
+)
+
+// A turn's log is two records sharing a hash tag: a stream whose entries are the turn's
+// events, each under the id "<event id>-0" with fields e (name) and d (data), and a hash of its
+// owner (tenant, user, session) and done. Appends are one MULTI per batch of events; a reader
+// waits for more with XREAD BLOCK.
+
+// AppendEvents adds evs to the turn's log: one transaction, its XADDs, the owner on the first
+// call, done at the end, and both records kept until keep.
+func (s *Store) AppendEvents(ctx context.Context, turn string, owner *engine.TurnOwner, evs []engine.LoggedEvent, done bool, keep time.Time) error {
+	stream, meta, ttl := s.key(kindTurn, turn), s.key(kindTurnMeta, turn), s.ttl(keep)
+	if ttl == 0 {
+		return nil
+	}
+	_, err := do(ctx, s, func(ctx context.Context) (struct{}, error) {
+		_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			if owner != nil {
+				p.HSet(ctx, meta, "tenant", owner.Tenant, "user", owner.User, "session", owner.Session)
+			}
+			for _, ev := range evs {
+				p.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: strconv.Itoa(ev.ID) + "-0", Values: []any{"e", ev.Name, "d", ev.Data}})
+			}
+			if done {
+				p.HSet(ctx, meta, "done", "1")
+			}
+			p.PExpire(ctx, stream, ttl)
+			p.PExpire(ctx, meta, ttl)
+			return nil
+		})
+		return struct{}{}, err
+	})
+	if err != nil {
+		return unavailable("appending a turn's events", err)
+	}
+	return nil
+}
+
+// ReadEvents returns the turn's owner, its events after after and whether it is over, waiting
+// up to wait for events with XREAD BLOCK when there are none yet.
+func (s *Store) ReadEvents(ctx context.Context, turn string, after, max int, wait time.Duration) (*engine.TurnRecord, error) {
+	stream, meta := s.key(kindTurn, turn), s.key(kindTurnMeta, turn)
+	rec, err := do(ctx, s, func(ctx context.Context) (*engine.TurnRecord, error) {
+		var (
+			m  *redis.MapStringStringCmd
+			xs *redis.XMessageSliceCmd
+		)
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			m = p.HGetAll(ctx, meta)
+			xs = p.XRangeN(ctx, stream, strconv.Itoa(after+1)+"-0", "+", int64(max))
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		fields := m.Val()
+		if len(fields) == 0 {
+			return nil, engine.ErrTurnNotFound
+		}
+		rec := &engine.TurnRecord{Owner: engine.TurnOwner{Tenant: fields["tenant"], User: fields["user"], Session: fields["session"]},
+			Done: fields["done"] == "1"}
+		rec.Events, err = loggedEvents(xs.Val())
+		return rec, err
+	})
+	switch {
+	case errors.Is(err, engine.ErrTurnNotFound):
+		return nil, err
+	case err != nil:
+		return nil, unavailable("reading a turn's events", err)
+	}
+	if len(rec.Events) > 0 || rec.Done || wait <= 0 {
+		return rec, nil
+	}
+	// Nothing yet: block until an event arrives, or wait passes. The blocking call has a
+	// deadline of its own, past the store's time-out.
+	bctx, cancel := context.WithTimeout(ctx, wait+s.timeout)
+	defer cancel()
+	res, err := s.client.XRead(bctx, &redis.XReadArgs{Streams: []string{stream, strconv.Itoa(after) + "-0"}, Count: int64(max), Block: wait}).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return rec, nil
+	case err != nil:
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, unavailable("waiting for a turn's events", err)
+	}
+	for _, st := range res {
+		evs, err := loggedEvents(st.Messages)
+		if err != nil {
+			return nil, unavailable("reading a turn's events", err)
+		}
+		rec.Events = append(rec.Events, evs...)
+	}
+	return rec, nil
+}
+
+// loggedEvents reads stream entries as events.
+func loggedEvents(msgs []redis.XMessage) ([]engine.LoggedEvent, error) {
+	out := make([]engine.LoggedEvent, 0, len(msgs))
+	for _, m := range msgs {
+		ms, _, _ := cutDash(m.ID)
+		id, err := strconv.Atoi(ms)
+		name, _ := m.Values["e"].(string)
+		data, _ := m.Values["d"].(string)
+		if err != nil || name == "" {
+			return nil, fmt.Errorf("%w: a turn event %q", ErrUnreadable, m.ID)
+		}
+		out = append(out, engine.LoggedEvent{ID: id, Name: name, Data: []byte(data)})
+	}
+	return out, nil
+}
+
+func cutDash(id string) (string, string, bool) {
+	for i := 0; i < len(id); i++ {
+		if id[i] == '-' {
+			return id[:i], id[i+1:], true
+		}
+	}
+	return id, "", false
+}
+
+var _ engine.TurnLog = (*Store)(nil)

@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/convengine/engine/internal/sse"
+)
+
+// PathTurns is where a turn of the turn stream is resumed: GET /engine/turns/{turnId}.
+const PathTurns = "/engine/turns/"
+
+// Bounds of resumes: the streams that follow turns at once, in the process and per turn, and
+// how long one follows a turn that goes on.
+const (
+	defaultMaxResumes = 256
+	maxResumesPerTurn = 8
+	resumeBatch       = 256
+	resumeWait        = 2 * time.Second
+	maxResumeFollow   = 5 * time.Minute
+)
+
+// ResumeHandler returns the handler of GET /engine/turns/{turnId}: the events of a turn kept
+// in the TurnLog after the client's Last-Event-ID, then the turn live until done, for the
+// tenant, user and session that ran it (docs/protocol.md).
+func (e *Engine) ResumeHandler() http.Handler {
+	return e.route(http.MethodGet, PathTurns, http.HandlerFunc(e.serveResume))
+}
+
+// resumesOfTurn counts the resumes of each turn, to bound them.
+type resumesOfTurn struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (r *resumesOfTurn) take(turn string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n == nil {
+		r.n = map[string]int{}
+	}
+	if r.n[turn] >= maxResumesPerTurn {
+		return false
+	}
+	r.n[turn]++
+	return true
+}
+
+func (r *resumesOfTurn) give(turn string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n[turn]--; r.n[turn] <= 0 {
+		delete(r.n, turn)
+	}
+}
+
+func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
+	req, p := e.readHeaders(r)
+	if p != nil {
+		writeProblem(w, p, req.idOrEmpty())
+		return
+	}
+	id := strings.TrimPrefix(r.URL.Path, PathTurns)
+	notFound := newProblem(http.StatusNotFound, CodeNotFound, "no turn of yours has this id, or it is over for too long")
+	if e.turnLog == nil || !validTurnID(id) {
+		writeProblem(w, notFound, req.ID)
+		return
+	}
+	after, p := lastEventID(r.Header)
+	if p != nil {
+		writeProblem(w, p, req.ID)
+		return
+	}
+	release, ok := e.resumes.tryAcquire()
+	if !ok {
+		writeProblem(w, e.overloaded(r.Context(), BoundResumes, req, "the engine is resuming as many turns as it can; try again in a moment"), req.ID)
+		return
+	}
+	defer release()
+	if !e.resumesOfTurn.take(id) {
+		p := newProblem(http.StatusTooManyRequests, CodeRateLimited, "this turn is being resumed too many times at once")
+		p.header = http.Header{"Retry-After": {"1"}}
+		writeProblem(w, p, req.ID)
+		return
+	}
+	defer e.resumesOfTurn.give(id)
+
+	ctx := r.Context()
+	rec, err := e.turnLog.ReadEvents(ctx, id, after, resumeBatch, 0)
+	switch {
+	case errors.Is(err, ErrTurnNotFound):
+		writeProblem(w, notFound, req.ID)
+		return
+	case err != nil:
+		e.log.ErrorContext(ctx, "reading a turn's events failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the turn could not be read; try again"), req.ID)
+		return
+	}
+	owner := TurnOwner{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key, req.UserToken), Session: req.sessionID()}
+	if rec.Owner != owner {
+		writeProblem(w, notFound, req.ID)
+		return
+	}
+	if rec.Done && len(rec.Events) == 0 && after > 0 {
+		// Nothing after after: it is the turn's last event, or past it.
+		last, err := e.turnLog.ReadEvents(ctx, id, after-1, 1, 0)
+		if err != nil || len(last.Events) == 0 || last.Events[0].ID != after {
+			writeProblem(w, invalidField("Last-Event-ID", "is past the turn's last event"), req.ID)
+			return
+		}
+	}
+
+	stream := sse.NewWriter(w, e.now, e.writeTimeout, nil)
+	defer stream.Close()
+	stream.KeepAlive(e.ping)
+	end := e.now().Add(maxResumeFollow)
+	sent := 0
+	for {
+		for _, ev := range rec.Events {
+			if stream.Replay(ev.ID, ev.Name, ev.Data) != nil {
+				return
+			}
+			after, sent = ev.ID, sent+1
+			if ev.Name == EventDone {
+				e.logResume(ctx, req, id, sent)
+				return
+			}
+		}
+		if rec.Done || !e.now().Before(end) {
+			e.logResume(ctx, req, id, sent)
+			return
+		}
+		rctx, cancel := context.WithTimeout(ctx, resumeWait+time.Second)
+		rec, err = e.turnLog.ReadEvents(rctx, id, after, resumeBatch, resumeWait)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				e.log.WarnContext(ctx, "following a turn failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+			}
+			return // the client resumes again from its last event
+		}
+	}
+}
+
+func (e *Engine) logResume(ctx context.Context, req *request, turn string, events int) {
+	e.log.InfoContext(ctx, "turn resumed", "requestId", req.ID, "tenant", req.Tenant.Key, "turnId", turn, "events", events)
+}
+
+// validTurnID reports whether s can be a turn's id: the engine's are UUIDs.
+func validTurnID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// lastEventID reads the Last-Event-ID header: the id of the last event the client has, 0 when
+// absent.
+func lastEventID(h http.Header) (int, *Problem) {
+	vals := h.Values("Last-Event-ID")
+	switch {
+	case len(vals) == 0:
+		return 0, nil
+	case len(vals) > 1:
+		return 0, invalidField("Last-Event-ID", "is sent more than once")
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(vals[0]))
+	if err != nil || n < 0 || n > 1<<30 {
+		return 0, invalidField("Last-Event-ID", "must be the id of an event of the turn, a number from 0")
+	}
+	return n, nil
+}

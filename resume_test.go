@@ -1,0 +1,246 @@
+package engine_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+)
+
+// resumable is an engine that keeps its turns, whose model calls a counted tool and then
+// speaks slowly.
+type resumable struct {
+	h     *harness
+	calls atomic.Int32
+}
+
+func newResumable(t *testing.T, cfg engine.Config, tenants ...*engine.Tenant) *resumable {
+	r := &resumable{}
+	cfg.TurnLog = &engine.MemoryTurnLog{}
+	cfg.Toolset = &enginetest.FuncToolset{
+		ToolList: []engine.Tool{{Name: "get_balance"}},
+		Funcs: map[string]func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error){
+			"get_balance": func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error) {
+				r.calls.Add(1)
+				return engine.ToolResult{Content: json.RawMessage(`{"balance":12}`)}, nil
+			},
+		},
+	}
+	words := []engine.ModelEvent{}
+	for i := range 30 {
+		words = append(words, engine.TextEvent("w"+strconv.Itoa(i)+" "))
+	}
+	cfg.Model = &enginetest.ScriptedModel{Delay: 5 * time.Millisecond, Steps: [][]engine.ModelEvent{
+		{engine.TextEvent("Checking. "), call("1", "get_balance", `{}`)}, words}}
+	r.h = newHarness(t, cfg, tenants...)
+	return r
+}
+
+// sseEvent is one event read off a stream.
+type sseEvent struct {
+	id   int
+	name string
+	data string
+}
+
+// readUntil reads events from body until stop says so, or the stream ends.
+func readUntil(t *testing.T, body io.Reader, stop func(sseEvent) bool) []sseEvent {
+	t.Helper()
+	var (
+		out []sseEvent
+		cur sseEvent
+	)
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "id: "):
+			cur.id, _ = strconv.Atoi(line[4:])
+		case strings.HasPrefix(line, "event: "):
+			cur.name = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			cur.data = line[6:]
+		case line == "" && cur.name != "":
+			out = append(out, cur)
+			if stop(cur) {
+				return out
+			}
+			cur = sseEvent{}
+		}
+	}
+	return out
+}
+
+func (r *resumable) resume(t *testing.T, hdr http.Header, turn string, lastID string) *http.Response {
+	t.Helper()
+	if lastID != "" {
+		hdr.Set("Last-Event-ID", lastID)
+	}
+	hdr.Set("Accept", "text/event-stream")
+	return r.h.doStreaming(t.Context(), http.MethodGet, engine.PathTurns+turn, hdr, "")
+}
+
+// TestResumeATurn: a client that loses its stream after the first speak event resumes the
+// turn from its last event; the turn ran on without it, its tool once, and the two parts make
+// the whole answer.
+func TestResumeATurn(t *testing.T) {
+	r := newResumable(t, engine.Config{})
+	ctx, cut := context.WithCancel(t.Context())
+	resp := r.h.doStreaming(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"balance"}`)
+	first := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventSpeak })
+	cut() // the phone moved from Wi-Fi to cellular
+	resp.Body.Close()
+	var start struct{ TurnID string }
+	json.Unmarshal([]byte(first[0].data), &start)
+	last := first[len(first)-1].id
+	if start.TurnID == "" || first[0].name != engine.EventStart || last != len(first) {
+		t.Fatalf("the first part: %+v", first)
+	}
+
+	resp = r.resume(t, headers(), start.TurnID, strconv.Itoa(last))
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("resume: %d %s", resp.StatusCode, b)
+	}
+	rest := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
+	if len(rest) == 0 || rest[0].id != last+1 || rest[len(rest)-1].name != engine.EventDone {
+		t.Fatalf("the resumed part: %+v", rest)
+	}
+	var speak strings.Builder
+	for i, ev := range append(first, rest...) {
+		if ev.id != i+1 {
+			t.Fatalf("event %d has id %d", i+1, ev.id)
+		}
+		if ev.name == engine.EventSpeak {
+			var d struct{ Delta string }
+			json.Unmarshal([]byte(ev.data), &d)
+			speak.WriteString(d.Delta)
+		}
+	}
+	var done struct{ Speak string }
+	json.Unmarshal([]byte(rest[len(rest)-1].data), &done)
+	if done.Speak == "" || speak.String() != done.Speak || !strings.HasSuffix(done.Speak, "w29 ") {
+		t.Errorf("deltas %q, done %q", speak.String(), done.Speak)
+	}
+	if n := r.calls.Load(); n != 1 {
+		t.Errorf("the tool ran %d times", n)
+	}
+
+	// Resumed again from the start, after the turn is over: the whole turn, the same.
+	resp2 := r.resume(t, headers(), start.TurnID, "")
+	all := readUntil(t, resp2.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
+	resp2.Body.Close()
+	if len(all) != len(first)+len(rest) || all[len(all)-1].data != rest[len(rest)-1].data {
+		t.Errorf("the whole turn again: %d events", len(all))
+	}
+	// From its last event: nothing more, and the stream ends.
+	resp3 := r.resume(t, headers(), start.TurnID, strconv.Itoa(len(all)))
+	b, _ := io.ReadAll(resp3.Body)
+	resp3.Body.Close()
+	if resp3.StatusCode != 200 || strings.Contains(string(b), "event:") {
+		t.Errorf("from the last event: %d %q", resp3.StatusCode, b)
+	}
+	if n := r.calls.Load(); n != 1 {
+		t.Errorf("resumes ran the tool: %d calls", n)
+	}
+}
+
+// TestResumeRefusals: another user's, tenant's or session's turn, an unknown or malformed id,
+// and a bad Last-Event-ID are refused; an engine without a TurnLog resumes nothing.
+func TestResumeRefusals(t *testing.T) {
+	other := testTenant()
+	other.Key = "pk_other"
+	r := newResumable(t, engine.Config{}, testTenant(), other)
+	resp := r.h.doStreaming(t.Context(), http.MethodPost, "/engine", headers(), `{"transcript":"balance"}`)
+	evs := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
+	resp.Body.Close()
+	var start struct{ TurnID string }
+	json.Unmarshal([]byte(evs[0].data), &start)
+
+	status := func(hdr http.Header, turn, lastID string) (int, string) {
+		t.Helper()
+		resp := r.resume(t, hdr, turn, lastID)
+		defer resp.Body.Close()
+		if resp.StatusCode == 200 {
+			return 200, ""
+		}
+		p := readProblem(t, resp)
+		return resp.StatusCode, p.Code + " " + p.Field
+	}
+	otherUser := headers()
+	otherUser.Set("X-Token", "another-user")
+	otherTenant := headers()
+	otherTenant.Set("X-Engine-Key", "pk_other")
+	for name, tc := range map[string]struct {
+		hdr          http.Header
+		turn, lastID string
+		status       int
+		code         string
+	}{
+		"another user":               {otherUser, start.TurnID, "", 404, "not_found "},
+		"another tenant":             {otherTenant, start.TurnID, "", 404, "not_found "},
+		"unknown turn":               {headers(), "00000000-0000-4000-8000-000000000000", "", 404, "not_found "},
+		"not an id":                  {headers(), "../../etc/passwd", "", 404, "not_found "},
+		"Last-Event-ID not a number": {headers(), start.TurnID, "abc", 400, "invalid_request Last-Event-ID"},
+		"Last-Event-ID negative":     {headers(), start.TurnID, "-1", 400, "invalid_request Last-Event-ID"},
+		"Last-Event-ID past the end": {headers(), start.TurnID, "9999", 400, "invalid_request Last-Event-ID"},
+	} {
+		if s, code := status(tc.hdr, tc.turn, tc.lastID); s != tc.status || code != tc.code {
+			t.Errorf("%s: %d %q, want %d %q", name, s, code, tc.status, tc.code)
+		}
+	}
+	if r.calls.Load() != 1 {
+		t.Errorf("%d tool calls", r.calls.Load())
+	}
+
+	plain := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}})
+	res := plain.turn(`{"transcript":"hi"}`)
+	resp = plain.doStreaming(t.Context(), http.MethodGet, engine.PathTurns+res.spec.Meta.TurnID, headers(), "")
+	if p := readProblem(t, resp); resp.StatusCode != 404 || p.Code != engine.CodeNotFound {
+		t.Errorf("without a TurnLog: %d %s", resp.StatusCode, p.Code)
+	}
+}
+
+// TestResumesAreBounded: a turn followed by many resumes at once serves eight; the others are
+// told to retry.
+func TestResumesAreBounded(t *testing.T) {
+	r := newResumable(t, engine.Config{})
+	resp := r.h.doStreaming(t.Context(), http.MethodPost, "/engine", headers(), `{"transcript":"balance"}`)
+	defer resp.Body.Close()
+	first := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventStart })
+	var start struct{ TurnID string }
+	json.Unmarshal([]byte(first[0].data), &start)
+	var held []*http.Response
+	refused := 0
+	for range 20 {
+		resp := r.resume(t, headers(), start.TurnID, "")
+		if resp.StatusCode == 200 {
+			held = append(held, resp)
+			continue
+		}
+		if p := readProblem(t, resp); resp.StatusCode == http.StatusTooManyRequests && p.Code == engine.CodeRateLimited && resp.Header.Get("Retry-After") != "" {
+			refused++
+		}
+	}
+	if len(held) != 8 || refused != 12 {
+		t.Errorf("%d resumes served at once, %d refused", len(held), refused)
+	}
+	for _, h := range held {
+		evs := readUntil(t, h.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
+		h.Body.Close()
+		if evs[len(evs)-1].name != engine.EventDone {
+			t.Error("a held resume did not follow the turn to its end")
+		}
+	}
+}

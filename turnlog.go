@@ -1,0 +1,49 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// A TurnLog keeps the events of the turns of the turn stream while they run and for a while
+// after, so that a client whose stream broke (a phone that moved from Wi-Fi to cellular) can
+// resume it on any replica with GET /engine/turns/{turnId} and Last-Event-ID, instead of
+// running the turn again. With a TurnLog, a turn whose client went away runs to its end
+// (bounded by its deadline); without one, it stops. Its methods are called from many
+// goroutines at once; with several replicas it must be shared by all of them.
+type TurnLog interface {
+	// AppendEvents adds evs to the log of turn, in order, after those already there; the first
+	// call creates the log, with owner. done marks the turn over. The log is kept until keep.
+	AppendEvents(ctx context.Context, turn string, owner *TurnOwner, evs []LoggedEvent, done bool, keep time.Time) error
+	// ReadEvents returns the turn's owner, at most max of its events numbered after after,
+	// and whether it is over. When it has no such events and is not over, it waits up to wait
+	// for some. An unknown or expired turn is [ErrTurnNotFound].
+	ReadEvents(ctx context.Context, turn string, after, max int, wait time.Duration) (*TurnRecord, error)
+}
+
+// ErrTurnNotFound is returned by a [TurnLog] for a turn it does not hold.
+var ErrTurnNotFound = errors.New("engine: turn not found")
+
+// TurnOwner is who may resume a turn: the same tenant, user and session.
+type TurnOwner struct {
+	Tenant string `json:"tenant"`
+	// User is a keyed hash of the tenant and the user's token, never the token.
+	User    string `json:"user"`
+	Session string `json:"session,omitempty"`
+}
+
+// LoggedEvent is one event of a turn stream as it was sent: its id (from 1), its name and its
+// data line.
+type LoggedEvent struct {
+	ID   int
+	Name string
+	Data []byte
+}
+
+// TurnRecord is what [TurnLog.ReadEvents] found of a turn.
+type TurnRecord struct {
+	Owner  TurnOwner
+	Events []LoggedEvent
+	Done   bool
+}
