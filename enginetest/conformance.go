@@ -130,7 +130,7 @@ func conformanceTools() []engine.ToolSpec {
 
 // Results the conformance turns feed back for data tools.
 var conformanceResults = map[string]string{
-	"get_balance":       `{"account":"checking","name":"Everyday Checking","currency":"USD","balance":1234.56,"formatted":"$1,234.56","change":"+$120.00 this month"}`,
+	"get_balance":       `{"account":"checking","name":"Everyday Checking","currency":"USD","balance":1234.56,"formatted":"$1,234.56","change":"+$120.00 this month","change_amount":"+$120.00"}`,
 	"get_savings_goal":  `{"name":"Trip to Lisbon","target":2000,"saved":1300,"progress":0.65,"formatted_saved":"$1,300.00","formatted_target":"$2,000.00","percent":"65%"}`,
 	"list_transactions": `{"transactions":[{"id":"tx_1","date":"2026-11-20","merchant":"Blue Bottle Coffee","category":"Coffee","amount":-4.5,"formatted":"-$4.50"}]}`,
 }

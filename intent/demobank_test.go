@@ -12,8 +12,11 @@ import (
 
 var (
 	checkingStat = widgets.Stat{Label: "Everyday Checking", Value: "$1,234.56", Delta: "+$120.00 this month"}
-	goalProgress = widgets.Progress{Label: "Trip to Lisbon", Value: 0.65}
-	recentRows   = []widgets.ListItem{
+	// The change of the month in the answer's language, not the bank's English.
+	checkingStatES = widgets.Stat{Label: "Everyday Checking", Value: "$1,234.56", Delta: "+$120.00 este mes"}
+	checkingStatAR = widgets.Stat{Label: "Everyday Checking", Value: "$1,234.56", Delta: "+$120.00 هذا الشهر"}
+	goalProgress   = widgets.Progress{Label: "Trip to Lisbon", Value: 0.65}
+	recentRows     = []widgets.ListItem{
 		{Title: "Blue Bottle Coffee", Subtitle: "2026-11-20", Trailing: "-$4.50"},
 		{Title: "Whole Foods", Subtitle: "2026-11-19", Trailing: "-$82.10"},
 		{Title: "Payroll", Subtitle: "2026-11-18", Trailing: "+$2,400.00"},
@@ -64,11 +67,11 @@ func TestDemoBank(t *testing.T) {
 			speak: "You have $1,234.56 in Everyday Checking.", widgets: []widgets.Widget{checkingStat},
 			suggestions: enBalanceSuggestions},
 		{locale: "en", text: "Show me my recent transactions", data: []string{`list_transactions {"limit":5}`},
-			speak:       "Here are your latest transactions. The most recent is -$4.50 at Blue Bottle Coffee.",
+			speak:       "Here are your latest transactions. The most recent is Blue Bottle Coffee, -$4.50.",
 			widgets:     []widgets.Widget{widgets.List{Title: "Recent transactions", Items: recentRows}},
 			suggestions: enTxSuggestions},
 		{locale: "en", text: "what did I spend recently", data: []string{`list_transactions {"limit":5}`},
-			speak:       "Here are your latest transactions. The most recent is -$4.50 at Blue Bottle Coffee.",
+			speak:       "Here are your latest transactions. The most recent is Blue Bottle Coffee, -$4.50.",
 			widgets:     []widgets.Widget{widgets.List{Title: "Recent transactions", Items: recentRows}},
 			suggestions: enTxSuggestions},
 		{locale: "en", text: "How am I doing on my savings goal?", data: []string{`get_savings_goal {}`},
@@ -114,13 +117,13 @@ func TestDemoBank(t *testing.T) {
 			suggestions: []string{"Show my recent transactions", "How's my savings goal?", "Send $20 to Alex"}},
 
 		{locale: "es", text: "¿Cuál es mi saldo?", data: []string{`get_balance {}`},
-			speak: "Tu saldo de Everyday Checking es $1,234.56.", widgets: []widgets.Widget{checkingStat},
+			speak: "Tu saldo de Everyday Checking es $1,234.56.", widgets: []widgets.Widget{checkingStatES},
 			suggestions: []string{"Muestra mis últimos movimientos", "¿Cómo va mi meta de ahorro?"}},
 		{locale: "es-MX", text: "cuánto dinero tengo", data: []string{`get_balance {}`},
-			speak: "Tu saldo de Everyday Checking es $1,234.56.", widgets: []widgets.Widget{checkingStat},
+			speak: "Tu saldo de Everyday Checking es $1,234.56.", widgets: []widgets.Widget{checkingStatES},
 			suggestions: []string{"Muestra mis últimos movimientos", "¿Cómo va mi meta de ahorro?"}},
 		{locale: "es", text: "Muestra mis últimos movimientos", data: []string{`list_transactions {"limit":5}`},
-			speak:       "Estos son tus últimos movimientos. El más reciente es -$4.50 en Blue Bottle Coffee.",
+			speak:       "Estos son tus últimos movimientos. El más reciente es Blue Bottle Coffee, -$4.50.",
 			widgets:     []widgets.Widget{widgets.List{Title: "Movimientos recientes", Items: recentRows}},
 			suggestions: []string{"¿Cuál es mi saldo?", "¿Cómo va mi meta de ahorro?"}},
 		{locale: "es", text: "¿Cómo va mi meta de ahorro?", data: []string{`get_savings_goal {}`},
@@ -136,18 +139,18 @@ func TestDemoBank(t *testing.T) {
 			suggestions: []string{"¿Cuál es mi saldo?", "Muestra mis últimos movimientos", "¿Cómo va mi meta de ahorro?", "Envía $20 a Alex"}},
 		{locale: "es", mode: engine.ModeHome, data: []string{`get_balance {}`, `get_savings_goal {}`},
 			speak:       "¡Hola! Tu saldo de Everyday Checking es $1,234.56, y llevas el 65% de tu meta Trip to Lisbon.",
-			widgets:     []widgets.Widget{checkingStat, goalProgress},
+			widgets:     []widgets.Widget{checkingStatES, goalProgress},
 			follow:      "Pregúntame por tu saldo, tus movimientos o tus ahorros.",
 			suggestions: []string{"Muestra mis últimos movimientos", "¿Cómo va mi meta de ahorro?", "Envía $20 a Alex"}},
 
 		{locale: "ar", text: "ما هو رصيدي؟", data: []string{`get_balance {}`},
-			speak: "رصيد Everyday Checking هو $1,234.56.", widgets: []widgets.Widget{checkingStat},
+			speak: "رصيد Everyday Checking هو $1,234.56.", widgets: []widgets.Widget{checkingStatAR},
 			suggestions: []string{"آخر المعاملات", "هدف الادخار"}},
 		{locale: "ar", text: "كم رصيدي", data: []string{`get_balance {}`},
-			speak: "رصيد Everyday Checking هو $1,234.56.", widgets: []widgets.Widget{checkingStat},
+			speak: "رصيد Everyday Checking هو $1,234.56.", widgets: []widgets.Widget{checkingStatAR},
 			suggestions: []string{"آخر المعاملات", "هدف الادخار"}},
 		{locale: "ar", text: "آخر المعاملات", data: []string{`list_transactions {"limit":5}`},
-			speak:       "إليك آخر معاملاتك. أحدثها -$4.50 لدى Blue Bottle Coffee.",
+			speak:       "إليك آخر معاملاتك. أحدثها Blue Bottle Coffee، -$4.50.",
 			widgets:     []widgets.Widget{widgets.List{Title: "آخر المعاملات", Items: recentRows}},
 			suggestions: []string{"ما هو رصيدي؟", "هدف الادخار"}},
 		{locale: "ar", text: "حوّل 20 دولارًا إلى أليكس", action: `transfer {"amount":20,"to":"Alex"}`,
@@ -163,7 +166,7 @@ func TestDemoBank(t *testing.T) {
 			suggestions: []string{"ما هو رصيدي؟", "حوّل 20 دولارًا إلى أليكس"}},
 		{locale: "ar", mode: engine.ModeHome, data: []string{`get_balance {}`, `get_savings_goal {}`},
 			speak:       "مرحبًا! رصيد Everyday Checking هو $1,234.56، وقد بلغت 65% من هدف Trip to Lisbon.",
-			widgets:     []widgets.Widget{checkingStat, goalProgress},
+			widgets:     []widgets.Widget{checkingStatAR, goalProgress},
 			follow:      "اسألني عن رصيدك أو معاملاتك أو مدخراتك.",
 			suggestions: []string{"آخر المعاملات", "هدف الادخار", "حوّل 20 دولارًا إلى أليكس"}},
 

@@ -80,7 +80,7 @@ func TestEngineTurns(t *testing.T) {
 		execute           string // the arguments of a confirm widget
 	}{
 		{"balance", `{"transcript":"What's my balance?"}`, "Your Everyday Checking balance is $1,234.56.", []string{widgets.TypeStat}, 2, ""},
-		{"transactions", `{"transcript":"show me my recent transactions"}`, "Here are your latest transactions. The most recent is -$4.50 at Blue Bottle Coffee.", []string{widgets.TypeList}, 2, ""},
+		{"transactions", `{"transcript":"show me my recent transactions"}`, "Here are your latest transactions. The most recent is Blue Bottle Coffee, -$4.50.", []string{widgets.TypeList}, 2, ""},
 		{"goal in Spanish", `{"transcript":"¿Cómo va mi meta de ahorro?","meta":{"locale":"es"}}`, "Has ahorrado $1,300.00 de $2,000.00 para Trip to Lisbon. Llevas el 65% de tu meta.", []string{widgets.TypeProgress}, 2, ""},
 		{"transfer", `{"transcript":"send $20 to Alex"}`, "I can send $20.00 to Alex. Please confirm.", []string{widgets.TypeConfirm}, 1, `{"amount":20,"to":"Alex"}`},
 		{"ask", `{"transcript":"send money"}`, "How much would you like to send, and to whom? You can pay Alex, Jordan, Sam or Taylor.", nil, 0, ""},

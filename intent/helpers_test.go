@@ -15,8 +15,8 @@ import (
 
 // Results of the demo bank's tools, shaped as docs/demobank-contract.md has them.
 const (
-	balanceResult      = `{"account":"checking","name":"Everyday Checking","currency":"USD","balance":1234.56,"formatted":"$1,234.56","change":"+$120.00 this month"}`
-	savingsResult      = `{"account":"savings","name":"Rainy Day Savings","currency":"USD","balance":5000,"formatted":"$5,000.00","change":"+$50.00 this month"}`
+	balanceResult      = `{"account":"checking","name":"Everyday Checking","currency":"USD","balance":1234.56,"formatted":"$1,234.56","change":"+$120.00 this month","change_amount":"+$120.00"}`
+	savingsResult      = `{"account":"savings","name":"Rainy Day Savings","currency":"USD","balance":5000,"formatted":"$5,000.00","change":"+$50.00 this month","change_amount":"+$50.00"}`
 	goalResult         = `{"name":"Trip to Lisbon","target":2000,"saved":1300,"progress":0.65,"formatted_saved":"$1,300.00","formatted_target":"$2,000.00","percent":"65%"}`
 	transactionsResult = `{"transactions":[
 		{"id":"tx_1","date":"2026-11-20","merchant":"Blue Bottle Coffee","category":"Coffee","amount":-4.5,"formatted":"-$4.50"},

@@ -9,6 +9,8 @@ type balanceResponse struct {
 	Balance   float64 `json:"balance"`
 	Formatted string  `json:"formatted"`
 	Change    string  `json:"change"`
+	// ChangeAmount is the change alone, for a client to say "this month" in its own language.
+	ChangeAmount string `json:"change_amount"`
 }
 
 // handleBalance serves GET /balance?account=checking|savings (default checking).
@@ -36,11 +38,12 @@ func (b *Bank) handleBalance(w http.ResponseWriter, r *http.Request) {
 	b.mu.Unlock()
 
 	writeJSON(w, http.StatusOK, balanceResponse{
-		Account:   a.id,
-		Name:      a.name,
-		Currency:  "USD",
-		Balance:   a.balance.dollars(),
-		Formatted: a.balance.String(),
-		Change:    a.change.signed() + " this month",
+		Account:      a.id,
+		Name:         a.name,
+		Currency:     "USD",
+		Balance:      a.balance.dollars(),
+		Formatted:    a.balance.String(),
+		Change:       a.change.signed() + " this month",
+		ChangeAmount: a.change.signed(),
 	})
 }

@@ -90,11 +90,11 @@ func TestEndpoints(t *testing.T) {
 		want       string
 	}{
 		{"balance default", "/balance",
-			`{"account":"checking","name":"Everyday Checking","currency":"USD","balance":1234.56,"formatted":"$1,234.56","change":"+$120.00 this month"}`},
+			`{"account":"checking","name":"Everyday Checking","currency":"USD","balance":1234.56,"formatted":"$1,234.56","change":"+$120.00 this month","change_amount":"+$120.00"}`},
 		{"balance checking", "/balance?account=checking",
-			`{"account":"checking","name":"Everyday Checking","currency":"USD","balance":1234.56,"formatted":"$1,234.56","change":"+$120.00 this month"}`},
+			`{"account":"checking","name":"Everyday Checking","currency":"USD","balance":1234.56,"formatted":"$1,234.56","change":"+$120.00 this month","change_amount":"+$120.00"}`},
 		{"balance savings", "/balance?account=savings",
-			`{"account":"savings","name":"High-Yield Savings","currency":"USD","balance":2500,"formatted":"$2,500.00","change":"+$250.00 this month"}`},
+			`{"account":"savings","name":"High-Yield Savings","currency":"USD","balance":2500,"formatted":"$2,500.00","change":"+$250.00 this month","change_amount":"+$250.00"}`},
 		{"goal", "/goal",
 			`{"name":"Trip to Lisbon","target":2000,"saved":1300,"progress":0.65,"formatted_saved":"$1,300.00","formatted_target":"$2,000.00","percent":"65%"}`},
 		{"transactions limit 2", "/transactions?limit=2",
