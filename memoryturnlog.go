@@ -8,15 +8,23 @@ import (
 )
 
 // defaultTurnLogMemory bounds the memory of a MemoryTurnLog.
-const defaultTurnLogMemory = 64 << 20
+const defaultTurnLogMemory = 16 << 20
+
+// What a turn and an event cost in memory besides their data: the turn's record, its map
+// entry, list element and channel; an event's slot in a slice that grows by doubling.
+const (
+	memTurnOverhead  = 512
+	memEventOverhead = 96
+)
 
 // MemoryTurnLog is a [TurnLog] in this process's memory, for a single replica. The zero value
 // is ready to use.
 type MemoryTurnLog struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// MaxBytes bounds the memory of the events kept (default 64 MiB); past it the turns that
-	// were logged first are dropped, and their resumes are 404.
+	// MaxBytes bounds the memory of the turns kept (default 16 MiB, some 3 000 turns of the
+	// demo's size); past it the turns that were logged first are dropped, and their resumes
+	// are 404.
 	MaxBytes int64
 
 	mu    sync.Mutex
@@ -60,10 +68,12 @@ func (m *MemoryTurnLog) AppendEvents(_ context.Context, turn string, owner *Turn
 		}
 		t.elem = m.order.PushBack(t)
 		m.turns[turn] = t
+		t.bytes = memTurnOverhead
+		m.bytes += memTurnOverhead
 	}
 	for _, ev := range evs {
 		ev.Data = append([]byte(nil), ev.Data...)
-		n := int64(len(ev.Data) + len(ev.Name) + 48)
+		n := int64(cap(ev.Data) + len(ev.Name) + memEventOverhead)
 		t.events = append(t.events, ev)
 		t.bytes += n
 		m.bytes += n
