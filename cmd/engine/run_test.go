@@ -52,6 +52,13 @@ func (w *lineWriter) String() string {
 // startServer runs the reference server with args and returns its base URL.
 func startServer(t *testing.T, args []string, env map[string]string) (string, *lineWriter) {
 	t.Helper()
+	base, out, _ := startServerLogs(t, args, env)
+	return base, out
+}
+
+// startServerLogs is startServer, also returning the server's log.
+func startServerLogs(t *testing.T, args []string, env map[string]string) (string, *lineWriter, *lineWriter) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &lineWriter{re: regexp.MustCompile(`engine listening on (\S+)`), found: make(chan string, 1)}
 	logs := &lineWriter{re: regexp.MustCompile(`^\b$`), found: make(chan string, 1)}
@@ -75,13 +82,13 @@ func startServer(t *testing.T, args []string, env map[string]string) (string, *l
 	})
 	select {
 	case base := <-out.found:
-		return base, out
+		return base, out, logs
 	case err := <-done:
 		t.Fatalf("run: %v", err)
 	case <-time.After(20 * time.Second):
 		t.Fatal("the server did not start")
 	}
-	return "", nil
+	return "", nil, nil
 }
 
 func turn(t *testing.T, base, requestID, body string) ([]enginetest.Event, widgets.Spec) {

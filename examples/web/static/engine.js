@@ -363,19 +363,27 @@ export class EngineClient {
    * post sends a JSON body to path and returns the Response when it is a success. A 401 other
    * than use_dpop_nonce re-creates the session and retries once; a second one is thrown.
    */
-  async post(path, body, { accept = "application/json", signal } = {}) {
+  post(path, body, { accept = "application/json", signal } = {}) {
+    return this.send("POST", path, { body, accept, signal });
+  }
+
+  /** send makes a request of the session, with its DPoP proof, under post's retry rules. */
+  async send(method, path, { body, accept = "application/json", signal, headers: extra = {} } = {}) {
     if (!this.session) await this.createSession();
     let renewed = false;
     let nonceRetried = false;
     for (;;) {
-      const headers = this.headers({ "Content-Type": "application/json", Accept: accept });
+      const headers = this.headers({ Accept: accept, ...extra });
+      if (body !== undefined) headers["Content-Type"] = "application/json";
       const url = this.url(path);
       const token = this.session.token;
       headers.Authorization = "DPoP " + token;
-      headers.DPoP = await this.key.proof({ method: "POST", url, token, nonce: this.nonce });
+      headers.DPoP = await this.key.proof({ method, url, token, nonce: this.nonce });
       let resp;
       try {
-        resp = await fetch(url, { method: "POST", headers, body: JSON.stringify(body), signal, cache: "no-store" });
+        const init = { method, headers, signal, cache: "no-store" };
+        if (body !== undefined) init.body = JSON.stringify(body);
+        resp = await fetch(url, init);
       } catch (err) {
         if (err.name === "AbortError") throw err;
         throw new EngineError({ code: "network", detail: String(err) });
@@ -399,18 +407,41 @@ export class EngineClient {
 
   /**
    * turn runs a turn and yields its events as {event, data} with data parsed, in stream
-   * order: start, status, speak, widget, error, done.
+   * order: start, status, speak, widget, error, done. When the stream breaks before done (a
+   * phone moving from Wi-Fi to cellular), the turn goes on in the engine, and is resumed once
+   * from the last event read (GET /engine/turns/{turnId} with Last-Event-ID): no event comes
+   * twice, and the tools are not called again.
    */
   async *turn(body, { signal, onComment } = {}) {
-    const resp = await this.post("/engine", body, { accept: "text/event-stream", signal });
-    for await (const ev of readEvents(resp, { onComment })) {
-      let data = null;
+    let resp = await this.post("/engine", body, { accept: "text/event-stream", signal });
+    let turnId = "";
+    let lastId = "";
+    let resumed = false;
+    for (;;) {
+      let done = false;
       try {
-        data = JSON.parse(ev.data);
-      } catch {
-        continue; // not JSON: not an event of this protocol
+        for await (const ev of readEvents(resp, { onComment })) {
+          let data = null;
+          try {
+            data = JSON.parse(ev.data);
+          } catch {
+            continue; // not JSON: not an event of this protocol
+          }
+          if (ev.id) lastId = ev.id;
+          if (ev.event === "start") turnId = data.turnId || "";
+          if (ev.event === "done") done = true;
+          yield { event: ev.event, data, id: ev.id };
+        }
+      } catch (err) {
+        if (err.name === "AbortError" || resumed || !turnId) throw err;
       }
-      yield { event: ev.event, data, id: ev.id };
+      if (done) return;
+      if (resumed || !turnId || signal?.aborted) {
+        throw new EngineError({ code: "incomplete_stream", detail: "the turn's stream ended before its done event" });
+      }
+      resumed = true;
+      const headers = lastId ? { "Last-Event-ID": lastId } : {};
+      resp = await this.send("GET", "/engine/turns/" + encodeURIComponent(turnId), { accept: "text/event-stream", signal, headers });
     }
   }
 
