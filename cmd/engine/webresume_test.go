@@ -2,13 +2,23 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/internal/redistest"
 )
 
 // TestWebResumeInBrowser runs examples/web/test/browser-resume.test.mjs: the page's turn
@@ -55,5 +65,74 @@ func TestWebResumeInBrowser(t *testing.T) {
 			t.Fatalf("the server logged %d turns (the page posted %d) and %d resumes:\n%s", turns, want, resumed, logs.String())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestWebResumeAcrossReplicas: the page's turn runs on replica A, its stream breaks after the
+// first speak event, and the resume is served by replica B, both on one Redis and one bank:
+// the bank's log shows the turn's tool called once.
+func TestWebResumeAcrossReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives Chromium; skipped with -short")
+	}
+	browser := os.Getenv("CHROMIUM")
+	if browser == "" {
+		var err error
+		if browser, err = exec.LookPath("chromium"); err != nil {
+			t.Fatal("the browser tests need Chromium: install the Debian package chromium (test.sh does)")
+		}
+	}
+	dir, node := webTestDir(t)
+	redis := redistest.StartT(t)
+	var (
+		mu    sync.Mutex
+		calls = map[string]int{}
+	)
+	bank := demobank.New(nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls[r.Method+" "+r.URL.Path]++
+		mu.Unlock()
+		bank.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	tn, err := demobank.Tenant(srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(map[string]any{"tenants": []*engine.Tenant{tn}})
+	path := filepath.Join(t.TempDir(), "tenants.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"ENGINE_SIGNING_KEY": base64.StdEncoding.EncodeToString([]byte("a shared signing key of 32 bytes")),
+		"ENGINE_REDIS_URL":   "redis://" + redis.Addr,
+	}
+	a, _, logsA := startServerLogs(t, []string{"-tenants", path, "-demo-web"}, env)
+	// Behind a load balancer both replicas answer at one public URL, which the page's DPoP
+	// proofs name: here, A's.
+	b, _, logsB := startServerLogs(t, []string{"-tenants", path, "-demo-web", "-public-url", a}, env)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "browser-resume.test.mjs", a, t.ArtifactDir(), b)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	t.Logf("browser test:\n%s", out)
+	if err != nil || !strings.Contains(string(out), "1/1 passed") {
+		t.Fatalf("browser test: %v", err)
+	}
+	if !strings.Contains(logsB.String(), "turn resumed") || strings.Contains(logsA.String(), "turn resumed") {
+		t.Error("the resume was not served by replica B")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The home turn asks for the balance and the goal, the question for the balance: a resume
+	// that ran the turn again would ask a third time.
+	if calls["GET /balance"] != 2 || calls["GET /goal"] != 1 {
+		t.Errorf("the bank's log: %v", calls)
 	}
 }

@@ -1,11 +1,12 @@
 // Browser test of a turn whose stream breaks: the page resumes it from its last event
 // (GET /engine/turns/{turnId} with Last-Event-ID) and shows the whole answer once. Usage:
 //
-//	node browser-resume.test.mjs <engine base URL> <screenshot folder>
+//	node browser-resume.test.mjs <engine base URL> <screenshot folder> [<replica URL>]
 //
-// The engine must run the offline demo, which keeps its turns. cmd/engine's
-// TestWebResumeInBrowser runs this file against a server it starts, and checks in the
-// server's log that the resume ran no turn again.
+// The engine must serve the demo tenant and its web client, and keep its turns. With a
+// replica, the resume goes to it instead, as a load balancer may send it after the page's
+// network changed (both must share Redis). cmd/engine's TestWebResumeInBrowser and
+// TestWebResumeAcrossReplicas run this file and check that the resume called no tool again.
 
 import { chromium } from "playwright-core";
 import { mkdtemp, mkdir, rm } from "node:fs/promises";
@@ -13,7 +14,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import assert from "node:assert/strict";
 
-const [base, outDir] = process.argv.slice(2);
+const [base, outDir, replica] = process.argv.slice(2);
 if (!base || !outDir) {
   console.error("usage: node browser-resume.test.mjs <engine base URL> <screenshot folder>");
   process.exit(2);
@@ -63,6 +64,14 @@ try {
     cut = body.slice(0, end);
     await route.fulfill({ status: 200, headers: resp.headers(), body: cut });
   });
+  if (replica) {
+    // The resume reaches the other replica; the page does not know.
+    await page.route("**/engine/turns/**", async (route) => {
+      const u = new URL(route.request().url());
+      const resp = await route.fetch({ url: new URL(u.pathname + u.search, replica).href });
+      await route.fulfill({ response: resp });
+    });
+  }
   const n = await page.locator(".answer").count();
   await page.locator("#text").fill("what is my balance");
   await page.locator("#text").press("Enter");
@@ -81,6 +90,10 @@ try {
 } catch (err) {
   failures++;
   console.log(`FAIL a broken stream is resumed\n${err?.stack ?? err}`);
+  for (const page of context.pages()) {
+    console.log("the page's conversation:", await page.locator("#conversation").innerText().catch(() => "?"));
+    await page.screenshot({ path: path.join(outDir, "failed-resume.png") }).catch(() => {});
+  }
 }
 await context.close();
 await rm(profile, { recursive: true, force: true });
