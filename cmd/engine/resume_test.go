@@ -2,18 +2,13 @@ package main
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/convengine/engine"
 	"github.com/convengine/engine/client"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
@@ -58,25 +53,13 @@ func TestTwoReplicasResumeATurn(t *testing.T) {
 	backend := enginetest.NewBackend(demobank.New(nil))
 	bank := httptest.NewServer(backend)
 	defer bank.Close()
-	tn, err := demobank.Tenant(bank.URL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := json.Marshal(map[string]any{"tenants": []*engine.Tenant{tn}})
-	path := filepath.Join(t.TempDir(), "tenants.json")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{
-		"ENGINE_SIGNING_KEY": base64.StdEncoding.EncodeToString([]byte("a shared signing key of 32 bytes")),
-		"ENGINE_REDIS_URL":   "redis://" + redis.Addr,
-	}
+	path, env := replicas(t, bank.URL, redis.Addr)
 	a, _ := startServer(t, []string{"-tenants", path}, env)
 	b, _ := startServer(t, []string{"-tenants", path}, env)
 	bURL, _ := url.Parse(b)
 
 	tr := &replicaCut{b: bURL}
-	c, err := client.New(a, &client.Options{EngineKey: tn.Key, UserToken: client.StaticToken("demo-user-token"),
+	c, err := client.New(a, &client.Options{EngineKey: demobank.EngineKey, UserToken: client.StaticToken("demo-user-token"),
 		HTTPClient: &http.Client{Transport: tr}})
 	if err != nil {
 		t.Fatal(err)

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convengine/engine"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/internal/redistest"
 )
@@ -25,16 +21,7 @@ import (
 // stream breaks after its first speak event and the page resumes it. The server's log shows
 // one resume, and no turn more than the page posted: the resume called no tool again.
 func TestWebResumeInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drives Chromium; skipped with -short")
-	}
-	browser := os.Getenv("CHROMIUM")
-	if browser == "" {
-		var err error
-		if browser, err = exec.LookPath("chromium"); err != nil {
-			t.Fatal("the browser tests need Chromium: install the Debian package chromium (test.sh does)")
-		}
-	}
+	browser := needChromium(t)
 	dir, node := webTestDir(t)
 	base, _, logs := startServerLogs(t, nil, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -72,16 +59,7 @@ func TestWebResumeInBrowser(t *testing.T) {
 // first speak event, and the resume is served by replica B, both on one Redis and one bank:
 // the bank's log shows the turn's tool called once.
 func TestWebResumeAcrossReplicas(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drives Chromium; skipped with -short")
-	}
-	browser := os.Getenv("CHROMIUM")
-	if browser == "" {
-		var err error
-		if browser, err = exec.LookPath("chromium"); err != nil {
-			t.Fatal("the browser tests need Chromium: install the Debian package chromium (test.sh does)")
-		}
-	}
+	browser := needChromium(t)
 	dir, node := webTestDir(t)
 	redis := redistest.StartT(t)
 	var (
@@ -96,19 +74,7 @@ func TestWebResumeAcrossReplicas(t *testing.T) {
 		bank.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	tn, err := demobank.Tenant(srv.URL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := json.Marshal(map[string]any{"tenants": []*engine.Tenant{tn}})
-	path := filepath.Join(t.TempDir(), "tenants.json")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{
-		"ENGINE_SIGNING_KEY": base64.StdEncoding.EncodeToString([]byte("a shared signing key of 32 bytes")),
-		"ENGINE_REDIS_URL":   "redis://" + redis.Addr,
-	}
+	path, env := replicas(t, srv.URL, redis.Addr)
 	a, _, logsA := startServerLogs(t, []string{"-tenants", path, "-demo-web"}, env)
 	// Behind a load balancer both replicas answer at one public URL, which the page's DPoP
 	// proofs name: here, A's.
