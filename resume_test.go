@@ -164,6 +164,8 @@ func TestResumeRefusals(t *testing.T) {
 	r := newResumable(t, engine.Config{}, testTenant(), other)
 	resp := r.h.doStreaming(t.Context(), http.MethodPost, "/engine", headers(), `{"transcript":"balance"}`)
 	evs := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
+	// The stream ends once the turn's log has all of it: the checks below need the turn over.
+	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	var start struct{ TurnID string }
 	json.Unmarshal([]byte(evs[0].data), &start)
