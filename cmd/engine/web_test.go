@@ -89,6 +89,58 @@ func TestWebClientInBrowser(t *testing.T) {
 	}
 }
 
+// TestWebVoiceSocketInBrowser runs the web client's live voice tests
+// (examples/web/test/browser-voice.test.mjs) in Chromium against the offline demo: the page
+// streams its fake microphone over the voice socket, opened with a stream ticket, finds the end
+// of speech itself, plays the answer as it arrives and stops it when the question, looped, is
+// heard again (barge-in). The screenshots go to the test's artifact folder.
+func TestWebVoiceSocketInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives Chromium; skipped with -short")
+	}
+	browser := os.Getenv("CHROMIUM")
+	if browser == "" {
+		var err error
+		if browser, err = exec.LookPath("chromium"); err != nil {
+			t.Fatal("the browser tests need Chromium: install the Debian package chromium (test.sh does)")
+		}
+	}
+	// The engine synthesizes the question and the answers with espeak-ng (or flite), and
+	// pocketsphinx hears the question.
+	for _, need := range []struct{ program, packages string }{
+		{"espeak-ng", "espeak-ng"},
+		{"pocketsphinx_continuous", "pocketsphinx and pocketsphinx-en-us"},
+	} {
+		if _, err := exec.LookPath(need.program); err != nil {
+			t.Fatalf("the live voice browser tests need %s: install the Debian packages %s", need.program, need.packages)
+		}
+	}
+	dir, node := webTestDir(t)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
+		t.Fatalf("playwright-core is not installed: run npm ci in %s (test.sh does)", dir)
+	}
+
+	base, _ := startServer(t, nil, nil)
+	shots := t.ArtifactDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "browser-voice.test.mjs", base, shots)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	t.Logf("live voice browser tests (screenshots in %s):\n%s", shots, out)
+	if err != nil {
+		t.Fatalf("live voice browser tests: %v", err)
+	}
+	if !strings.Contains(string(out), "passed") {
+		t.Fatal("the live voice browser tests printed no summary")
+	}
+	if !strings.Contains(string(out), "time to first audio: ") {
+		t.Error("the live voice browser tests did not report the time to first audio")
+	}
+}
+
 // TestDemoWebRoutes checks that the client is served at /demo/ by default with the offline
 // demo, and that -demo-web=false turns it off.
 func TestDemoWebRoutes(t *testing.T) {

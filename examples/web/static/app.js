@@ -1,11 +1,13 @@
 // The reference web client: a conversation with the engine's demo tenant. It creates a
 // device-bound session, runs turns as streamed events, draws the widgets, plays answers,
-// confirms actions behind a passcode and records voice turns.
+// confirms actions behind a passcode, holds live voice conversations over the voice socket
+// (voice.js) and, without live voice, records whole voice messages.
 
 import { EngineClient, EngineError } from "./engine.js";
 import { Recorder, base64 } from "./wav.js";
 import { renderWidget, renderCard } from "./widgets.js";
 import { strings, problemSentence } from "./text.js";
+import { LiveVoice, LiveVoiceError, stats as voiceStats, voiceStrings, wsURL } from "./voice.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -14,6 +16,12 @@ const state = {
   locale: localStorage.getItem("engine-demo.locale") || "en",
   user: localStorage.getItem("engine-demo.user") || "demo-user",
   autospeak: localStorage.getItem("engine-demo.autospeak") === "1",
+  // Live voice (the mic button holds a conversation over the voice socket) is a setting, off
+  // unless chosen: without it the mic button records a whole message and posts it, as the
+  // page's older browser test (browser.test.mjs) expects of a fresh page.
+  liveVoice: localStorage.getItem("engine-demo.live") === "1",
+  live: false, // live voice is on
+  liveStarting: false,
   conversationId: "",
   history: [], // {role, content}, oldest first
   busy: false,
@@ -42,6 +50,13 @@ function newClient() {
 function t(key, ...args) {
   const table = strings[state.locale] ?? strings.en;
   const v = table[key] ?? strings.en[key];
+  return typeof v === "function" ? v(...args) : v;
+}
+
+/** vt is t for the live voice's words (voice.js). */
+function vt(key, ...args) {
+  const table = voiceStrings[state.locale] ?? voiceStrings.en;
+  const v = table[key] ?? voiceStrings.en[key];
   return typeof v === "function" ? v(...args) : v;
 }
 
@@ -90,8 +105,13 @@ function applyLocale() {
   $("passcode-hint").textContent = t("passcodeHint");
   $("passcode-cancel").textContent = t("cancel");
   $("passcode-ok").textContent = t("confirm");
-  $("mic-label").textContent = state.recorder ? t("stopRecording") : t("startRecording");
-  $("mic").title = state.recorder ? t("stopRecording") : t("speak");
+  const micText = state.recorder ? t("stopRecording")
+    : state.live ? vt("stopLive")
+    : state.liveVoice ? vt("startLive")
+    : t("startRecording");
+  $("mic-label").textContent = micText;
+  $("mic").title = state.recorder || state.live ? micText : t("speak");
+  $("live-voice-label").textContent = vt("liveVoice");
   $("send").title = t("send");
   document.querySelector('label.field:has(#locale) span').textContent = t("language");
   document.querySelector('label.field:has(#user) span').textContent = t("account");
@@ -401,6 +421,188 @@ async function toggleRecording() {
   applyLocale();
 }
 
+// --- live voice ----------------------------------------------------------------------------
+
+/** setVoiceStatus writes the live voice's status line (a polite live region). */
+function setVoiceStatus(text, { failed = false } = {}) {
+  const el = $("voice-status");
+  if (el.textContent !== text) el.textContent = text;
+  el.classList.toggle("failed", failed);
+}
+
+const live = new LiveVoice({
+  // A new ticket for every socket, asked with the headers, session and DPoP proof of every
+  // request (client.post), so that the socket is this session's.
+  mintTicket: async () => (await client.post("/engine/stream-ticket", {})).json(),
+  url: () => wsURL("/engine/stream", client.base + "/"),
+  context: () => {
+    const c = { locale: state.locale };
+    if (state.conversationId) c.sessionId = state.conversationId;
+    return c;
+  },
+  handlers: {
+    onState(s) {
+      const mic = $("mic");
+      mic.classList.toggle("hearing", s === "hearing");
+      mic.classList.toggle("answering", s === "answering");
+      if (s === "off") mic.style.removeProperty("--level");
+      if (s === "off" && !state.live) return; // the caller says why
+      setVoiceStatus(vt(s));
+    },
+    onLevel(peak) {
+      $("mic").style.setProperty("--level", Math.min(1, peak * 3).toFixed(2));
+    },
+    onUtteranceEnd(turn) {
+      turn.view = newTurnView(t("voicePending"), { voice: true });
+      turn.view.status.textContent = "…";
+      turn.view.status.classList.add("visible");
+    },
+    onTranscript(turn) {
+      turn.view ??= newTurnView(turn.transcript, { voice: true });
+      turn.view.userText.textContent = turn.transcript || t("voiceUnheard");
+      scrollToEnd();
+    },
+    onSpeak(turn, delta) {
+      const view = turn.view;
+      if (!view) return;
+      view.status.classList.remove("visible");
+      view.speak.append(document.createTextNode(delta));
+      scrollToEnd();
+    },
+    onSpec(turn, spec) {
+      const view = turn.view;
+      if (!view) return;
+      view.status.classList.remove("visible");
+      for (const w of spec.widgets ?? []) if (w?.type === "confirm") state.confirms.push(w);
+      finishTurn(view, spec, { userText: turn.transcript ?? spec.meta?.transcript });
+      if (turn.transcript) view.userText.textContent = turn.transcript;
+      if (turn.error && !spec.speak) view.answer.append(errorLine(new EngineError({ code: turn.error.code, detail: turn.error.message })));
+      view.answer.setAttribute("aria-busy", "false");
+      scrollToEnd();
+    },
+    onDone(turn) {
+      if (turn.view) endVoiceView(turn.view);
+    },
+    onCancelled(turn) {
+      const view = turn.view;
+      if (!view) return;
+      if (!turn.spec) {
+        for (const part of [view.widgets, view.follow, view.chips, view.listen.parentElement]) part.remove();
+        if (!turn.transcript) view.userText.textContent = t("voiceUnheard");
+        else state.history.push({ role: "user", content: turn.transcript });
+        // What was said of the answer before it was stopped stays in the history too.
+        if (view.speak.textContent) state.history.push({ role: "assistant", content: view.speak.textContent });
+      }
+      markInterrupted(view);
+      endVoiceView(view);
+    },
+    onInterrupted(turn) {
+      if (turn.view) markInterrupted(turn.view);
+    },
+    onTurnError(turn, err, final) {
+      const view = turn.view;
+      if (!final || !view) return; // after the transcript, the apology and the spec follow
+      if (err.code === "no_speech") {
+        // A cough or a door: nothing to show in the conversation.
+        view.node.remove();
+        setVoiceStatus(vt("noSpeech"));
+        return;
+      }
+      view.answer.classList.add("failed");
+      for (const part of [view.speak, view.widgets, view.follow, view.chips, view.listen.parentElement]) part.remove();
+      view.answer.prepend(errorLine(new EngineError({ code: err.code, detail: err.message, retryable: err.retryable })));
+      if (!turn.transcript) view.userText.textContent = t("voiceUnheard");
+      endVoiceView(view);
+    },
+    onSocketError(err) {
+      setVoiceStatus(problemSentence(new EngineError({ code: err.code, detail: err.message })), { failed: true });
+    },
+    onLost(info) {
+      if (info.reconnect) {
+        setVoiceStatus(vt("socketLost"), { failed: true });
+        return;
+      }
+      liveOff();
+      setVoiceStatus(vt("reconnectFailed"), { failed: true });
+    },
+  },
+});
+
+/** markInterrupted notes under an answer that the user spoke over it. */
+function markInterrupted(view) {
+  if (view.answer.querySelector(".interrupted")) return;
+  const note = document.createElement("p");
+  note.className = "interrupted";
+  note.textContent = vt("interrupted");
+  if (view.speak.isConnected) view.speak.after(note);
+  else view.answer.append(note);
+}
+
+function endVoiceView(view) {
+  view.status.classList.remove("visible");
+  view.answer.setAttribute("aria-busy", "false");
+  scrollToEnd();
+}
+
+/** liveOff shows the mic button as off. */
+function liveOff() {
+  state.live = false;
+  const mic = $("mic");
+  mic.setAttribute("aria-pressed", "false");
+  mic.classList.remove("live", "hearing", "answering");
+  mic.style.removeProperty("--level");
+  applyLocale();
+}
+
+/**
+ * startLive switches live voice on. When the ticket or the socket fails, the status line says
+ * so and the mic falls back to recording a whole message, posted as before.
+ */
+async function startLive() {
+  if (state.live || state.liveStarting) return;
+  state.liveStarting = true;
+  showBanner("");
+  const mic = $("mic");
+  mic.setAttribute("aria-busy", "true");
+  try {
+    await live.start();
+  } catch (err) {
+    if (err instanceof LiveVoiceError) {
+      const why = err.kind === "ticket" ? vt("ticketFailed", problemSentence(err.cause ?? err)) : vt("socketFailed");
+      setVoiceStatus(`${why} ${vt("fallback")}`, { failed: true });
+      state.liveStarting = false;
+      mic.removeAttribute("aria-busy");
+      await toggleRecording();
+      return;
+    }
+    setVoiceStatus("");
+    showBanner(err?.name === "NotAllowedError" ? t("micDenied") : t("micUnavailable"));
+    return;
+  } finally {
+    state.liveStarting = false;
+    mic.removeAttribute("aria-busy");
+  }
+  state.live = true;
+  mic.setAttribute("aria-pressed", "true");
+  mic.classList.add("live");
+  applyLocale();
+}
+
+function stopLive() {
+  if (!state.live) return;
+  live.stop();
+  liveOff();
+  setVoiceStatus(vt("off"));
+}
+
+/** onMic: the mic button switches live voice on and off, or records a message without it. */
+function onMic() {
+  if (state.recorder) return toggleRecording(); // the fallback's recording: stop and send
+  if (state.live) return stopLive();
+  if (state.liveVoice) return startLive();
+  return toggleRecording();
+}
+
 // --- start ---------------------------------------------------------------------------------
 
 async function start() {
@@ -415,6 +617,12 @@ async function start() {
 }
 
 function reset() {
+  // The socket is the old user's: it closes with the rest.
+  if (state.live) {
+    live.close();
+    liveOff();
+    setVoiceStatus(vt("off"));
+  }
   state.conversationId = "";
   state.history = [];
   $("turns").replaceChildren();
@@ -426,6 +634,7 @@ function wire() {
   applyLocale();
   $("user").value = state.user;
   $("autospeak").checked = state.autospeak;
+  $("live-voice").checked = state.liveVoice;
   $("composer").addEventListener("submit", (e) => {
     e.preventDefault();
     const input = $("text");
@@ -434,7 +643,13 @@ function wire() {
     input.value = "";
     send(text);
   });
-  $("mic").addEventListener("click", toggleRecording);
+  $("mic").addEventListener("click", onMic);
+  $("live-voice").addEventListener("change", (e) => {
+    state.liveVoice = e.target.checked;
+    localStorage.setItem("engine-demo.live", state.liveVoice ? "1" : "0");
+    if (!state.liveVoice) stopLive();
+    applyLocale();
+  });
   $("locale").addEventListener("change", (e) => {
     state.locale = e.target.value;
     localStorage.setItem("engine-demo.locale", state.locale);
@@ -464,7 +679,17 @@ window.__demo = {
     if (client.session) client.session.token = client.session.token.slice(0, -6) + "AAAAAA";
   },
   lastRecording: null,
+  /** voice is the live conversation (voice.js): its socket, turns and player. */
+  voice: live,
+  /** streamTicket mints a ticket for the voice socket, as live voice does for each socket. */
+  async streamTicket() {
+    return (await client.post("/engine/stream-ticket", {})).json();
+  },
+  /** wsURL returns the socket URL of a path of this engine. */
+  wsURL: (path) => wsURL(path, client.base + "/"),
 };
+// window.__voiceStats: the live voice's times (performance.now()) and counters, for the tests.
+window.__voiceStats = voiceStats;
 
 wire();
 start();

@@ -1,0 +1,522 @@
+// Browser tests of the web client's live voice over the voice socket (examples/web/static/
+// voice.js), in Debian's Chromium driven by playwright-core. Usage:
+//
+//	node browser-voice.test.mjs <engine base URL> <screenshot folder>
+//
+// The engine must run the offline demo with its speech engines (cmd/engine with no tenants
+// file, espeak-ng or flite, pocketsphinx), which serves the client at /demo/. Chromium's fake
+// microphone plays "What is my balance?", synthesized by the engine itself, followed by two
+// seconds of silence, in a loop: the page hears the question, the engine answers it, and the
+// question heard again while the answer plays is a barge-in. CHROMIUM names the browser
+// (default /usr/bin/chromium). Each test saves a screenshot; the process exits 1 when a test
+// fails. cmd/engine's TestWebVoiceSocketInBrowser runs this file against a server it starts.
+
+import { chromium } from "playwright-core";
+import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { randomBytes } from "node:crypto";
+import http from "node:http";
+import path from "node:path";
+import assert from "node:assert/strict";
+import { SpeechDetector, FrameResampler, FRAME_SAMPLES, pcm16Base64, base64PCM16ToFloat, floatToPCM16 } from "../static/voice.js";
+
+const [base, outDir] = process.argv.slice(2);
+if (!base || !outDir) {
+  console.error("usage: node browser-voice.test.mjs <engine base URL> <screenshot folder>");
+  process.exit(2);
+}
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+const demoURL = new URL("/demo/", base).href;
+const TIMEOUT = 20_000;
+
+// --- set-up --------------------------------------------------------------------------------
+
+/** fixWAVSizes sets a streamed WAV's unknown RIFF and data sizes to the bytes received. */
+function fixWAVSizes(buf) {
+  const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  v.setUint32(4, buf.length - 8, true);
+  for (let off = 12; off + 8 <= buf.length;) {
+    const id = buf.subarray(off, off + 4).toString("latin1");
+    const size = v.getUint32(off + 4, true);
+    if (id === "data") {
+      v.setUint32(off + 4, buf.length - off - 8, true);
+      break;
+    }
+    off += 8 + size + (size % 2);
+  }
+  return buf;
+}
+
+/** pcmOf returns the sample rate and the PCM bytes of a 16-bit mono WAV. */
+function pcmOf(wav) {
+  assert.equal(wav.subarray(0, 4).toString("latin1"), "RIFF");
+  let rate = 0;
+  for (let off = 12; off + 8 <= wav.length;) {
+    const id = wav.subarray(off, off + 4).toString("latin1");
+    const size = wav.readUInt32LE(off + 4);
+    if (id === "fmt ") {
+      assert.equal(wav.readUInt16LE(off + 10), 1, "mono");
+      assert.equal(wav.readUInt16LE(off + 22), 16, "16-bit");
+      rate = wav.readUInt32LE(off + 12);
+    }
+    if (id === "data") return { rate, pcm: wav.subarray(off + 8, off + 8 + Math.min(size, wav.length - off - 8)) };
+    off += 8 + size + (size % 2);
+  }
+  throw new Error("the WAV has no data chunk");
+}
+
+/** wavOf returns a 16-bit mono WAV file of pcm at rate. */
+function wavOf(rate, pcm) {
+  const h = Buffer.alloc(44);
+  h.write("RIFF", 0, "latin1");
+  h.writeUInt32LE(36 + pcm.length, 4);
+  h.write("WAVEfmt ", 8, "latin1");
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(rate, 24);
+  h.writeUInt32LE(rate * 2, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write("data", 36, "latin1");
+  h.writeUInt32LE(pcm.length, 40);
+  return Buffer.concat([h, pcm]);
+}
+
+/**
+ * spokenQuestion asks the engine to say a question and writes it, followed by two seconds of
+ * silence, as the fake microphone's WAV. Chromium plays it in a loop.
+ */
+async function spokenQuestion(dir, text) {
+  const resp = await fetch(new URL("/engine/tts", base), {
+    method: "POST",
+    headers: { "X-Engine-Key": "pk_demo", "X-Token": "demo-user", "X-Request-ID": "prod-web-test-live-voice", "Content-Type": "application/json" },
+    body: JSON.stringify({ text }),
+  });
+  assert.equal(resp.status, 200, "POST /engine/tts for the spoken question");
+  const { rate, pcm } = pcmOf(fixWAVSizes(Buffer.from(await resp.arrayBuffer())));
+  const silence = Buffer.alloc(rate * 2 * 2); // two seconds
+  const file = path.join(dir, "question-then-silence.wav");
+  await writeFile(file, wavOf(rate, Buffer.concat([pcm, silence])));
+  return { file, seconds: pcm.length / 2 / rate, loopSeconds: (pcm.length + silence.length) / 2 / rate };
+}
+
+await mkdir(outDir, { recursive: true });
+const profile = await mkdtemp(path.join(tmpdir(), "engine-web-voice-"));
+const question = await spokenQuestion(profile, "What is my balance?");
+
+const started = Date.now();
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath,
+  headless: true,
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--use-fake-ui-for-media-stream",
+    "--use-fake-device-for-media-stream",
+    `--use-file-for-fake-audio-capture=${question.file}`, // looped
+    "--autoplay-policy=no-user-gesture-required",
+  ],
+  viewport: { width: 1100, height: 820 },
+  deviceScaleFactor: 1,
+  permissions: ["microphone"],
+  locale: "en-US",
+});
+context.setDefaultTimeout(TIMEOUT);
+const launchMs = Date.now() - started;
+
+// --- helpers -------------------------------------------------------------------------------
+
+/**
+ * openPage opens the client, waits for the home turn and records the page's engine traffic
+ * and its voice sockets' messages.
+ */
+async function openPage() {
+  const page = await context.newPage();
+  const traffic = [];
+  page.on("response", (r) => {
+    const u = new URL(r.url());
+    if (u.pathname.startsWith("/engine") || u.pathname.startsWith("/api/")) {
+      traffic.push({ method: r.request().method(), path: u.pathname, status: r.status() });
+    }
+  });
+  const sockets = [];
+  page.on("websocket", (ws) => {
+    const s = { url: ws.url(), sent: [], received: [], closed: false };
+    sockets.push(s);
+    ws.on("framesent", (f) => s.sent.push(JSON.parse(f.payload)));
+    ws.on("framereceived", (f) => {
+      const m = JSON.parse(f.payload);
+      if (m.type === "audio") m.chunk = m.chunk.length; // keep the log small
+      s.received.push(m);
+    });
+    ws.on("close", () => (s.closed = true));
+  });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e));
+  const consoleErrors = [];
+  page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
+  await page.addInitScript(() => {
+    localStorage.clear();
+    localStorage.setItem("engine-demo.locale", "en");
+  });
+  await page.goto(demoURL);
+  await lastAnswerDone(page);
+  return { page, traffic, sockets, errors, consoleErrors };
+}
+
+const lastAnswer = (page) => page.locator(".answer").last();
+
+async function lastAnswerDone(page) {
+  await page.locator('.answer[aria-busy="false"]').last().waitFor();
+  await page.waitForFunction(() => [...document.querySelectorAll(".answer")].every((a) => a.getAttribute("aria-busy") === "false"));
+  return lastAnswer(page);
+}
+
+async function shot(page, name) {
+  await page.evaluate(() => {
+    document.activeElement?.blur();
+    const c = document.getElementById("conversation");
+    c.scrollTo({ top: c.scrollHeight, behavior: "instant" });
+  });
+  await page.screenshot({ path: path.join(outDir, `${name}.png`) });
+}
+
+/** stats returns the page's window.__voiceStats. */
+const stats = (page) => page.evaluate(() => JSON.parse(JSON.stringify(window.__voiceStats)));
+
+/**
+ * waitStats waits until fn() is true in the page (it reads window.__voiceStats), and returns
+ * the stats.
+ */
+async function waitStats(page, fn, timeout = TIMEOUT) {
+  await page.waitForFunction(fn, null, { timeout });
+  return stats(page);
+}
+
+/**
+ * upgrade asks for the voice socket over plain HTTP with the subprotocols a page offers, and
+ * returns the status and the problem's code of a refusal (101 when it was accepted).
+ */
+function upgrade(ticket) {
+  const u = new URL("/engine/stream", base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: u.hostname,
+      port: u.port,
+      path: u.pathname,
+      headers: {
+        Connection: "Upgrade",
+        Upgrade: "websocket",
+        "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": randomBytes(16).toString("base64"),
+        "Sec-WebSocket-Protocol": `engine.v1, ticket.${ticket}`,
+      },
+    });
+    req.on("upgrade", (res, socket) => {
+      socket.destroy();
+      resolve({ status: res.statusCode, code: "" });
+    });
+    req.on("response", async (res) => {
+      let body = "";
+      for await (const c of res) body += c;
+      let code = "";
+      try {
+        code = JSON.parse(body).code;
+      } catch {
+        // not a problem document
+      }
+      resolve({ status: res.statusCode, code });
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+// --- tests ---------------------------------------------------------------------------------
+
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+const measured = [];
+
+// The page's own parts that need no browser run in Node first.
+
+/** frames cuts float samples at 16 kHz into the detector's 20 ms frames of PCM16. */
+function frames(samples) {
+  const out = [];
+  for (let off = 0; off + FRAME_SAMPLES <= samples.length; off += FRAME_SAMPLES) out.push(floatToPCM16(samples.subarray(off, off + FRAME_SAMPLES)));
+  return out;
+}
+
+/** events runs a detector over samples and returns its events with their times in ms. */
+function events(samples) {
+  const d = new SpeechDetector();
+  return frames(samples).flatMap((f, i) => {
+    const ev = d.push(f);
+    return ev ? [{ ev, ms: (i + 1) * 20 }] : [];
+  });
+}
+
+/** noise returns seconds of white noise of RMS level db (dBFS), from a seeded generator. */
+function noise(seconds, db, seed = 1) {
+  const a = 10 ** (db / 20) * Math.sqrt(3);
+  const out = new Float32Array(seconds * 16000);
+  for (let i = 0; i < out.length; i++) {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    out[i] = a * (2 * (seed / 2147483648) - 1);
+  }
+  return out;
+}
+
+/** voice returns seconds of a voice-like sound: a 150 Hz buzz with harmonics, in syllables. */
+function voice(seconds, peak = 0.3) {
+  const out = new Float32Array(seconds * 16000);
+  for (let i = 0; i < out.length; i++) {
+    const t = i / 16000;
+    const syllable = 0.35 + 0.65 * Math.abs(Math.sin(Math.PI * 4 * t));
+    let v = 0;
+    for (let h = 1; h <= 8; h++) v += Math.sin(2 * Math.PI * 150 * h * t) / h;
+    out[i] = (peak / 2.7) * syllable * v;
+  }
+  return out;
+}
+
+function concat(...parts) {
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  return out;
+}
+
+test("the end-of-speech detector: speech starts after ~100 ms, ends after 700 ms of silence", async () => {
+  const bg = (s, seed) => noise(s, -55, seed);
+  const under = bg(1.2, 2);
+  const speech = voice(1.2).map((v, i) => v + under[i]);
+  const mixed = concat(bg(1, 1), speech, bg(1.5, 3));
+  const got = events(mixed);
+  assert.deepEqual(got.map((e) => e.ev), ["start", "end"], JSON.stringify(got));
+  assert.ok(got[0].ms >= 1080 && got[0].ms <= 1200, `speech heard at ${got[0].ms} ms; it starts at 1000`);
+  assert.ok(got[1].ms >= 2200 + 680 && got[1].ms <= 2200 + 800, `end of speech at ${got[1].ms} ms; speech ends at 2200`);
+  // Digital silence around the speech, as a file or a muted line gives.
+  const silent = events(concat(new Float32Array(8000), voice(1), new Float32Array(16000)));
+  assert.deepEqual(silent.map((e) => e.ev), ["start", "end"], JSON.stringify(silent));
+});
+
+test("the end-of-speech detector ignores steady noise, hum and a click", async () => {
+  assert.deepEqual(events(noise(3, -30)), [], "loud steady noise is the floor, not speech");
+  const hum = Float32Array.from({ length: 3 * 16000 }, (_, i) => (i < 16000 ? 0.001 : 0.3) * Math.sin((2 * Math.PI * 50 * i) / 16000));
+  assert.deepEqual(events(hum), [], "mains hum switched on");
+  const click = concat(noise(1, -55), Float32Array.from({ length: 320 }, () => 0.8), noise(1, -55, 7));
+  assert.deepEqual(events(click), [], "a 20 ms click");
+});
+
+test("microphone audio becomes 20 ms frames of 16 kHz PCM16 without drift", async () => {
+  for (const rate of [48000, 44100, 16000]) {
+    const got = [];
+    const r = new FrameResampler(rate, (f) => got.push(f));
+    const block = Math.round(rate / 50);
+    const tone = Float32Array.from({ length: rate * 3 }, (_, i) => 0.5 * Math.sin((2 * Math.PI * 440 * i) / rate));
+    for (let off = 0; off < tone.length; off += block) r.push(tone.subarray(off, off + block));
+    assert.equal(got.length, 150, `${rate} Hz: 3 s gives 150 frames`);
+    assert.ok(got.every((f) => f instanceof Int16Array && f.length === FRAME_SAMPLES));
+  }
+  const pcm = Int16Array.from([0, 1, -1, 32767, -32768, 1234]);
+  const b64 = pcm16Base64(pcm);
+  assert.equal(b64, Buffer.from(new Uint8Array(pcm.buffer)).toString("base64"), "little-endian bytes in base64");
+  assert.deepEqual([...base64PCM16ToFloat(b64)].map((v) => Math.round(v * 32768)), [...pcm]);
+});
+
+test("a live voice turn over the socket, then a barge-in", async () => {
+  const { page, traffic, sockets, errors, consoleErrors } = await openPage();
+  const ticketRequest = page.waitForRequest((r) => r.url().endsWith("/engine/stream-ticket"));
+  ticketRequest.catch(() => {}); // awaited below
+  const mic = page.locator("#mic");
+  await page.getByLabel("Live voice").check();
+  assert.equal(await page.locator("#mic-label").textContent(), "Start live voice");
+  const conversationId = await page.evaluate(() => window.__demo.state.conversationId);
+  assert.ok(conversationId, "the home turn named the conversation");
+  const turnsBefore = await page.locator(".turn").count();
+
+  await mic.click();
+  await page.waitForFunction(() => document.getElementById("mic").getAttribute("aria-pressed") === "true");
+  assert.equal(await page.locator("#mic-label").textContent(), "Stop live voice");
+  assert.equal(await page.locator("#voice-status").getAttribute("role"), "status");
+
+  // (a) The question is heard, answered over the socket and drawn.
+  let s = await waitStats(page, () => window.__voiceStats.turns[0]?.doneReceived != null);
+  const turn = page.locator(".turn").nth(turnsBefore);
+  const answer = turn.locator(".answer");
+  assert.match(await turn.locator(".bubble.user .user-text").textContent(), /balance/i, "the transcript is shown");
+  assert.ok(await turn.locator(".bubble.user.voice").count(), "a voice bubble");
+  assert.match(await answer.locator(".speak").textContent(), /You have \$[0-9,]+\.\d\d in Everyday Checking/);
+  assert.equal(await answer.locator(".widget.stat").count(), 1, "the stat widget");
+  assert.match(await answer.locator(".widget.stat .stat-value").textContent(), /^\$[0-9,]+\.\d\d$/);
+  assert.equal(await answer.getAttribute("aria-busy"), "false");
+  await shot(page, "voice-live-answer");
+
+  // The ticket was asked with the page's headers and the socket opened with it.
+  const ticketCalls = traffic.filter((r) => r.path === "/engine/stream-ticket");
+  assert.deepEqual(ticketCalls.map((r) => `${r.method} ${r.status}`), ["POST 201"]);
+  const headers = (await ticketRequest).headers();
+  assert.equal(headers["x-engine-key"], "pk_demo");
+  assert.equal(headers["x-token"], "demo-user");
+  assert.match(headers["x-request-id"], /^prod-web-/);
+  assert.match(headers.authorization, /^DPoP ey/, "the session's token");
+  const claims = JSON.parse(Buffer.from(headers.dpop.split(".")[1], "base64url"));
+  assert.equal(claims.htu, new URL("/engine/stream-ticket", base).href, "a DPoP proof for the ticket request");
+  assert.equal(sockets.length, 1, "one socket");
+  const ws = sockets[0];
+  assert.equal(new URL(ws.url).pathname, "/engine/stream");
+  assert.deepEqual(ws.sent[0].context, { locale: "en", sessionId: conversationId }, "the first message carries the context");
+  assert.ok(ws.sent.slice(1).every((m) => !m.context), "the context is sent once");
+  const audio = ws.sent.filter((m) => m.type === "audio");
+  assert.ok(audio.length >= 40, `${audio.length} audio frames sent`);
+  assert.ok(audio.every((m) => Buffer.from(m.chunk, "base64").length === 640), "frames of 320 samples of PCM16");
+  const eos = ws.sent.findIndex((m) => m.type === "end_of_speech");
+  assert.ok(eos > 0, "end_of_speech sent");
+  // Only the speech goes up, with its pre-roll and the silence that ended it: about the
+  // question's length plus a second, not the whole loop.
+  const seconds = (eos * 20) / 1000;
+  assert.ok(seconds < question.seconds + 1.6, `${seconds} s of audio sent before end_of_speech for a ${question.seconds.toFixed(2)} s question`);
+  const kinds = ws.received.map((m) => m.type);
+  assert.equal(kinds[0], "transcript");
+  assert.ok(kinds.indexOf("audio") < kinds.indexOf("spec") && kinds.indexOf("spec") < kinds.indexOf("done"), kinds.join(" "));
+
+  // (b) The answer started playing before its spec arrived.
+  const t0 = s.turns[0];
+  assert.ok(t0.firstAudioReceived != null && t0.firstAudioPlaying != null && t0.specReceived != null, JSON.stringify(t0));
+  assert.ok(t0.firstAudioPlaying < t0.specReceived, `first audio playing at ${t0.firstAudioPlaying}, spec at ${t0.specReceived}`);
+  const ttfa = Math.round(t0.firstAudioPlaying - t0.endOfSpeechSent);
+  measured.push(`time to first audio: ${ttfa} ms`);
+  console.log(`time to first audio: ${ttfa} ms (end_of_speech sent → first chunk playing; first audio message ${Math.round(t0.firstAudioReceived - t0.endOfSpeechSent)} ms, spec ${Math.round(t0.specReceived - t0.endOfSpeechSent)} ms)`);
+  assert.ok(ttfa > 0 && ttfa < 5000, `time to first audio ${ttfa} ms`);
+
+  // (c) The looped question is heard again while the answer plays: the page cancels the
+  // answer and stops every chunk at once.
+  s = await waitStats(page, () => window.__voiceStats.bargeIns[0]?.playbackStopped != null, 15_000);
+  const b = s.bargeIns[0];
+  assert.ok(b.cancelSent != null, "cancel sent");
+  assert.ok(b.sources > 0, "chunks were playing or scheduled");
+  assert.equal(b.activeAfter, 0, "nothing left scheduled");
+  const stopMs = b.playbackStopped - b.cancelSent;
+  console.log(`barge-in: ${b.sources} chunks stopped ${stopMs.toFixed(1)} ms after the cancel`);
+  assert.ok(stopMs >= 0 && stopMs <= 100, `playback stopped ${stopMs} ms after the cancel`);
+  assert.ok(b.cancelSent > t0.firstAudioPlaying, "the cancel came while the answer played");
+  assert.equal(await page.evaluate(() => window.__demo.voice.player.active), false, "no audio playing");
+  const cancel = ws.sent.findIndex((m) => m.type === "cancel");
+  assert.ok(cancel > eos, "cancel sent on the socket");
+  assert.ok(ws.sent.slice(cancel + 1).some((m) => m.type === "audio"), "the new utterance streams after the cancel");
+  await page.waitForFunction(() => window.__voiceStats.counters.cancelledReceived > 0);
+  assert.equal(await answer.locator(".interrupted").textContent(), "Interrupted.", "the answer spoken over is marked");
+
+  // The interrupting question is answered in turn.
+  s = await waitStats(page, () => window.__voiceStats.turns[1]?.doneReceived != null || window.__voiceStats.turns[1]?.cancelled != null);
+  assert.match(s.turns[1].transcript ?? "", /balance/i, "the second question was heard");
+  await shot(page, "voice-live-barge-in");
+
+  // Switching off closes the socket once nothing is pending, and says so.
+  await mic.click();
+  await page.waitForFunction(() => document.getElementById("mic").getAttribute("aria-pressed") === "false");
+  assert.equal(await page.locator("#voice-status").textContent(), "Live voice is off.");
+  await page.waitForFunction(() => !window.__demo.voice.ws);
+  for (let i = 0; i < 50 && !ws.closed; i++) await page.waitForTimeout(100);
+  assert.ok(ws.closed, "the socket is closed");
+  assert.deepEqual(errors, []);
+  assert.deepEqual(consoleErrors, []);
+  await page.close();
+});
+
+test("a stream ticket opens one socket, once", async () => {
+  const { page, consoleErrors } = await openPage();
+  const r = await page.evaluate(async () => {
+    const { ticket, expires_at } = await window.__demo.streamTicket();
+    const url = window.__demo.wsURL("/engine/stream");
+    const open = () =>
+      new Promise((resolve) => {
+        const ws = new WebSocket(url, ["engine.v1", "ticket." + ticket]);
+        let opened = false;
+        ws.onopen = () => {
+          opened = true;
+          resolve({ opened: true, protocol: ws.protocol, ws });
+        };
+        ws.onerror = () => opened || resolve({ opened: false, event: "error" });
+        ws.onclose = (e) => opened || resolve({ opened: false, event: "close", code: e.code });
+        setTimeout(() => resolve({ opened: false, event: "timeout" }), 5000);
+      });
+    const first = await open();
+    const second = await open();
+    first.ws?.close();
+    return { ticket, expires_at, first: { opened: first.opened, protocol: first.protocol }, second };
+  });
+  assert.deepEqual(r.first, { opened: true, protocol: "engine.v1" }, "the ticket opens a socket");
+  assert.equal(r.second.opened, false, "the same ticket does not open a second one");
+  assert.notEqual(r.second.event, "timeout", "the second socket failed at once");
+  assert.match(r.ticket, /^st1_/);
+  const ttl = Date.parse(r.expires_at) - Date.now();
+  assert.ok(ttl > 0 && ttl <= 61_000, `the ticket expires in ${ttl} ms`);
+  // The refusal, as any client sees it: 401 stream_ticket_reused.
+  assert.deepEqual(await upgrade(r.ticket), { status: 401, code: "stream_ticket_reused" });
+  assert.ok(consoleErrors.every((m) => /WebSocket/.test(m)), consoleErrors.join("\n"));
+  await page.close();
+});
+
+test("when the ticket endpoint fails, the status line says so and the mic records instead", async () => {
+  const { page } = await openPage();
+  await page.getByLabel("Live voice").check();
+  await page.route("**/engine/stream-ticket", (route) =>
+    route.fulfill({ status: 503, contentType: "application/problem+json", body: JSON.stringify({ code: "store_unavailable", title: "Unavailable", detail: "down", retryable: true }) }),
+  );
+  const turn = page.waitForRequest((r) => r.url().endsWith("/engine") && r.postData()?.includes("audio_base64"));
+  turn.catch(() => {});
+  await page.locator("#mic").click();
+  const status = page.locator("#voice-status");
+  await page.waitForFunction(() => document.getElementById("voice-status").classList.contains("failed"));
+  assert.match(await status.textContent(), /^Live voice could not start: the stream ticket was refused\. The assistant is having trouble right now/);
+  assert.match(await status.textContent(), /records a whole message instead/);
+  await page.waitForFunction(() => document.getElementById("mic").classList.contains("recording"));
+  assert.equal(await page.locator("#mic").getAttribute("aria-pressed"), "true");
+  await page.waitForTimeout(800);
+  await shot(page, "voice-live-fallback");
+  await page.locator("#mic").click();
+  const body = JSON.parse((await turn).postData());
+  assert.equal(body.mode, "voice", "the recording is posted as a voice turn");
+  await lastAnswerDone(page);
+  await page.unroute("**/engine/stream-ticket");
+  await page.close();
+});
+
+// --- run -----------------------------------------------------------------------------------
+
+let failures = 0;
+const only = process.env.WEB_TEST_ONLY;
+for (const { name, fn } of tests) {
+  if (only && !name.includes(only)) continue;
+  const t0 = Date.now();
+  try {
+    await fn();
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (err) {
+    failures++;
+    console.log(`FAIL ${name} (${Date.now() - t0} ms)\n${err?.stack ?? err}`);
+    for (const page of context.pages()) {
+      await page.evaluate(() => JSON.stringify(window.__voiceStats)).then((s) => console.log(`voice stats: ${s}`)).catch(() => {});
+      await page.screenshot({ path: path.join(outDir, `failed-${name.replace(/[^a-z0-9]+/gi, "-")}.png`) }).catch(() => {});
+      await page.close().catch(() => {});
+    }
+  }
+}
+await context.close();
+await rm(profile, { recursive: true, force: true });
+const ran = tests.filter(({ name }) => !only || name.includes(only)).length;
+for (const m of measured) console.log(m);
+console.log(`${ran - failures}/${ran} passed; browser start ${launchMs} ms, total ${Date.now() - started} ms`);
+process.exit(failures ? 1 : 0);
