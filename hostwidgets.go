@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/convengine/engine/widgets"
 )
@@ -118,14 +119,6 @@ func (e *Engine) hostWidgetTypes() []*WidgetType {
 	for _, wt := range e.hostWidgets {
 		out = append(out, wt)
 	}
-	slices.SortFunc(out, func(a, b *WidgetType) int {
-		switch {
-		case a.Type < b.Type:
-			return -1
-		case a.Type > b.Type:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b *WidgetType) int { return strings.Compare(a.Type, b.Type) })
 	return out
 }

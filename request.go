@@ -190,13 +190,12 @@ func (e *Engine) readRest(r *http.Request, req *request, withSession bool) *Prob
 // readIdentified is readHeadersWith for a host's Config.Identify: the host names the tenant,
 // the user's token and the environment; the request id is the header's, if any.
 func (e *Engine) readIdentified(r *http.Request, withSession bool) (*request, *Problem) {
-	req := &request{ID: e.validRequestID(r)}
-	if req.ID == "" {
-		if len(r.Header.Values(HeaderRequestID)) > 0 {
-			_, p := requestID(r.Header, true)
+	req := &request{ID: uuid.NewString()}
+	if len(r.Header.Values(HeaderRequestID)) > 0 {
+		var p *Problem
+		if req.ID, p = requestID(r.Header, true); p != nil {
 			return nil, p
 		}
-		req.ID = uuid.NewString()
 	}
 	id, err := e.identifyHook(r)
 	if err != nil {

@@ -144,15 +144,15 @@ func TestStreamTicket(t *testing.T) {
 		many = append(many, "p"+strings.Repeat("x", i%5))
 	}
 	for name, protos := range map[string][]string{
-		"forged":                 {engine.SubprotocolEngine, "ticket.st1_" + strings.Repeat("A", 80)},
-		"changed":                {engine.SubprotocolEngine, "ticket." + string(tampered)},
-		"10 KB":                  {engine.SubprotocolEngine, "ticket." + strings.Repeat("A", 10<<10)},
-		"20 KB":                  {engine.SubprotocolEngine, "ticket." + strings.Repeat("A", 20<<10)},
-		"not base64url":          {engine.SubprotocolEngine, "ticket.st1_abc.def"},
-		"without engine.v1":      {"ticket." + other},
-		"two tickets":            {engine.SubprotocolEngine, "ticket." + other, "ticket." + other},
-		"100 subprotocols":       append(many, "ticket."+other),
-		"empty after the prefix": {engine.SubprotocolEngine, "ticket.x"},
+		"forged":            {engine.SubprotocolEngine, "ticket.st1_" + strings.Repeat("A", 80)},
+		"changed":           {engine.SubprotocolEngine, "ticket." + string(tampered)},
+		"10 KB":             {engine.SubprotocolEngine, "ticket." + strings.Repeat("A", 10<<10)},
+		"20 KB":             {engine.SubprotocolEngine, "ticket." + strings.Repeat("A", 20<<10)},
+		"not base64url":     {engine.SubprotocolEngine, "ticket.st1_abc.def"},
+		"without engine.v1": {"ticket." + other},
+		"two tickets":       {engine.SubprotocolEngine, "ticket." + other, "ticket." + other},
+		"100 subprotocols":  append(many, "ticket."+other),
+		"too short":         {engine.SubprotocolEngine, "ticket.x"},
 	} {
 		refused(name, protos, nil, engine.CodeInvalidStreamTicket)
 	}

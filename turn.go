@@ -263,25 +263,22 @@ func (s *sseTurn) yield(ev Event, err error) bool {
 		s.stream.KeepAlive(s.e.ping)
 	}
 	s.n++
-	if s.rec != nil {
-		data, derr := ev.Data()
-		if derr == nil {
-			s.rec.add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
+	if s.rec == nil {
+		if ev.Type == EventStart {
+			return s.stream.Start(ev.TurnID, ev.ConversationID) == nil
 		}
+		return deliver(s.stream, ev) == nil
 	}
-	if s.broken {
-		return true
+	// A kept turn's event is encoded once, for the log and the stream alike.
+	data, err := ev.Data()
+	if err != nil {
+		return false
 	}
-	if ev.Type == EventStart {
-		err = s.stream.Start(ev.TurnID, ev.ConversationID)
-	} else {
-		err = deliver(s.stream, ev)
+	s.rec.add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
+	if !s.broken && s.stream.Replay(s.n, ev.Type, data) != nil {
+		s.broken = true // the client resumes from the log
 	}
-	if err != nil && s.rec != nil {
-		s.broken = true
-		return true
-	}
-	return err == nil
+	return true
 }
 
 func (s *sseTurn) close() {

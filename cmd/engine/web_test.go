@@ -42,51 +42,52 @@ func TestWebClientModules(t *testing.T) {
 	}
 }
 
-// TestWebClientInBrowser runs the reference web client's browser tests
-// (examples/web/test/browser.test.mjs) in Chromium against the offline demo. The screenshots
-// go to the test's artifact folder: keep them with go test -artifacts.
-func TestWebClientInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drives Chromium; skipped with -short")
-	}
-	browser := os.Getenv("CHROMIUM")
-	if browser == "" {
-		var err error
-		if browser, err = exec.LookPath("chromium"); err != nil {
-			t.Fatal("the browser tests need Chromium: install the Debian package chromium (test.sh does)")
-		}
-	}
-	// The page speaks answers through espeak-ng, and the voice test's question is heard by
-	// pocketsphinx.
-	for _, need := range []struct{ program, packages string }{
-		{"espeak-ng", "espeak-ng"},
-		{"pocketsphinx_continuous", "pocketsphinx and pocketsphinx-en-us"},
-	} {
-		if _, err := exec.LookPath(need.program); err != nil {
-			t.Fatalf("the browser tests need %s: install the Debian packages %s", need.program, need.packages)
+// runBrowserFile runs a browser test file of examples/web/test in Chromium (node file base
+// artifacts args…), logs its output and returns it; the test fails unless the file passed.
+// speech says that the file's page speaks and listens: espeak-ng and pocketsphinx must be
+// installed.
+func runBrowserFile(t *testing.T, file string, speech bool, timeout time.Duration, base string, args ...string) string {
+	t.Helper()
+	browser := needChromium(t)
+	if speech {
+		for _, need := range []struct{ program, packages string }{
+			{"espeak-ng", "espeak-ng"},
+			{"pocketsphinx_continuous", "pocketsphinx and pocketsphinx-en-us"},
+		} {
+			if _, err := exec.LookPath(need.program); err != nil {
+				t.Fatalf("the browser tests need %s: install the Debian packages %s", need.program, need.packages)
+			}
 		}
 	}
 	dir, node := webTestDir(t)
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
 		t.Fatalf("playwright-core is not installed: run npm ci in %s (test.sh does)", dir)
 	}
-
-	base, _ := startServer(t, nil, nil)
 	shots := t.ArtifactDir()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "browser.test.mjs", base, shots)
+	cmd := exec.CommandContext(ctx, node, append([]string{file, base, shots}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
-	t.Logf("browser tests (screenshots in %s):\n%s", shots, out)
+	t.Logf("%s (screenshots in %s):\n%s", file, shots, out)
 	if err != nil {
-		t.Fatalf("browser tests: %v", err)
+		t.Fatalf("%s: %v", file, err)
 	}
 	if !strings.Contains(string(out), "passed") {
-		t.Fatal("the browser tests printed no summary")
+		t.Fatalf("%s printed no summary", file)
 	}
+	return string(out)
+}
+
+// TestWebClientInBrowser runs the reference web client's browser tests
+// (examples/web/test/browser.test.mjs) in Chromium against the offline demo. The screenshots
+// go to the test's artifact folder: keep them with go test -artifacts.
+func TestWebClientInBrowser(t *testing.T) {
+	needChromium(t)
+	base, _ := startServer(t, nil, nil)
+	runBrowserFile(t, "browser.test.mjs", true, 5*time.Minute, base)
 }
 
 // TestWebVoiceSocketInBrowser runs the web client's live voice tests
@@ -95,48 +96,10 @@ func TestWebClientInBrowser(t *testing.T) {
 // of speech itself, plays the answer as it arrives and stops it when the question, looped, is
 // heard again (barge-in). The screenshots go to the test's artifact folder.
 func TestWebVoiceSocketInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drives Chromium; skipped with -short")
-	}
-	browser := os.Getenv("CHROMIUM")
-	if browser == "" {
-		var err error
-		if browser, err = exec.LookPath("chromium"); err != nil {
-			t.Fatal("the browser tests need Chromium: install the Debian package chromium (test.sh does)")
-		}
-	}
-	// The engine synthesizes the question and the answers with espeak-ng (or flite), and
-	// pocketsphinx hears the question.
-	for _, need := range []struct{ program, packages string }{
-		{"espeak-ng", "espeak-ng"},
-		{"pocketsphinx_continuous", "pocketsphinx and pocketsphinx-en-us"},
-	} {
-		if _, err := exec.LookPath(need.program); err != nil {
-			t.Fatalf("the live voice browser tests need %s: install the Debian packages %s", need.program, need.packages)
-		}
-	}
-	dir, node := webTestDir(t)
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
-		t.Fatalf("playwright-core is not installed: run npm ci in %s (test.sh does)", dir)
-	}
-
+	needChromium(t)
 	base, _ := startServer(t, nil, nil)
-	shots := t.ArtifactDir()
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "browser-voice.test.mjs", base, shots)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
-	t.Logf("live voice browser tests (screenshots in %s):\n%s", shots, out)
-	if err != nil {
-		t.Fatalf("live voice browser tests: %v", err)
-	}
-	if !strings.Contains(string(out), "passed") {
-		t.Fatal("the live voice browser tests printed no summary")
-	}
-	if !strings.Contains(string(out), "time to first audio: ") {
+	out := runBrowserFile(t, "browser-voice.test.mjs", true, 3*time.Minute, base)
+	if !strings.Contains(out, "time to first audio: ") {
 		t.Error("the live voice browser tests did not report the time to first audio")
 	}
 }

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,21 +18,13 @@ import (
 // stream breaks after its first speak event and the page resumes it. The server's log shows
 // one resume, and no turn more than the page posted: the resume called no tool again.
 func TestWebResumeInBrowser(t *testing.T) {
-	browser := needChromium(t)
-	dir, node := webTestDir(t)
+	needChromium(t)
 	base, _, logs := startServerLogs(t, nil, nil)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "browser-resume.test.mjs", base, t.ArtifactDir())
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
-	t.Logf("browser test:\n%s", out)
-	if err != nil || !strings.Contains(string(out), "1/1 passed") {
-		t.Fatalf("browser test: %v", err)
+	out := runBrowserFile(t, "browser-resume.test.mjs", false, 2*time.Minute, base)
+	if !strings.Contains(out, "1/1 passed") {
+		t.Fatal("the resume test did not pass")
 	}
-	posted := regexp.MustCompile(`\((\d+) turns posted\)`).FindStringSubmatch(string(out))
+	posted := regexp.MustCompile(`\((\d+) turns posted\)`).FindStringSubmatch(out)
 	if posted == nil {
 		t.Fatal("the test did not say how many turns the page posted")
 	}
@@ -59,8 +48,7 @@ func TestWebResumeInBrowser(t *testing.T) {
 // first speak event, and the resume is served by replica B, both on one Redis and one bank:
 // the bank's log shows the turn's tool called once.
 func TestWebResumeAcrossReplicas(t *testing.T) {
-	browser := needChromium(t)
-	dir, node := webTestDir(t)
+	needChromium(t)
 	redis := redistest.StartT(t)
 	var (
 		mu    sync.Mutex
@@ -80,16 +68,8 @@ func TestWebResumeAcrossReplicas(t *testing.T) {
 	// proofs name: here, A's.
 	b, _, logsB := startServerLogs(t, []string{"-tenants", path, "-demo-web", "-public-url", a}, env)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "browser-resume.test.mjs", a, t.ArtifactDir(), b)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
-	t.Logf("browser test:\n%s", out)
-	if err != nil || !strings.Contains(string(out), "1/1 passed") {
-		t.Fatalf("browser test: %v", err)
+	if out := runBrowserFile(t, "browser-resume.test.mjs", false, 2*time.Minute, a, b); !strings.Contains(out, "1/1 passed") {
+		t.Fatal("the resume test did not pass")
 	}
 	if !strings.Contains(logsB.String(), "turn resumed") || strings.Contains(logsA.String(), "turn resumed") {
 		t.Error("the resume was not served by replica B")
