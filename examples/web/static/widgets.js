@@ -169,7 +169,55 @@ export function renderCard(done = {}, speak = "") {
   return card;
 }
 
-/** renderWidget returns the element of one widget; an unknown type draws nothing visible. */
+/** humanize writes a field or type name for people: "loan_offer" and "loanOffer" are "Loan offer". */
+export function humanize(name) {
+  const s = String(name).replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/[_-]+/g, " ").trim().toLowerCase();
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+const FALLBACK_DEPTH = 3;
+const FALLBACK_FIELDS = 20;
+
+/** fields appends the members of obj to a definition list, at most three levels deep. */
+function fields(obj, depth) {
+  const dl = el("dl", "fallback-fields");
+  let n = 0;
+  for (const [k, v] of Object.entries(obj)) {
+    if (v == null || v === "") continue;
+    if (n++ === FALLBACK_FIELDS) {
+      dl.append(el("dd", "", "…"));
+      break;
+    }
+    dl.append(el("dt", "", humanize(k)));
+    const dd = el("dd");
+    if (typeof v === "boolean") dd.textContent = v ? "Yes" : "No";
+    else if (Array.isArray(v) && v.every((x) => typeof x !== "object")) dd.textContent = v.join(", ");
+    else if (typeof v === "object") {
+      if (depth + 1 >= FALLBACK_DEPTH) dd.textContent = "…";
+      else for (const part of Array.isArray(v) ? v : [v]) dd.append(typeof part === "object" && part ? fields(part, depth + 1) : el("span", "", String(part)));
+    } else dd.textContent = String(v);
+    dl.append(dd);
+  }
+  return dl;
+}
+
+/**
+ * fallback draws a widget of a type this page does not know (a host's own, such as a bank's
+ * card) from its fields, its title or label first, rather than dropping it.
+ */
+function fallback(w) {
+  const s = el("section", "widget unknown");
+  s.dataset.type = String(w.type);
+  const { type, title, label, ...rest } = w;
+  const heading = el("h3", "", typeof title === "string" && title ? title : typeof label === "string" && label ? label : humanize(type));
+  heading.id = nextID("widget");
+  s.setAttribute("aria-labelledby", heading.id);
+  if (typeof title === "string" && title && typeof label === "string" && label) rest.label = label;
+  s.append(heading, fields(rest, 0));
+  return s;
+}
+
+/** renderWidget returns the element of one widget; an unknown type is drawn from its fields. */
 export function renderWidget(w, opts) {
   switch (w?.type) {
     case "stat":
@@ -180,10 +228,7 @@ export function renderWidget(w, opts) {
       return progress(w);
     case "confirm":
       return confirm(w, opts);
-    default: {
-      const unknown = el("div", "widget unknown");
-      unknown.hidden = true;
-      return unknown;
-    }
+    default:
+      return fallback(w ?? {});
   }
 }

@@ -501,6 +501,33 @@ test("a turn that fails mid-stream shows the apology and no half-drawn widget", 
   await page.close();
 });
 
+test("a widget of the bank's own type is drawn from its fields", async () => {
+  const { page, errors } = await openPage();
+  const answer = await ask(page, "show my card");
+  const card = answer.locator('.widget.unknown[data-type="card"]');
+  await card.waitFor();
+  assert.ok(await card.isVisible(), "the card is shown, not dropped");
+  assert.equal(await card.locator("h3").textContent(), "Everyday Debit");
+  assert.deepEqual(await card.locator("dl > dt").allTextContents(), ["Expires", "Network", "Number", "Status"], "the fields in the widget's order");
+  assert.ok((await card.locator("dl > dd").allTextContents()).includes("•••• 4242"));
+  assert.equal(await card.getAttribute("aria-labelledby"), await card.locator("h3").getAttribute("id"));
+  // Values are text, never markup, and a long unbroken one wraps inside the card.
+  const drawn = await page.evaluate(async () => {
+    const { renderWidget } = await import("./widgets.js");
+    const w = renderWidget({ type: "note", label: "<img src=x onerror=alert(1)>", url: "https://example.com/" + "x".repeat(300), nested: { a: { b: { c: 1 } } } });
+    document.querySelector(".answer:last-of-type")?.append(w);
+    const holder = w.parentElement ?? document.body;
+    return { imgs: w.querySelectorAll("img").length, heading: w.querySelector("h3").textContent, fits: w.scrollWidth <= w.clientWidth + 1, text: w.textContent, holder: holder.clientWidth };
+  });
+  assert.equal(drawn.imgs, 0, "no element made from a value");
+  assert.equal(drawn.heading, "<img src=x onerror=alert(1)>");
+  assert.ok(drawn.fits, "a 300-character value wraps");
+  assert.match(drawn.text, /Nested.*A.*…/s, "nesting is bounded");
+  assert.deepEqual(errors, []);
+  await shot(page, "card-fallback");
+  await page.close();
+});
+
 // --- run -----------------------------------------------------------------------------------
 
 let failures = 0;
