@@ -112,7 +112,7 @@ function applyLocale() {
   $("mic-label").textContent = micText;
   $("mic").title = state.recorder || state.live ? micText : t("speak");
   $("live-voice-label").textContent = vt("liveVoice");
-  $("send").title = t("send");
+  $("send").title = $("send-label").textContent = t("send");
   document.querySelector('label.field:has(#locale) span').textContent = t("language");
   document.querySelector('label.field:has(#user) span').textContent = t("account");
   $("user").options[0].textContent = t("user1");

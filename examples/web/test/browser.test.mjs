@@ -528,6 +528,21 @@ test("a widget of the bank's own type is drawn from its fields", async () => {
   await page.close();
 });
 
+test("a long unbroken word wraps, and each button has a name of its own", async () => {
+  const { page } = await openPage({ viewport: { width: 390, height: 800 } });
+  await ask(page, "https://example.com/" + "a".repeat(400));
+  const overflow = await page.evaluate(() => {
+    const c = document.getElementById("conversation");
+    const wide = [...c.querySelectorAll(".bubble, .answer")].map((e) => e.scrollWidth - c.clientWidth);
+    return Math.max(c.scrollWidth - c.clientWidth, ...wide);
+  });
+  assert.ok(overflow <= 0, `a turn is ${overflow} px wider than the conversation`);
+  await ask(page, "send 20 dollars to Alex");
+  assert.equal(await page.getByRole("button", { name: "Send", exact: true }).count(), 1, "one button named Send: the confirm's");
+  assert.equal(await page.getByRole("button", { name: "Send message", exact: true }).count(), 1);
+  await page.close();
+});
+
 // --- run -----------------------------------------------------------------------------------
 
 let failures = 0;
