@@ -16,10 +16,9 @@ const state = {
   locale: localStorage.getItem("engine-demo.locale") || "en",
   user: localStorage.getItem("engine-demo.user") || "demo-user",
   autospeak: localStorage.getItem("engine-demo.autospeak") === "1",
-  // Live voice (the mic button holds a conversation over the voice socket) is a setting, off
-  // unless chosen: without it the mic button records a whole message and posts it, as the
-  // page's older browser test (browser.test.mjs) expects of a fresh page.
-  liveVoice: localStorage.getItem("engine-demo.live") === "1",
+  // Live voice (the mic button holds a conversation over the voice socket) is on unless the
+  // user turned it off: without it the mic button records a whole message and posts it.
+  liveVoice: localStorage.getItem("engine-demo.live") !== "0",
   live: false, // live voice is on
   liveStarting: false,
   conversationId: "",

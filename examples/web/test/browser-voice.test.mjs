@@ -340,7 +340,8 @@ test("a live voice turn over the socket, then a barge-in", async () => {
   const ticketRequest = page.waitForRequest((r) => r.url().endsWith("/engine/stream-ticket"));
   ticketRequest.catch(() => {}); // awaited below
   const mic = page.locator("#mic");
-  await page.getByLabel("Live voice").check();
+  // A fresh page holds live voice: the setting is on and the mic button says so.
+  assert.equal(await page.getByLabel("Live voice").isChecked(), true, "live voice is the default");
   assert.equal(await page.locator("#mic-label").textContent(), "Start live voice");
   const conversationId = await page.evaluate(() => window.__demo.state.conversationId);
   assert.ok(conversationId, "the home turn named the conversation");
@@ -471,7 +472,6 @@ test("a stream ticket opens one socket, once", async () => {
 
 test("when the ticket endpoint fails, the status line says so and the mic records instead", async () => {
   const { page } = await openPage();
-  await page.getByLabel("Live voice").check();
   await page.route("**/engine/stream-ticket", (route) =>
     route.fulfill({ status: 503, contentType: "application/problem+json", body: JSON.stringify({ code: "store_unavailable", title: "Unavailable", detail: "down", retryable: true }) }),
   );

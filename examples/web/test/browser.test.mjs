@@ -403,8 +403,13 @@ test("the answer plays through POST /engine/tts as a WAV", async () => {
   await page.close();
 });
 
-test("a voice turn records the microphone as 16 kHz mono WAV", async () => {
+test("with live voice off, a voice turn records the microphone as 16 kHz mono WAV", async () => {
   const { page } = await openPage();
+  // Live voice is the page's default (browser-voice.test.mjs); the user may turn it off, and
+  // the mic button then records a whole message. The choice is kept for the next visit.
+  await page.getByLabel("Live voice").uncheck();
+  assert.equal(await page.evaluate(() => localStorage.getItem("engine-demo.live")), "0");
+  assert.equal(await page.locator("#mic-label").textContent(), "Start recording");
   const turn = page.waitForRequest((r) => r.url().endsWith("/engine") && r.postData()?.includes("audio_base64"));
   turn.catch(() => {}); // awaited below; a failure before then is reported there
   await page.locator("#mic").click();
