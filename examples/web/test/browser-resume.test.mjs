@@ -8,31 +8,15 @@
 // network changed (both must share Redis). cmd/engine's TestWebResumeInBrowser and
 // TestWebResumeAcrossReplicas run this file and check that the resume called no tool again.
 
-import { chromium } from "playwright-core";
-import { mkdtemp, mkdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import assert from "node:assert/strict";
+import { args, launch, lastAnswerDone, shot, startsFresh, suite } from "./harness.mjs";
 
-const [base, outDir, replica] = process.argv.slice(2);
-if (!base || !outDir) {
-  console.error("usage: node browser-resume.test.mjs <engine base URL> <screenshot folder>");
-  process.exit(2);
-}
-const demoURL = new URL("/demo/", base).href;
-await mkdir(outDir, { recursive: true });
-const profile = await mkdtemp(path.join(tmpdir(), "engine-web-resume-"));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"],
-  viewport: { width: 1100, height: 820 },
-  locale: "en-US",
-});
-context.setDefaultTimeout(20_000);
+const { outDir, demoURL, rest: [replica] } = args("browser-resume.test.mjs", "[<replica URL>]");
+const browser = await launch(outDir);
+const { context } = browser;
+const { test, run } = suite();
 
-let failures = 0;
-try {
+test("a broken stream is resumed", async () => {
   const page = await context.newPage();
   const traffic = [];
   page.on("response", (r) => {
@@ -41,15 +25,9 @@ try {
   });
   const errors = [];
   page.on("pageerror", (e) => errors.push(e));
-  await page.addInitScript(() => {
-    localStorage.clear();
-    localStorage.setItem("engine-demo.locale", "en");
-  });
+  await startsFresh(page);
   await page.goto(demoURL);
-  await page.waitForFunction(() => {
-    const a = [...document.querySelectorAll(".answer")];
-    return a.length > 0 && a.every((x) => x.getAttribute("aria-busy") === "false");
-  });
+  await lastAnswerDone(page);
 
   // The next turn's stream breaks after its first speak event, as a phone's does when it moves
   // from Wi-Fi to cellular: the engine's whole answer is fetched, and only its start reaches
@@ -85,17 +63,12 @@ try {
   const resumes = traffic.filter((t) => t.startsWith("GET /engine/turns/"));
   assert.deepEqual(resumes.map((t) => t.replace(/turns\/[0-9a-f-]+/, "turns/…")), ["GET /engine/turns/… 200"], "one resume");
   assert.deepEqual(errors, []);
-  await page.screenshot({ path: path.join(outDir, "resumed.png") });
-  console.log(`ok   a broken stream is resumed (${traffic.filter((t) => t.startsWith("POST /engine ")).length} turns posted)`);
-} catch (err) {
-  failures++;
-  console.log(`FAIL a broken stream is resumed\n${err?.stack ?? err}`);
-  for (const page of context.pages()) {
-    console.log("the page's conversation:", await page.locator("#conversation").innerText().catch(() => "?"));
-    await page.screenshot({ path: path.join(outDir, "failed-resume.png") }).catch(() => {});
-  }
-}
-await context.close();
-await rm(profile, { recursive: true, force: true });
-console.log(failures ? "failed" : "1/1 passed");
-process.exit(failures ? 1 : 0);
+  await shot(outDir, page, "resumed");
+  // cmd/engine's test compares this with the turns in the engine's log.
+  console.log(`the page's turns: (${traffic.filter((t) => t.startsWith("POST /engine ")).length} turns posted)`);
+  await page.close();
+});
+
+await run(browser, outDir, {
+  onFailure: async (page) => console.log("the page's conversation:", await page.locator("#conversation").innerText()),
+});

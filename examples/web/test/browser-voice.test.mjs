@@ -11,125 +11,19 @@
 // (default /usr/bin/chromium). Each test saves a screenshot; the process exits 1 when a test
 // fails. cmd/engine's TestWebVoiceSocketInBrowser runs this file against a server it starts.
 
-import { chromium } from "playwright-core";
-import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { randomBytes } from "node:crypto";
 import http from "node:http";
-import path from "node:path";
 import assert from "node:assert/strict";
 import { SpeechDetector, FrameResampler, FRAME_SAMPLES, pcm16Base64, base64PCM16ToFloat, floatToPCM16 } from "../static/voice.js";
+import { TIMEOUT, args, launch, lastAnswerDone, shot as saveShot, spokenQuestion, startsFresh, suite } from "./harness.mjs";
 
-const [base, outDir] = process.argv.slice(2);
-if (!base || !outDir) {
-  console.error("usage: node browser-voice.test.mjs <engine base URL> <screenshot folder>");
-  process.exit(2);
-}
-const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
-const demoURL = new URL("/demo/", base).href;
-const TIMEOUT = 20_000;
+const { base, outDir, demoURL } = args("browser-voice.test.mjs");
 
-// --- set-up --------------------------------------------------------------------------------
-
-/** fixWAVSizes sets a streamed WAV's unknown RIFF and data sizes to the bytes received. */
-function fixWAVSizes(buf) {
-  const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  v.setUint32(4, buf.length - 8, true);
-  for (let off = 12; off + 8 <= buf.length;) {
-    const id = buf.subarray(off, off + 4).toString("latin1");
-    const size = v.getUint32(off + 4, true);
-    if (id === "data") {
-      v.setUint32(off + 4, buf.length - off - 8, true);
-      break;
-    }
-    off += 8 + size + (size % 2);
-  }
-  return buf;
-}
-
-/** pcmOf returns the sample rate and the PCM bytes of a 16-bit mono WAV. */
-function pcmOf(wav) {
-  assert.equal(wav.subarray(0, 4).toString("latin1"), "RIFF");
-  let rate = 0;
-  for (let off = 12; off + 8 <= wav.length;) {
-    const id = wav.subarray(off, off + 4).toString("latin1");
-    const size = wav.readUInt32LE(off + 4);
-    if (id === "fmt ") {
-      assert.equal(wav.readUInt16LE(off + 10), 1, "mono");
-      assert.equal(wav.readUInt16LE(off + 22), 16, "16-bit");
-      rate = wav.readUInt32LE(off + 12);
-    }
-    if (id === "data") return { rate, pcm: wav.subarray(off + 8, off + 8 + Math.min(size, wav.length - off - 8)) };
-    off += 8 + size + (size % 2);
-  }
-  throw new Error("the WAV has no data chunk");
-}
-
-/** wavOf returns a 16-bit mono WAV file of pcm at rate. */
-function wavOf(rate, pcm) {
-  const h = Buffer.alloc(44);
-  h.write("RIFF", 0, "latin1");
-  h.writeUInt32LE(36 + pcm.length, 4);
-  h.write("WAVEfmt ", 8, "latin1");
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(rate, 24);
-  h.writeUInt32LE(rate * 2, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write("data", 36, "latin1");
-  h.writeUInt32LE(pcm.length, 40);
-  return Buffer.concat([h, pcm]);
-}
-
-/**
- * spokenQuestion asks the engine to say a question and writes it, followed by two seconds of
- * silence, as the fake microphone's WAV. Chromium plays it in a loop.
- */
-async function spokenQuestion(dir, text) {
-  const resp = await fetch(new URL("/engine/tts", base), {
-    method: "POST",
-    headers: { "X-Engine-Key": "pk_demo", "X-Token": "demo-user", "X-Request-ID": "prod-web-test-live-voice", "Content-Type": "application/json" },
-    body: JSON.stringify({ text }),
-  });
-  assert.equal(resp.status, 200, "POST /engine/tts for the spoken question");
-  const { rate, pcm } = pcmOf(fixWAVSizes(Buffer.from(await resp.arrayBuffer())));
-  const silence = Buffer.alloc(rate * 2 * 2); // two seconds
-  const file = path.join(dir, "question-then-silence.wav");
-  await writeFile(file, wavOf(rate, Buffer.concat([pcm, silence])));
-  return { file, seconds: pcm.length / 2 / rate, loopSeconds: (pcm.length + silence.length) / 2 / rate };
-}
-
-await mkdir(outDir, { recursive: true });
-const profile = await mkdtemp(path.join(tmpdir(), "engine-web-voice-"));
-const question = await spokenQuestion(profile, "What is my balance?");
-
-const started = Date.now();
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath,
-  headless: true,
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--use-fake-ui-for-media-stream",
-    "--use-fake-device-for-media-stream",
-    `--use-file-for-fake-audio-capture=${question.file}`, // looped
-    "--autoplay-policy=no-user-gesture-required",
-  ],
-  viewport: { width: 1100, height: 820 },
-  deviceScaleFactor: 1,
-  permissions: ["microphone"],
-  locale: "en-US",
+// The fake microphone says the question, then two seconds of silence, in a loop.
+const browser = await launch(outDir, {
+  microphone: async (dir) => ({ ...(await spokenQuestion(base, dir, "What is my balance?", { silenceSeconds: 2, requestID: "prod-web-test-live-voice" })), loop: true }),
 });
-context.setDefaultTimeout(TIMEOUT);
-const launchMs = Date.now() - started;
+const { context, microphone: question } = browser;
 
 // --- helpers -------------------------------------------------------------------------------
 
@@ -162,31 +56,13 @@ async function openPage() {
   page.on("pageerror", (e) => errors.push(e));
   const consoleErrors = [];
   page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
-  await page.addInitScript(() => {
-    localStorage.clear();
-    localStorage.setItem("engine-demo.locale", "en");
-  });
+  await startsFresh(page);
   await page.goto(demoURL);
   await lastAnswerDone(page);
   return { page, traffic, sockets, errors, consoleErrors };
 }
 
-const lastAnswer = (page) => page.locator(".answer").last();
-
-async function lastAnswerDone(page) {
-  await page.locator('.answer[aria-busy="false"]').last().waitFor();
-  await page.waitForFunction(() => [...document.querySelectorAll(".answer")].every((a) => a.getAttribute("aria-busy") === "false"));
-  return lastAnswer(page);
-}
-
-async function shot(page, name) {
-  await page.evaluate(() => {
-    document.activeElement?.blur();
-    const c = document.getElementById("conversation");
-    c.scrollTo({ top: c.scrollHeight, behavior: "instant" });
-  });
-  await page.screenshot({ path: path.join(outDir, `${name}.png`) });
-}
+const shot = (page, name) => saveShot(outDir, page, name);
 
 /** stats returns the page's window.__voiceStats. */
 const stats = (page) => page.evaluate(() => JSON.parse(JSON.stringify(window.__voiceStats)));
@@ -241,9 +117,7 @@ function upgrade(ticket) {
 
 // --- tests ---------------------------------------------------------------------------------
 
-const tests = [];
-const test = (name, fn) => tests.push({ name, fn });
-const measured = [];
+const { test, run, measured } = suite();
 
 // The page's own parts that need no browser run in Node first.
 
@@ -496,27 +370,6 @@ test("when the ticket endpoint fails, the status line says so and the mic record
 
 // --- run -----------------------------------------------------------------------------------
 
-let failures = 0;
-const only = process.env.WEB_TEST_ONLY;
-for (const { name, fn } of tests) {
-  if (only && !name.includes(only)) continue;
-  const t0 = Date.now();
-  try {
-    await fn();
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (err) {
-    failures++;
-    console.log(`FAIL ${name} (${Date.now() - t0} ms)\n${err?.stack ?? err}`);
-    for (const page of context.pages()) {
-      await page.evaluate(() => JSON.stringify(window.__voiceStats)).then((s) => console.log(`voice stats: ${s}`)).catch(() => {});
-      await page.screenshot({ path: path.join(outDir, `failed-${name.replace(/[^a-z0-9]+/gi, "-")}.png`) }).catch(() => {});
-      await page.close().catch(() => {});
-    }
-  }
-}
-await context.close();
-await rm(profile, { recursive: true, force: true });
-const ran = tests.filter(({ name }) => !only || name.includes(only)).length;
-for (const m of measured) console.log(m);
-console.log(`${ran - failures}/${ran} passed; browser start ${launchMs} ms, total ${Date.now() - started} ms`);
-process.exit(failures ? 1 : 0);
+await run(browser, outDir, {
+  onFailure: (page) => page.evaluate(() => JSON.stringify(window.__voiceStats)).then((s) => console.log(`voice stats: ${s}`)),
+});

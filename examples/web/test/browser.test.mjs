@@ -8,86 +8,18 @@
 // screenshot named after it; the process exits 1 when a test fails. cmd/engine's
 // TestWebClientInBrowser runs this file against a server it starts.
 
-import { chromium } from "playwright-core";
-import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import assert from "node:assert/strict";
+import { args, launch, lastAnswer, lastAnswerDone, shot as saveShot, spokenQuestion, startsFresh, suite } from "./harness.mjs";
 
-const [base, outDir] = process.argv.slice(2);
-if (!base || !outDir) {
-  console.error("usage: node browser.test.mjs <engine base URL> <screenshot folder>");
-  process.exit(2);
-}
-const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
-const demoURL = new URL("/demo/", base).href;
-const TIMEOUT = 20_000;
+const { base, outDir, demoURL } = args("browser.test.mjs");
 
-// --- set-up --------------------------------------------------------------------------------
-
-/** fixWAVSizes sets a streamed WAV's unknown RIFF and data sizes to the bytes received. */
-function fixWAVSizes(buf) {
-  const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  v.setUint32(4, buf.length - 8, true);
-  for (let off = 12; off + 8 <= buf.length;) {
-    const id = buf.subarray(off, off + 4).toString("latin1");
-    const size = v.getUint32(off + 4, true);
-    if (id === "data") {
-      v.setUint32(off + 4, buf.length - off - 8, true);
-      break;
-    }
-    off += 8 + size + (size % 2);
-  }
-  return buf;
-}
-
-/**
- * spokenQuestion asks the engine to say a question and returns the WAV's path and length in
- * seconds. Chromium's fake microphone plays it, so the voice test speaks for real.
- */
-async function spokenQuestion(dir, text) {
-  const resp = await fetch(new URL("/engine/tts", base), {
-    method: "POST",
-    headers: { "X-Engine-Key": "pk_demo", "X-Token": "demo-user", "X-Request-ID": "prod-web-test-voice", "Content-Type": "application/json" },
-    body: JSON.stringify({ text }),
-  });
-  assert.equal(resp.status, 200, "POST /engine/tts for the spoken question");
-  const wav = fixWAVSizes(Buffer.from(await resp.arrayBuffer()));
-  const rate = wav.readUInt32LE(24);
-  const file = path.join(dir, "question.wav");
-  await writeFile(file, wav);
-  return { file, seconds: (wav.length - 44) / 2 / rate };
-}
-
-await mkdir(outDir, { recursive: true });
-const profile = await mkdtemp(path.join(tmpdir(), "engine-web-chromium-"));
-const question = await spokenQuestion(profile, "What is my balance?");
-
-const started = Date.now();
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath,
-  headless: true,
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--use-fake-ui-for-media-stream",
-    "--use-fake-device-for-media-stream",
-    `--use-file-for-fake-audio-capture=${question.file}%noloop`,
-    "--autoplay-policy=no-user-gesture-required",
-  ],
-  viewport: { width: 1100, height: 820 },
-  deviceScaleFactor: 1,
-  permissions: ["microphone"],
-  locale: "en-US",
+// The fake microphone says the question once.
+const browser = await launch(outDir, {
+  microphone: async (dir) => ({ ...(await spokenQuestion(base, dir, "What is my balance?")), loop: false }),
 });
-context.setDefaultTimeout(TIMEOUT);
-const launchMs = Date.now() - started;
+const { context, microphone: question } = browser;
 
 // --- helpers -------------------------------------------------------------------------------
 
@@ -106,21 +38,10 @@ async function openPage({ viewport, locale } = {}) {
   page.on("pageerror", (e) => errors.push(e));
   page.on("console", (m) => m.type() === "error" && errors.push(new Error(m.text())));
   // Pages share the browser profile: each starts from the same settings.
-  await page.addInitScript((l) => {
-    localStorage.clear();
-    localStorage.setItem("engine-demo.locale", l);
-  }, locale ?? "en");
+  await startsFresh(page, locale ?? "en");
   await page.goto(demoURL);
   await lastAnswerDone(page);
   return { page, traffic, errors };
-}
-
-const lastAnswer = (page) => page.locator(".answer").last();
-
-async function lastAnswerDone(page) {
-  await page.locator('.answer[aria-busy="false"]').last().waitFor();
-  await page.waitForFunction(() => [...document.querySelectorAll(".answer")].every((a) => a.getAttribute("aria-busy") === "false"));
-  return lastAnswer(page);
 }
 
 async function ask(page, text) {
@@ -137,19 +58,11 @@ async function balanceOf(page) {
   return Number(value.replace(/[^0-9.]/g, ""));
 }
 
-async function shot(page, name) {
-  await page.evaluate(() => {
-    document.activeElement?.blur();
-    const c = document.getElementById("conversation");
-    c.scrollTo({ top: c.scrollHeight, behavior: "instant" });
-  });
-  await page.screenshot({ path: path.join(outDir, `${name}.png`) });
-}
+const shot = (page, name) => saveShot(outDir, page, name);
 
 // --- tests ---------------------------------------------------------------------------------
 
-const tests = [];
-const test = (name, fn) => tests.push({ name, fn });
+const { test, run } = suite();
 
 test("balance shows a stat widget", async () => {
   const { page, errors } = await openPage();
@@ -296,11 +209,7 @@ test("transfer with a passkey: approved with user verification, refused without,
   page.on("response", (r) => r.url().endsWith("/engine/execute") && statuses.push(r.status()));
   const errors = [];
   page.on("pageerror", (e) => errors.push(e));
-  await page.addInitScript(() => {
-    localStorage.clear();
-    localStorage.setItem("engine-demo.locale", "en");
-    localStorage.setItem("engine-demo.user", "passkey-user");
-  });
+  await startsFresh(page, "en", { "engine-demo.user": "passkey-user" });
   await page.goto(url.href);
   await lastAnswerDone(page);
 
@@ -550,25 +459,4 @@ test("a long unbroken word wraps, and each button has a name of its own", async 
 
 // --- run -----------------------------------------------------------------------------------
 
-let failures = 0;
-const only = process.env.WEB_TEST_ONLY;
-for (const { name, fn } of tests) {
-  if (only && !name.includes(only)) continue;
-  const t0 = Date.now();
-  try {
-    await fn();
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (err) {
-    failures++;
-    console.log(`FAIL ${name} (${Date.now() - t0} ms)\n${err?.stack ?? err}`);
-    for (const page of context.pages()) {
-      await page.screenshot({ path: path.join(outDir, `failed-${name.replace(/[^a-z0-9]+/gi, "-")}.png`) }).catch(() => {});
-      await page.close().catch(() => {});
-    }
-  }
-}
-await context.close();
-await rm(profile, { recursive: true, force: true });
-const ran = tests.filter(({ name }) => !only || name.includes(only)).length;
-console.log(`${ran - failures}/${ran} passed; browser start ${launchMs} ms, total ${Date.now() - started} ms`);
-process.exit(failures ? 1 : 0);
+await run(browser, outDir);
