@@ -27,7 +27,12 @@
 // them ("send money to alex", so that the assistant asks how much); otherwise the result is an
 // error wrapping [engine.ErrNotUnderstood], which the engine answers "Sorry, I didn't catch
 // that". Only results with such words pay for the second pass (about 0.6 s of CPU for a
-// two-second phrase, against 0.15 s for the grammar's).
+// two-second phrase, against 0.06 s for the grammar's).
+//
+// A grammar's runs load a dictionary of the grammar's own words (the model's pronunciations
+// of them, a few kilobytes, handed to the program as an in-memory file) instead of the model's
+// whole dictionary, whose loading was most of a short phrase's time: a grammar run of "what
+// is my balance" went from 0.15 s to 0.06 s, hearing the same.
 //
 // # Silence
 //

@@ -139,9 +139,9 @@ func (s *Transcriber) TranscribeFor(ctx context.Context, t *engine.Tenant, pcm [
 	if rate <= 0 {
 		return "", fmt.Errorf("sphinx: sample rate %d", rate)
 	}
-	grammar := ""
+	var g *grammarEntry
 	if s.grammar != nil && t != nil {
-		if grammar, err = s.grammarOf(t, m); err != nil {
+		if g, err = s.grammarOf(t, m); err != nil {
 			return "", err
 		}
 	}
@@ -157,15 +157,15 @@ func (s *Transcriber) TranscribeFor(ctx context.Context, t *engine.Tenant, pcm [
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
-	text, err := s.run(ctx, m, pcm, grammar)
-	if err != nil || grammar == "" || s.confirm == nil {
+	text, err := s.run(ctx, m, pcm, g)
+	if err != nil || g == nil || s.confirm == nil {
 		return text, err
 	}
 	want := s.confirm(text)
 	if len(want) == 0 {
 		return text, nil
 	}
-	free, err := s.run(ctx, m, pcm, "")
+	free, err := s.run(ctx, m, pcm, nil)
 	if err != nil {
 		return "", err
 	}
@@ -197,7 +197,9 @@ const (
 // maxOutput bounds what is read of the program's output.
 const maxOutput = 64 << 10
 
-func (s *Transcriber) run(ctx context.Context, m *model, pcm []int16, grammar string) (string, error) {
+// run runs the program once over pcm, with grammar g and its dictionary, or free-form with
+// the model's language model and whole dictionary when g is nil.
+func (s *Transcriber) run(ctx context.Context, m *model, pcm []int16, g *grammarEntry) (string, error) {
 	input := make([]byte, 0, 2*(leadingSilence+len(pcm)+trailingSilence))
 	input = append(input, make([]byte, 2*leadingSilence)...)
 	input = audio.AppendPCM(input, pcm)
@@ -209,15 +211,15 @@ func (s *Transcriber) run(ctx context.Context, m *model, pcm []int16, grammar st
 	//
 	// The program's own voice activity detection is off: it refused phrases with a second of
 	// silence around them and flipped with 50 ms more or less.
-	args := []string{"-infile", "/dev/stdin", "-samprate", "16000", "-hmm", m.acoustic, "-dict", m.dict,
+	args := []string{"-infile", "/dev/stdin", "-samprate", "16000", "-hmm", m.acoustic,
 		"-dither", "yes", "-seed", "1", "-remove_silence", "no"}
-	if grammar != "" {
+	if g != nil {
 		// Wider beams than the defaults keep a grammar's right phrase in the search through
 		// noise, for a few milliseconds; with the general language model they cost seconds.
 		args = append(args, "-beam", "1e-80", "-pbeam", "1e-80", "-wbeam", "1e-60")
 	}
 	cmd := exec.CommandContext(ctx, s.program, append(args, s.flags...)...)
-	if grammar != "" {
+	if g != nil {
 		// The grammar goes through a pipe the program reads as a file, so that no file is
 		// left behind on any path out.
 		r, w, err := os.Pipe()
@@ -232,11 +234,20 @@ func (s *Transcriber) run(ctx context.Context, m *model, pcm []int16, grammar st
 		defer w.Close() // ends the write if the program never reads
 		go func() {
 			defer close(done)
-			w.WriteString(grammar)
+			w.WriteString(g.text)
 			w.Close()
 		}()
+		dict, err := newRunDictionary(g.dict)
+		if err != nil {
+			return "", err
+		}
+		defer dict.close()
+		if dict.file != nil {
+			cmd.ExtraFiles = append(cmd.ExtraFiles, dict.file) // descriptor 4
+		}
+		cmd.Args = append(cmd.Args, "-dict", dict.path)
 	} else {
-		cmd.Args = append(cmd.Args, "-lm", m.lm)
+		cmd.Args = append(cmd.Args, "-lm", m.lm, "-dict", m.dict)
 	}
 	cmd.Stdin = bytes.NewReader(input)
 	var stdout limitedBuffer
@@ -248,7 +259,7 @@ func (s *Transcriber) run(ctx context.Context, m *model, pcm []int16, grammar st
 		return "", fmt.Errorf("sphinx: starting %s: %w", filepath.Base(s.program), err)
 	}
 	if len(cmd.ExtraFiles) > 0 {
-		cmd.ExtraFiles[0].Close() // the program has its own copy
+		cmd.ExtraFiles[0].Close() // the program has its own copy of the grammar's pipe
 	}
 	err := cmd.Wait()
 	switch {
@@ -268,13 +279,14 @@ type grammarKey struct {
 
 type grammarEntry struct {
 	once sync.Once
-	text string
+	text string // the JSGF grammar
+	dict []byte // the lines of the model's dictionary for the grammar's words
 	err  error
 }
 
 // grammarOf returns the grammar of t for m, writing it on first use. Entries go when the
 // tenant is collected, so that a store that reloads its tenants does not grow the cache.
-func (s *Transcriber) grammarOf(t *engine.Tenant, m *model) (string, error) {
+func (s *Transcriber) grammarOf(t *engine.Tenant, m *model) (*grammarEntry, error) {
 	key := grammarKey{tenant: weak.Make(t), model: m}
 	v, ok := s.cache.Load(key)
 	if !ok {
@@ -297,9 +309,14 @@ func (s *Transcriber) grammarOf(t *engine.Tenant, m *model) (string, error) {
 		})
 		if e.err != nil {
 			e.err = fmt.Errorf("sphinx: the grammar of tenant %q: %w", t.Key, e.err)
+			return
 		}
+		e.dict, e.err = m.pronunciations(grammarWords(e.text))
 	})
-	return e.text, e.err
+	if e.err != nil || e.text == "" {
+		return nil, e.err // an empty grammar: free-form
+	}
+	return e, nil
 }
 
 // limitedBuffer keeps the first max bytes written to it and drops the rest.

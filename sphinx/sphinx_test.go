@@ -23,7 +23,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func requireInstalled(t *testing.T) {
+func requireInstalled(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("drives pocketsphinx and espeak-ng")
@@ -33,7 +33,7 @@ func requireInstalled(t *testing.T) {
 
 // newTranscriber returns a Transcriber over the installed pocketsphinx, with the grammar of
 // the demo bank's intents.
-func newTranscriber(t *testing.T, opts *sphinx.Options) *sphinx.Transcriber {
+func newTranscriber(t testing.TB, opts *sphinx.Options) *sphinx.Transcriber {
 	t.Helper()
 	requireInstalled(t)
 	if opts == nil {
@@ -55,7 +55,7 @@ func intentGrammar(t *engine.Tenant, known func(string) bool) (string, error) {
 	return intent.Grammar(t.Intents, &intent.GrammarOptions{Known: known})
 }
 
-func demoTenant(t *testing.T) *engine.Tenant {
+func demoTenant(t testing.TB) *engine.Tenant {
 	t.Helper()
 	y, err := os.ReadFile("../examples/demobank/intents.yaml")
 	if err != nil {
@@ -69,7 +69,7 @@ func demoTenant(t *testing.T) *engine.Tenant {
 }
 
 // say speaks text with espeak-ng's US English voice and returns the samples and their rate.
-func say(t *testing.T, text string) ([]int16, int) {
+func say(t testing.TB, text string) ([]int16, int) {
 	t.Helper()
 	s, err := espeak.New(nil)
 	if err != nil {
@@ -87,7 +87,7 @@ func say(t *testing.T, text string) ([]int16, int) {
 	return audio.PCMFromBytes(b), a.SampleRate
 }
 
-func say16k(t *testing.T, text string) []int16 {
+func say16k(t testing.TB, text string) []int16 {
 	pcm, rate := say(t, text)
 	return audio.Resample(pcm, rate, 16000)
 }
@@ -301,5 +301,18 @@ func TestNotInstalled(t *testing.T) {
 	_, err = sphinx.New(&sphinx.Options{ModelDir: empty})
 	if !errors.Is(err, sphinx.ErrNoModel) || !strings.Contains(err.Error(), "pocketsphinx-en-us") {
 		t.Errorf("no model: %v", err)
+	}
+}
+
+// BenchmarkTranscribeFor: one grammar run over a short question, as each voice turn makes.
+func BenchmarkTranscribeFor(b *testing.B) {
+	s := newTranscriber(b, nil)
+	tenant := demoTenant(b)
+	pcm := say16k(b, "What is my balance?")
+	for b.Loop() {
+		got, err := s.TranscribeFor(b.Context(), tenant, pcm, 16000, "en-US")
+		if err != nil || got != "what is my balance" {
+			b.Fatalf("heard %q, %v", got, err)
+		}
 	}
 }
