@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"iter"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -214,34 +216,89 @@ func TestResumeRefusals(t *testing.T) {
 	}
 }
 
-// TestResumesAreBounded: a turn followed by many resumes at once serves eight; the others are
-// told to retry.
+// heldModel speaks one sentence, then holds the turn open until release is closed.
+type heldModel struct{ release chan struct{} }
+
+func (m heldModel) Stream(ctx context.Context, _ *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
+	return func(yield func(engine.ModelEvent, error) bool) {
+		if !yield(engine.TextEvent("Checking. "), nil) {
+			return
+		}
+		select {
+		case <-m.release:
+		case <-ctx.Done():
+			yield(engine.ModelEvent{}, ctx.Err())
+			return
+		}
+		yield(engine.TextEvent("Done."), nil)
+	}
+}
+
+// TestResumesAreBounded: 1,000 resumes of one turn at once: eight follow it, the others are
+// told to retry, and the eight follow the turn to its end.
 func TestResumesAreBounded(t *testing.T) {
-	r := newResumable(t, engine.Config{})
-	resp := r.h.doStreaming(t.Context(), http.MethodPost, "/engine", headers(), `{"transcript":"balance"}`)
+	const resumes = 1000
+	release := make(chan struct{})
+	h := newHarness(t, engine.Config{TurnLog: &engine.MemoryTurnLog{}, Model: heldModel{release}})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	resp := h.doStreaming(t.Context(), http.MethodPost, "/engine", headers(), `{"transcript":"balance"}`)
 	defer resp.Body.Close()
-	first := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventStart })
+	first := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventSpeak })
 	var start struct{ TurnID string }
 	json.Unmarshal([]byte(first[0].data), &start)
-	var held []*http.Response
-	refused := 0
-	for range 20 {
-		resp := r.resume(t, headers(), start.TurnID, "")
-		if resp.StatusCode == 200 {
-			held = append(held, resp)
-			continue
-		}
-		if p := readProblem(t, resp); resp.StatusCode == http.StatusTooManyRequests && p.Code == engine.CodeRateLimited && resp.Header.Get("Retry-After") != "" {
-			refused++
-		}
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: resumes}}
+	defer client.CloseIdleConnections()
+	var (
+		wg                      sync.WaitGroup
+		mu                      sync.Mutex
+		held                    []*http.Response
+		refused, other, noRetry int
+	)
+	for range resumes {
+		wg.Go(func() {
+			hdr := headers()
+			hdr.Set("Accept", "text/event-stream")
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, h.srv.URL+engine.PathTurns+start.TurnID, nil)
+			req.Header = hdr
+			resp, err := client.Do(req)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				other++
+			case resp.StatusCode == http.StatusOK:
+				held = append(held, resp)
+			case resp.StatusCode == http.StatusTooManyRequests:
+				var p struct{ Code string }
+				json.NewDecoder(resp.Body).Decode(&p)
+				resp.Body.Close()
+				if p.Code != engine.CodeRateLimited || resp.Header.Get("Retry-After") == "" {
+					noRetry++
+				}
+				refused++
+			default:
+				resp.Body.Close()
+				other++
+			}
+		})
 	}
-	if len(held) != 8 || refused != 12 {
-		t.Errorf("%d resumes served at once, %d refused", len(held), refused)
+	wg.Wait()
+	if len(held) != 8 || refused != resumes-8 || other != 0 || noRetry != 0 {
+		t.Errorf("of %d resumes at once: %d followed the turn, %d refused (%d without rate_limited and Retry-After), %d otherwise",
+			resumes, len(held), refused, noRetry, other)
 	}
+	close(release)
 	for _, h := range held {
 		evs := readUntil(t, h.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
 		h.Body.Close()
-		if evs[len(evs)-1].name != engine.EventDone {
+		if len(evs) == 0 || evs[len(evs)-1].name != engine.EventDone {
 			t.Error("a held resume did not follow the turn to its end")
 		}
 	}
