@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"runtime"
 	"strings"
 	"time"
 
@@ -34,6 +35,12 @@ type Options struct {
 	// means no bound): storing one more drops the user's oldest, whose next request gets 401
 	// invalid_session. Sessions without [engine.Session.User] are not counted.
 	MaxSessionsPerUser int
+	// BlockingReads bounds the reads that wait in Redis at once for the events of a turn being
+	// resumed (XREAD BLOCK), each holding one of the client's connections for up to two
+	// seconds; past it, a resume looks for new events every 100 ms without holding one. 0 means
+	// a quarter of the client's pool, so that resumes never take the connections the engine's
+	// other calls need.
+	BlockingReads int
 }
 
 // Store is an [engine.SessionStore], an [engine.ReplayStore], an [engine.ActionStore] and an
@@ -52,6 +59,7 @@ type Store struct {
 	rate    *redis.Script
 
 	maxPerUser int
+	blocking   chan struct{} // a slot per read that may wait in Redis
 }
 
 var (
@@ -82,8 +90,12 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 	if o.MaxSessionsPerUser == 0 {
 		o.MaxSessionsPerUser = 16
 	}
+	if o.BlockingReads <= 0 {
+		o.BlockingReads = max(1, poolSize(client)/4)
+	}
 	return &Store{
 		maxPerUser: o.MaxSessionsPerUser,
+		blocking:   make(chan struct{}, o.BlockingReads),
 		client:     client,
 		inline:     boundsByContext(client),
 		prefix:     o.Prefix,
@@ -194,6 +206,23 @@ func boundsByContext(client redis.UniversalClient) bool {
 		return c.Options().ContextTimeoutEnabled
 	}
 	return false
+}
+
+// poolSize returns the connections client keeps per server, as go-redis defaults them.
+func poolSize(client redis.UniversalClient) int {
+	n := 0
+	switch c := client.(type) {
+	case *redis.Client:
+		n = c.Options().PoolSize
+	case *redis.ClusterClient:
+		n = c.Options().PoolSize
+	case *redis.Ring:
+		n = c.Options().PoolSize
+	}
+	if n <= 0 {
+		n = 10 * runtime.GOMAXPROCS(0)
+	}
+	return n
 }
 
 // do runs f with a context bounded by the store's time-out. With a client that may outlive the

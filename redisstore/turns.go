@@ -15,7 +15,10 @@ import (
 // A turn's log is two records sharing a hash tag: a stream whose entries are the turn's
 // events, each under the id "<event id>-0" with fields e (name) and d (data), and a hash of its
 // owner (tenant, user, session) and done. Appends are one MULTI per batch of events; a reader
-// waits for more with XREAD BLOCK.
+// waits for more with XREAD BLOCK, or polls when Options.BlockingReads are all taken.
+
+// pollInterval is how often a resume without a blocking read looks for new events.
+const pollInterval = 100 * time.Millisecond
 
 // AppendEvents adds evs to the turn's log: one transaction, its XADDs, the owner on the first
 // call, done at the end, and both records kept until keep.
@@ -82,8 +85,23 @@ func (s *Store) ReadEvents(ctx context.Context, turn string, after, max int, wai
 	if len(rec.Events) > 0 || rec.Done || wait <= 0 {
 		return rec, nil
 	}
-	// Nothing yet: block until an event arrives, or wait passes. The blocking call has a
-	// deadline of its own, past the store's time-out.
+	// Nothing yet: block until an event arrives, or wait passes, when a blocking read is free.
+	// Otherwise look again after a while without holding a connection: a blocking read holds
+	// one of the pool's for its whole wait.
+	select {
+	case s.blocking <- struct{}{}:
+		defer func() { <-s.blocking }()
+	default:
+		t := time.NewTimer(min(wait, pollInterval))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return s.ReadEvents(ctx, turn, after, max, 0)
+	}
+	// The blocking call has a deadline of its own, past the store's time-out.
 	bctx, cancel := context.WithTimeout(ctx, wait+s.timeout)
 	defer cancel()
 	res, err := s.client.XRead(bctx, &redis.XReadArgs{Streams: []string{stream, strconv.Itoa(after) + "-0"}, Count: int64(max), Block: wait}).Result()

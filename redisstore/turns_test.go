@@ -1,0 +1,74 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/redisstore"
+)
+
+// TestResumesLeaveThePoolToOtherCalls: many resumes waiting for a turn's next events at once
+// do not take every connection of the client's pool. A claim made meanwhile (a session's
+// proof, a confirmed action) is answered, and each resume still gets the events once they come.
+func TestResumesLeaveThePoolToOtherCalls(t *testing.T) {
+	needRedis(t)
+	const pool, followers = 8, 40
+	c := redis.NewClient(&redis.Options{Addr: standalone.Addr, PoolSize: pool, ContextTimeoutEnabled: true})
+	defer c.Close()
+	s := redisstore.New(c, &redisstore.Options{Prefix: prefix(t)})
+	ctx := t.Context()
+	owner := &engine.TurnOwner{Tenant: "t", User: "u"}
+	keep := time.Now().Add(time.Minute)
+	for i := range followers {
+		if err := s.AppendEvents(ctx, fmt.Sprint("turn", i), owner, []engine.LoggedEvent{{ID: 1, Name: "start", Data: []byte(`{}`)}}, false, keep); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Each follower waits for the event after its first, as a resume's loop does, until it
+	// comes or 5 s pass.
+	var wg sync.WaitGroup
+	got := make([]int, followers)
+	for i := range followers {
+		wg.Go(func() {
+			deadline := time.Now().Add(5 * time.Second)
+			for time.Now().Before(deadline) {
+				rec, err := s.ReadEvents(ctx, fmt.Sprint("turn", i), 1, 10, 2*time.Second)
+				if err != nil {
+					t.Errorf("follower %d: %v", i, err)
+					return
+				}
+				if len(rec.Events) > 0 {
+					got[i] = rec.Events[0].ID
+					return
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond) // the followers are waiting
+
+	start := time.Now()
+	if _, err := s.Claim(ctx, "a proof", keep); err != nil {
+		t.Errorf("a claim while %d resumes wait on a pool of %d: %v", followers, pool, err)
+	}
+	t.Logf("a claim while %d resumes wait on a pool of %d: %v", followers, pool, time.Since(start))
+
+	for i := range followers {
+		ev := engine.LoggedEvent{ID: 2, Name: "speak", Data: []byte(`{"delta":"hi"}`)}
+		if err := s.AppendEvents(context.Background(), fmt.Sprint("turn", i), nil, []engine.LoggedEvent{ev}, false, keep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	for i, id := range got {
+		if id != 2 {
+			t.Errorf("follower %d got event %d, want 2", i, id)
+		}
+	}
+}
