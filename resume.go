@@ -113,6 +113,10 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 			writeProblem(w, invalidField("Last-Event-ID", "is past the turn's last event"), req.ID)
 			return
 		}
+		// The client has the whole turn. 204 is what tells an EventSource, which reconnects
+		// whenever a stream ends, to stop.
+		w.WriteHeader(http.StatusNoContent)
+		return
 	}
 
 	stream := sse.NewWriter(w, e.now, e.writeTimeout, nil)

@@ -146,11 +146,12 @@ func TestResumeATurn(t *testing.T) {
 	if len(all) != len(first)+len(rest) || all[len(all)-1].data != rest[len(rest)-1].data {
 		t.Errorf("the whole turn again: %d events", len(all))
 	}
-	// From its last event: nothing more, and the stream ends.
+	// From its last event: nothing more will come, 204 No Content (an EventSource stops
+	// reconnecting on it).
 	resp3 := r.resume(t, headers(), start.TurnID, strconv.Itoa(len(all)))
 	b, _ := io.ReadAll(resp3.Body)
 	resp3.Body.Close()
-	if resp3.StatusCode != 200 || strings.Contains(string(b), "event:") {
+	if resp3.StatusCode != http.StatusNoContent || len(b) != 0 {
 		t.Errorf("from the last event: %d %q", resp3.StatusCode, b)
 	}
 	if n := r.calls.Load(); n != 1 {
@@ -176,8 +177,8 @@ func TestResumeRefusals(t *testing.T) {
 		t.Helper()
 		resp := r.resume(t, hdr, turn, lastID)
 		defer resp.Body.Close()
-		if resp.StatusCode == 200 {
-			return 200, ""
+		if resp.StatusCode == 200 || resp.StatusCode == 204 {
+			return resp.StatusCode, ""
 		}
 		p := readProblem(t, resp)
 		return resp.StatusCode, p.Code + " " + p.Field
@@ -199,6 +200,9 @@ func TestResumeRefusals(t *testing.T) {
 		"Last-Event-ID not a number": {headers(), start.TurnID, "abc", 400, "invalid_request Last-Event-ID"},
 		"Last-Event-ID negative":     {headers(), start.TurnID, "-1", 400, "invalid_request Last-Event-ID"},
 		"Last-Event-ID past the end": {headers(), start.TurnID, "9999", 400, "invalid_request Last-Event-ID"},
+		// What an EventSource sends when its stream ends after done: nothing more will come.
+		"Last-Event-ID of done":     {headers(), start.TurnID, strconv.Itoa(evs[len(evs)-1].id), 204, ""},
+		"Last-Event-ID before done": {headers(), start.TurnID, strconv.Itoa(evs[len(evs)-2].id), 200, ""},
 	} {
 		if s, code := status(tc.hdr, tc.turn, tc.lastID); s != tc.status || code != tc.code {
 			t.Errorf("%s: %d %q, want %d %q", name, s, code, tc.status, tc.code)
