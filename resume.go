@@ -82,13 +82,6 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	if !e.resumesOfTurn.take(id) {
-		p := newProblem(http.StatusTooManyRequests, CodeRateLimited, "this turn is being resumed too many times at once")
-		p.header = http.Header{"Retry-After": {"1"}}
-		writeProblem(w, p, req.ID)
-		return
-	}
-	defer e.resumesOfTurn.give(id)
 
 	ctx := r.Context()
 	rec, err := e.turnLog.ReadEvents(ctx, id, after, resumeBatch, 0)
@@ -106,6 +99,15 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, notFound, req.ID)
 		return
 	}
+	// Counted once the turn is known to be the caller's: a stranger who knows a turn's id
+	// cannot hold its owner's resumes back.
+	if !e.resumesOfTurn.take(id) {
+		p := newProblem(http.StatusTooManyRequests, CodeRateLimited, "this turn is being resumed too many times at once")
+		p.header = http.Header{"Retry-After": {"1"}}
+		writeProblem(w, p, req.ID)
+		return
+	}
+	defer e.resumesOfTurn.give(id)
 	if rec.Done && len(rec.Events) == 0 && after > 0 {
 		// Nothing after after: it is the turn's last event, or past it.
 		last, err := e.turnLog.ReadEvents(ctx, id, after-1, 1, 0)
@@ -126,6 +128,12 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 	sent := 0
 	for {
 		for _, ev := range rec.Events {
+			if ev.ID != after+1 {
+				// The log lost events (a store that evicted them): an answer with a hole in
+				// it would read as whole. The stream ends without done instead.
+				e.log.WarnContext(ctx, "a resumed turn's log has a gap", "requestId", req.ID, "tenant", req.Tenant.Key, "turnId", id, "after", after, "next", ev.ID)
+				return
+			}
 			if stream.Replay(ev.ID, ev.Name, ev.Data) != nil {
 				return
 			}
@@ -135,13 +143,22 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		if rec.Done || !e.now().Before(end) {
+		// A batch of a turn that is over may not hold all of the rest: read on, without
+		// waiting, until done or nothing more.
+		if rec.Done && len(rec.Events) == 0 || !e.now().Before(end) {
 			e.logResume(ctx, req, id, sent)
 			return
 		}
+		wait := resumeWait
+		if rec.Done {
+			wait = 0
+		}
 		rctx, cancel := context.WithTimeout(ctx, resumeWait+time.Second)
-		rec, err = e.turnLog.ReadEvents(rctx, id, after, resumeBatch, resumeWait)
+		rec, err = e.turnLog.ReadEvents(rctx, id, after, resumeBatch, wait)
 		cancel()
+		if err == nil && rec.Owner != owner {
+			err = ErrTurnNotFound // dropped, and written again by someone else
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				e.log.WarnContext(ctx, "following a turn failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
@@ -184,8 +201,9 @@ func lastEventID(h http.Header) (int, *Problem) {
 	case len(vals) > 1:
 		return 0, invalidField("Last-Event-ID", "is sent more than once")
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(vals[0]))
-	if err != nil || n < 0 || n > 1<<30 {
+	v := vals[0]
+	n, err := strconv.Atoi(v)
+	if err != nil || len(v) > 10 || strings.TrimLeft(v, "0123456789") != "" || n > 1<<30 {
 		return 0, invalidField("Last-Event-ID", "must be the id of an event of the turn, a number from 0")
 	}
 	return n, nil

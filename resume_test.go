@@ -200,6 +200,7 @@ func TestResumeRefusals(t *testing.T) {
 		"Last-Event-ID not a number": {headers(), start.TurnID, "abc", 400, "invalid_request Last-Event-ID"},
 		"Last-Event-ID negative":     {headers(), start.TurnID, "-1", 400, "invalid_request Last-Event-ID"},
 		"Last-Event-ID past the end": {headers(), start.TurnID, "9999", 400, "invalid_request Last-Event-ID"},
+		"Last-Event-ID with a sign":  {headers(), start.TurnID, "+5", 400, "invalid_request Last-Event-ID"},
 		// What an EventSource sends when its stream ends after done: nothing more will come.
 		"Last-Event-ID of done":     {headers(), start.TurnID, strconv.Itoa(evs[len(evs)-1].id), 204, ""},
 		"Last-Event-ID before done": {headers(), start.TurnID, strconv.Itoa(evs[len(evs)-2].id), 200, ""},
@@ -298,6 +299,13 @@ func TestResumesAreBounded(t *testing.T) {
 		t.Errorf("of %d resumes at once: %d followed the turn, %d refused (%d without rate_limited and Retry-After), %d otherwise",
 			resumes, len(held), refused, noRetry, other)
 	}
+	// Another user who knows the turn's id is told it is none of theirs, not to wait.
+	stranger := headers()
+	stranger.Set("X-Token", "someone-else")
+	resp2 := h.doStreaming(t.Context(), http.MethodGet, engine.PathTurns+start.TurnID, stranger, "")
+	if p := readProblem(t, resp2); resp2.StatusCode != http.StatusNotFound {
+		t.Errorf("another user's resume while the turn's are all taken: %d %s", resp2.StatusCode, p.Code)
+	}
 	close(release)
 	for _, h := range held {
 		evs := readUntil(t, h.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
@@ -305,5 +313,30 @@ func TestResumesAreBounded(t *testing.T) {
 		if len(evs) == 0 || evs[len(evs)-1].name != engine.EventDone {
 			t.Error("a held resume did not follow the turn to its end")
 		}
+	}
+}
+
+// TestResumeALongTurn: a turn of more events than the log hands out at once is resumed whole,
+// to its done.
+func TestResumeALongTurn(t *testing.T) {
+	var words []engine.ModelEvent
+	for i := range 600 {
+		words = append(words, engine.TextEvent("w"+strconv.Itoa(i)+" "))
+	}
+	h := newHarness(t, engine.Config{TurnLog: &engine.MemoryTurnLog{}, Model: &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{words}}})
+	resp := h.doStreaming(t.Context(), http.MethodPost, "/engine", headers(), `{"transcript":"hi"}`)
+	all := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
+	io.Copy(io.Discard, resp.Body) // the stream ends once the log has the whole turn
+	resp.Body.Close()
+	var start struct{ TurnID string }
+	json.Unmarshal([]byte(all[0].data), &start)
+
+	hdr := headers()
+	hdr.Set("Accept", "text/event-stream")
+	resumed := h.doStreaming(t.Context(), http.MethodGet, engine.PathTurns+start.TurnID, hdr, "")
+	got := readUntil(t, resumed.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
+	resumed.Body.Close()
+	if len(all) < 600 || len(got) != len(all) || got[len(got)-1].name != engine.EventDone {
+		t.Errorf("the turn had %d events; its resume from the start gave %d, the last %q", len(all), len(got), got[len(got)-1].name)
 	}
 }
