@@ -61,11 +61,13 @@ func (m *MemoryTurnLog) AppendEvents(_ context.Context, turn string, owner *Turn
 	now := m.now()
 	m.sweep(now)
 	t := m.turns[turn]
+	if t == nil && owner == nil {
+		// Dropped to make room, or over for too long: written again from here, it would
+		// have no owner and a hole where its first events were.
+		return ErrTurnNotFound
+	}
 	if t == nil {
-		t = &memTurn{id: turn, changed: make(chan struct{})}
-		if owner != nil {
-			t.owner = *owner
-		}
+		t = &memTurn{id: turn, owner: *owner, changed: make(chan struct{})}
 		t.elem = m.order.PushBack(t)
 		m.turns[turn] = t
 		t.bytes = memTurnOverhead

@@ -42,3 +42,35 @@ func TestMemoryTurnLogIsBounded(t *testing.T) {
 	}
 	runtime.KeepAlive(l)
 }
+
+// TestMemoryTurnLogDroppedTurn: a running turn dropped to make room is not written again
+// without its owner and first events; its follower is told it is gone.
+func TestMemoryTurnLogDroppedTurn(t *testing.T) {
+	l := &engine.MemoryTurnLog{MaxBytes: 64 << 10}
+	keep := time.Now().Add(time.Hour)
+	owner := &engine.TurnOwner{Tenant: "pk", User: "u"}
+	if err := l.AppendEvents(t.Context(), "a", owner, []engine.LoggedEvent{{ID: 1, Name: engine.EventStart, Data: []byte(`{}`)}}, false, keep); err != nil {
+		t.Fatal(err)
+	}
+	followed := make(chan error, 1)
+	go func() {
+		_, err := l.ReadEvents(t.Context(), "a", 1, 10, 10*time.Second)
+		followed <- err
+	}()
+	for i := range 100 { // other turns push a out
+		big := []engine.LoggedEvent{{ID: 1, Name: engine.EventStart, Data: make([]byte, 4<<10)}}
+		if err := l.AppendEvents(t.Context(), fmt.Sprint("other-", i), owner, big, true, keep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-followed; !errors.Is(err, engine.ErrTurnNotFound) {
+		t.Errorf("the follower of a dropped turn: %v", err)
+	}
+	err := l.AppendEvents(t.Context(), "a", nil, []engine.LoggedEvent{{ID: 2, Name: engine.EventSpeak, Data: []byte(`{}`)}}, false, keep)
+	if !errors.Is(err, engine.ErrTurnNotFound) {
+		t.Errorf("the dropped turn's next events: %v, want ErrTurnNotFound", err)
+	}
+	if _, err := l.ReadEvents(t.Context(), "a", 0, 10, 0); !errors.Is(err, engine.ErrTurnNotFound) {
+		t.Errorf("the dropped turn is back: %v", err)
+	}
+}

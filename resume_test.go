@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"iter"
 	"net/http"
@@ -338,5 +339,48 @@ func TestResumeALongTurn(t *testing.T) {
 	resumed.Body.Close()
 	if len(all) < 600 || len(got) != len(all) || got[len(got)-1].name != engine.EventDone {
 		t.Errorf("the turn had %d events; its resume from the start gave %d, the last %q", len(all), len(got), got[len(got)-1].name)
+	}
+}
+
+// hungLog is a TurnLog whose writes wait until released or their context ends.
+type hungLog struct {
+	engine.MemoryTurnLog
+	release chan struct{}
+	writes  atomic.Int32
+}
+
+func (l *hungLog) AppendEvents(ctx context.Context, turn string, owner *engine.TurnOwner, evs []engine.LoggedEvent, done bool, keep time.Time) error {
+	l.writes.Add(1)
+	select {
+	case <-l.release:
+		return errors.New("the store went away")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestATurnDoesNotWaitForItsLog: while the turn log hangs, the turn streams to its done all
+// the same, and once a write has failed the engine stops writing the turn.
+func TestATurnDoesNotWaitForItsLog(t *testing.T) {
+	var words []engine.ModelEvent
+	for i := range 300 {
+		words = append(words, engine.TextEvent("w"+strconv.Itoa(i)+" "))
+	}
+	log := &hungLog{release: make(chan struct{})}
+	h := newHarness(t, engine.Config{TurnLog: log, Model: &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{words}}})
+	// Well under the engine's 5 s bound on a write: a turn held back by its log would not be
+	// done by then.
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	resp := h.doStreaming(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"hi"}`)
+	evs := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
+	if len(evs) < 300 || evs[len(evs)-1].name != engine.EventDone {
+		t.Errorf("with its log hung, the turn streamed %d events, the last %q", len(evs), evs[len(evs)-1].name)
+	}
+	close(log.release)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if n := log.writes.Load(); n != 1 {
+		t.Errorf("%d writes to a log whose first write failed", n)
 	}
 }

@@ -2,44 +2,79 @@ package engine
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
 // Bounds of the turn log's writer.
 const (
-	recordQueue      = 64 // events waiting to be written; a slower store holds the turn back
 	recordBatch      = 64
 	recordTimeout    = 5 * time.Second
 	defaultResumeFor = 5 * time.Minute
 )
 
 // turnRecorder writes a turn's events to the TurnLog, in order and in batches, from a
-// goroutine of its own, so that the turn does not wait for the store's round trips.
+// goroutine of its own, so that the turn never waits for the store: events wait in memory,
+// which holds them already (a turn's events are bounded by its deadline and its model's
+// output). When a write fails, the recorder stops writing: a log with a hole in it would
+// replay as a whole answer. Resumes of the turn then end without done.
 type turnRecorder struct {
-	e      *Engine
-	turn   string
-	owner  TurnOwner
-	until  time.Time // the turn's deadline
-	queue  chan LoggedEvent
-	ended  chan struct{}
-	failed bool
+	e     *Engine
+	turn  string
+	owner TurnOwner
+	until time.Time // the turn's deadline
+	wake  chan struct{}
+	ended chan struct{}
+
+	mu      sync.Mutex
+	pending []LoggedEvent
+	over    bool // the turn has ended: what is pending is the last
 }
 
 func (e *Engine) startRecorder(t *turn, deadline time.Time) *turnRecorder {
-	r := &turnRecorder{e: e, turn: t.turnID, until: deadline, queue: make(chan LoggedEvent, recordQueue),
+	r := &turnRecorder{e: e, turn: t.turnID, until: deadline, wake: make(chan struct{}, 1),
 		ended: make(chan struct{}),
 		owner: TurnOwner{Tenant: t.req.Tenant.Key, User: e.limits.userBucket(t.req.Tenant.Key, t.req.UserToken), Session: t.sessionID}}
 	go r.run()
 	return r
 }
 
-// add queues one event.
-func (r *turnRecorder) add(ev LoggedEvent) { r.queue <- ev }
+// add queues one event; it never blocks.
+func (r *turnRecorder) add(ev LoggedEvent) {
+	r.mu.Lock()
+	r.pending = append(r.pending, ev)
+	r.mu.Unlock()
+	r.signal()
+}
 
-// finish writes what is queued, marks the turn over and waits until the log has it.
+func (r *turnRecorder) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// finish writes what is queued, marks the turn over and waits until the log has it, or the
+// writing failed.
 func (r *turnRecorder) finish() {
-	close(r.queue)
+	r.mu.Lock()
+	r.over = true
+	r.mu.Unlock()
+	r.signal()
 	<-r.ended
+}
+
+// take returns up to recordBatch pending events, and whether they are the turn's last.
+func (r *turnRecorder) take(batch []LoggedEvent) ([]LoggedEvent, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := min(len(r.pending), recordBatch)
+	batch = append(batch[:0], r.pending[:n]...)
+	r.pending = r.pending[n:]
+	if len(r.pending) == 0 {
+		r.pending = nil // lets the backing array go
+	}
+	return batch, r.over && len(r.pending) == 0
 }
 
 func (r *turnRecorder) run() {
@@ -47,39 +82,43 @@ func (r *turnRecorder) run() {
 	owner := &r.owner
 	batch := make([]LoggedEvent, 0, recordBatch)
 	for {
-		ev, open := <-r.queue
-		if open {
-			batch = append(batch[:0], ev)
-		drain:
-			for len(batch) < recordBatch {
-				select {
-				case ev, ok := <-r.queue:
-					if !ok {
-						open = false
-						break drain
-					}
-					batch = append(batch, ev)
-				default:
-					break drain
-				}
+		<-r.wake
+		for {
+			var last bool
+			batch, last = r.take(batch)
+			if len(batch) == 0 && !last {
+				break // nothing more yet
 			}
-		} else {
-			batch = batch[:0]
+			keep := r.until.Add(r.e.resumeFor)
+			if last {
+				keep = r.e.now().Add(r.e.resumeFor)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+			err := r.e.turnLog.AppendEvents(ctx, r.turn, owner, batch, last, keep)
+			cancel()
+			if err != nil {
+				r.e.log.Warn("keeping a turn's events failed; it cannot be resumed", "turnId", r.turn, "tenant", r.owner.Tenant, "err", err)
+				r.drain()
+				return
+			}
+			owner = nil
+			if last {
+				return
+			}
 		}
-		keep := r.until.Add(r.e.resumeFor)
-		if !open {
-			keep = r.e.now().Add(r.e.resumeFor)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
-		err := r.e.turnLog.AppendEvents(ctx, r.turn, owner, batch, !open, keep)
-		cancel()
-		if err != nil && !r.failed {
-			r.failed = true // once per turn: a store that is down would fill the log
-			r.e.log.Warn("keeping a turn's events failed; it cannot be resumed", "turnId", r.turn, "tenant", r.owner.Tenant, "err", err)
-		}
-		owner = nil
-		if !open {
+	}
+}
+
+// drain drops what the turn adds from now on, until it ends.
+func (r *turnRecorder) drain() {
+	for {
+		r.mu.Lock()
+		r.pending = nil
+		over := r.over
+		r.mu.Unlock()
+		if over {
 			return
 		}
+		<-r.wake
 	}
 }
