@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/client"
@@ -115,3 +116,41 @@ func TestTurnResumesOnce(t *testing.T) {
 		t.Error("the turn was not resumed")
 	}
 }
+
+// TestClosedTurnIsNotResumed: a stream its caller closed, from another goroutine while it is
+// read, ends there: the client does not take the close for a broken network and resume it.
+func TestClosedTurnIsNotResumed(t *testing.T) {
+	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: engine.Config{TurnLog: &engine.MemoryTurnLog{}}})
+	var resumes atomic.Int32
+	c, err := client.New(d.URL, &client.Options{EngineKey: d.Tenant.Key, UserToken: client.StaticToken(userToken),
+		HTTPClient: &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if strings.HasPrefix(r.URL.Path, client.PathTurns) {
+				resumes.Add(1)
+			}
+			return http.DefaultTransport.RoundTrip(r)
+		})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := c.Turn(t.Context(), &client.TurnRequest{Transcript: "what is my balance"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := 0
+	for _, err := range stream.Events() {
+		if err != nil {
+			break
+		}
+		if events++; events == 1 {
+			go stream.Close()
+			time.Sleep(50 * time.Millisecond) // the close lands while the stream is read
+		}
+	}
+	if n := resumes.Load(); n != 0 {
+		t.Errorf("a closed stream was resumed %d times (%d events read)", n, events)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/convengine/engine/internal/sse"
 	"github.com/convengine/engine/widgets"
@@ -169,9 +170,11 @@ var ErrEventTooLarge = sse.ErrEventTooLarge
 var ErrIncompleteStream = errors.New("client: the turn stream ended before done")
 
 // TurnStream is a running turn. Read it with [TurnStream.Events] or [TurnStream.Spec], from one
-// goroutine, and close it.
+// goroutine, and close it, from any goroutine: a read in progress then ends.
 type TurnStream struct {
+	mu     sync.Mutex // guards body and closed against Close
 	body   io.ReadCloser
+	closed bool
 	events *sse.Reader
 
 	// What resuming the turn once needs: the client, the turn's context, its id and the id of
@@ -216,6 +219,9 @@ func (t *TurnStream) resume() bool {
 		return false
 	}
 	t.resumed = true
+	if t.isClosed() {
+		return false // the caller's Close broke the stream, not the network
+	}
 	hdr := http.Header{}
 	if t.lastID != "" {
 		hdr.Set("Last-Event-ID", t.lastID)
@@ -228,9 +234,21 @@ func (t *TurnStream) resume() bool {
 		resp.Body.Close()
 		return false
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		resp.Body.Close()
+		return false
+	}
 	t.body.Close()
 	t.body, t.events = resp.Body, sse.NewReader(resp.Body, t.c.maxEvent)
 	return true
+}
+
+func (t *TurnStream) isClosed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed
 }
 
 // Events returns the turn's events as they arrive. The sequence ends after the done event, or
@@ -334,7 +352,15 @@ func (t *TurnStream) Spec() (*widgets.Spec, error) {
 
 // Close ends the stream; a turn still running on the engine is cancelled, unless the engine
 // keeps its turns (they then run to their end, for a client to resume).
-func (t *TurnStream) Close() error { return t.body.Close() }
+func (t *TurnStream) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	return t.body.Close()
+}
 
 // closeOnly discards a response body.
 func closeOnly(resp *http.Response) {
