@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/convengine/engine/internal/token"
 )
 
 // Limits and defaults of the voice socket.
@@ -115,29 +116,35 @@ func (e *Engine) StreamHandler() http.Handler {
 func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request) {
 	// A browser, which cannot set the headers, offers a stream ticket as a subprotocol.
 	ticket, offered, p := offeredTicket(r)
-	var req *request
+	var (
+		req     *request
+		claims  *token.TicketClaims
+		release func()
+	)
 	switch {
 	case p != nil:
 	case offered:
 		if p = e.checkUpgrade(r); p == nil {
-			req, p = e.redeemTicket(r, ticket)
+			req, claims, p = e.openTicket(r, ticket)
 		}
 	default:
 		if req, p = e.readHeaders(r); p == nil {
 			p = e.checkUpgrade(r)
 		}
 	}
+	if p == nil && e.streams.isClosed() {
+		p = newProblem(http.StatusServiceUnavailable, CodeShuttingDown, "the engine is shutting down; connect again")
+	}
+	if p == nil {
+		release, p = e.acquireSocket(r.Context(), req)
+	}
+	if p == nil && claims != nil {
+		if p = e.spendTicket(r.Context(), req, claims); p != nil {
+			release()
+		}
+	}
 	if p != nil {
 		writeProblem(w, p, req.idOrEmpty())
-		return
-	}
-	if e.streams.isClosed() {
-		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeShuttingDown, "the engine is shutting down; connect again"), req.ID)
-		return
-	}
-	release, p := e.acquireSocket(r.Context(), req)
-	if p != nil {
-		writeProblem(w, p, req.ID)
 		return
 	}
 	// The origin was checked above, with the problem responses of every route.

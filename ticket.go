@@ -1,8 +1,9 @@
 package engine
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -54,11 +55,19 @@ func (e *Engine) serveStreamTicket(w http.ResponseWriter, r *http.Request) {
 	c := &token.TicketClaims{ID: uuid.NewString(), Tenant: req.Tenant.Key, Environment: req.Environment.Name,
 		UserToken: req.UserToken.Reveal(), Session: req.sessionID(), RequestID: req.ID, Expiry: exp.Unix(), Forward: req.Forward}
 	if len(req.Metadata) > 0 {
-		c.Metadata, _ = json.Marshal(req.Metadata)
+		// Without HTML escaping, as the claims are: a "<" takes one byte of the ticket, not six.
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.Encode(req.Metadata)
+		c.Metadata = bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 	}
 	ticket, err := e.tickets.Seal(c)
 	if err == nil && len(ticket) > maxTicketLen {
-		err = errors.New("the ticket is too long")
+		// What the socket must carry does not fit in a header a proxy passes.
+		writeProblem(w, newProblem(http.StatusRequestHeaderFieldsTooLarge, CodeHeadersTooLarge,
+			"the user token, client metadata and forwarded headers are too large to travel in a stream ticket; open the socket with headers"), req.ID)
+		return
 	}
 	if err != nil {
 		e.log.ErrorContext(r.Context(), "minting a stream ticket failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
@@ -86,20 +95,20 @@ func offeredTicket(r *http.Request) (ticket string, offered bool, p *Problem) {
 			protos = append(protos, strings.TrimSpace(part))
 		}
 	}
-	engine := false
+	engine, tickets := false, 0
 	for _, proto := range protos {
 		switch {
 		case proto == SubprotocolEngine:
 			engine = true
 		case strings.HasPrefix(proto, subprotocolTicket):
-			if ticket != "" {
+			if tickets++; tickets > 1 {
 				return "", true, ticketProblem(CodeInvalidStreamTicket, "the upgrade offers more than one ticket")
 			}
 			ticket = proto[len(subprotocolTicket):]
 		}
 	}
 	switch {
-	case ticket == "":
+	case tickets == 0:
 		return "", false, nil
 	case !engine:
 		return "", true, ticketProblem(CodeInvalidStreamTicket, "a ticket is offered with the subprotocol "+SubprotocolEngine)
@@ -125,37 +134,32 @@ func ticketProblem(code, detail string) *Problem {
 	return newProblem(http.StatusUnauthorized, code, detail)
 }
 
-// redeemTicket opens a ticket and spends it: the request it stands for, as its headers would
-// have made it. A ticket opens once, across every replica that shares the replay store.
-func (e *Engine) redeemTicket(r *http.Request, ticket string) (*request, *Problem) {
+// openTicket opens a ticket: the request it stands for, as its headers would have made it.
+// The ticket is not spent yet: spendTicket does, once the socket can be opened, so that a
+// refusal that says to try again (shutting down, too many sockets, a store that did not
+// answer) leaves it usable.
+func (e *Engine) openTicket(r *http.Request, ticket string) (*request, *token.TicketClaims, *Problem) {
 	ctx := r.Context()
 	c, err := e.tickets.Open(ticket)
 	if err != nil {
-		return nil, ticketProblem(CodeInvalidStreamTicket, "the ticket is not one of this engine's")
+		return nil, nil, ticketProblem(CodeInvalidStreamTicket, "the ticket is not one of this engine's")
 	}
 	req := &request{ID: c.RequestID}
-	if key := singleHeader(r.Header, HeaderEngineKey); key != "" && key != c.Tenant {
-		return req, ticketProblem(CodeStreamTicketWrongTenant, "the ticket belongs to another assistant")
+	for _, key := range r.Header.Values(HeaderEngineKey) {
+		if key != c.Tenant {
+			return req, nil, ticketProblem(CodeStreamTicketWrongTenant, "the ticket belongs to another assistant")
+		}
 	}
-	exp := time.Unix(c.Expiry, 0)
-	if !e.now().Before(exp) {
-		return req, ticketProblem(CodeStreamTicketExpired, "the ticket expired; get a new one")
-	}
-	fresh, err := e.replay.Claim(ctx, ticketClaimPurpose+c.ID, exp.Add(time.Second))
-	switch {
-	case err != nil:
-		e.log.ErrorContext(ctx, "replay store failed", "requestId", req.ID, "err", err)
-		return req, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the ticket could not be checked; try again")
-	case !fresh:
-		return req, ticketProblem(CodeStreamTicketReused, "the ticket was used already; get a new one")
+	if !e.now().Before(time.Unix(c.Expiry, 0)) {
+		return req, nil, ticketProblem(CodeStreamTicketExpired, "the ticket expired; get a new one")
 	}
 	if p := e.identify(ctx, req, c.Tenant, c.Environment, c.UserToken); p != nil {
-		return req, p
+		return req, nil, p
 	}
 	if c.Session != "" {
 		s, p := e.inProcessSession(ctx, req, c.Session)
 		if p != nil {
-			return req, p
+			return req, nil, p
 		}
 		req.Session = s
 	}
@@ -163,5 +167,25 @@ func (e *Engine) redeemTicket(r *http.Request, ticket string) (*request, *Proble
 		json.Unmarshal(c.Metadata, &req.Metadata)
 	}
 	req.Forward = ForwardedHeaders(c.Forward)
-	return req, e.rateLimit(ctx, req)
+	return req, c, nil
+}
+
+// spendTicket spends an opened ticket, once across every replica that shares the replay
+// store, then counts the socket against the user's rate limits: after the spending, so that a
+// replayed ticket costs its user nothing.
+func (e *Engine) spendTicket(ctx context.Context, req *request, c *token.TicketClaims) *Problem {
+	// Kept a whole lifetime past the expiry: a replica whose clock is behind still finds it.
+	fresh, err := e.replay.Claim(ctx, ticketClaimPurpose+c.ID, time.Unix(c.Expiry, 0).Add(ticketTTL))
+	switch {
+	case err != nil:
+		e.log.ErrorContext(ctx, "replay store failed", "requestId", req.ID, "err", err)
+		return newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the ticket could not be checked; try again")
+	case !fresh:
+		return ticketProblem(CodeStreamTicketReused, "the ticket was used already; get a new one")
+	}
+	if p := e.rateLimit(ctx, req); p != nil {
+		p.Detail += " (with a new ticket: this one is spent)"
+		return p
+	}
+	return nil
 }

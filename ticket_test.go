@@ -129,6 +129,8 @@ func TestStreamTicket(t *testing.T) {
 	other, _ := mintTicket(t, h, headers())
 	refused("another tenant's key beside it", []string{engine.SubprotocolEngine, "ticket." + other},
 		http.Header{"X-Engine-Key": {"pk_other"}}, engine.CodeStreamTicketWrongTenant)
+	refused("the ticket's key and another tenant's beside it", []string{engine.SubprotocolEngine, "ticket." + other},
+		http.Header{"X-Engine-Key": {headers().Get("X-Engine-Key"), "pk_other"}}, engine.CodeStreamTicketWrongTenant)
 
 	late, _ := mintTicket(t, h, headers())
 	clock.Add(61 * time.Second)
@@ -144,15 +146,16 @@ func TestStreamTicket(t *testing.T) {
 		many = append(many, "p"+strings.Repeat("x", i%5))
 	}
 	for name, protos := range map[string][]string{
-		"forged":            {engine.SubprotocolEngine, "ticket.st1_" + strings.Repeat("A", 80)},
-		"changed":           {engine.SubprotocolEngine, "ticket." + string(tampered)},
-		"10 KB":             {engine.SubprotocolEngine, "ticket." + strings.Repeat("A", 10<<10)},
-		"20 KB":             {engine.SubprotocolEngine, "ticket." + strings.Repeat("A", 20<<10)},
-		"not base64url":     {engine.SubprotocolEngine, "ticket.st1_abc.def"},
-		"without engine.v1": {"ticket." + other},
-		"two tickets":       {engine.SubprotocolEngine, "ticket." + other, "ticket." + other},
-		"100 subprotocols":  append(many, "ticket."+other),
-		"too short":         {engine.SubprotocolEngine, "ticket.x"},
+		"forged":                {engine.SubprotocolEngine, "ticket.st1_" + strings.Repeat("A", 80)},
+		"changed":               {engine.SubprotocolEngine, "ticket." + string(tampered)},
+		"10 KB":                 {engine.SubprotocolEngine, "ticket." + strings.Repeat("A", 10<<10)},
+		"20 KB":                 {engine.SubprotocolEngine, "ticket." + strings.Repeat("A", 20<<10)},
+		"not base64url":         {engine.SubprotocolEngine, "ticket.st1_abc.def"},
+		"without engine.v1":     {"ticket." + other},
+		"two tickets":           {engine.SubprotocolEngine, "ticket." + other, "ticket." + other},
+		"an empty ticket first": {engine.SubprotocolEngine, "ticket.", "ticket." + other},
+		"100 subprotocols":      append(many, "ticket."+other),
+		"too short":             {engine.SubprotocolEngine, "ticket.x"},
 	} {
 		refused(name, protos, nil, engine.CodeInvalidStreamTicket)
 	}
@@ -228,5 +231,51 @@ func TestStreamTicketRequestIsChecked(t *testing.T) {
 	resp = h.do(t.Context(), http.MethodGet, engine.PathStreamTicket, headers(), "")
 	if p := readProblem(t, resp); resp.StatusCode != 405 || p.Code != engine.CodeMethodNotAllowed {
 		t.Errorf("GET: %d %s", resp.StatusCode, p.Code)
+	}
+}
+
+// TestStreamTicketSize: the longest token the engine takes, with metadata full of characters
+// JSON escapes, still makes a ticket that opens the socket; what cannot fit in one (forwarded
+// headers besides) is 431 headers_too_large, not a server error.
+func TestStreamTicketSize(t *testing.T) {
+	h, _ := whoamiEngine(t, engine.Config{})
+	hdr := headers()
+	hdr.Set("X-Token", strings.Repeat("t", 8000))
+	hdr.Set("X-Client-Metadata", `{"note":"`+strings.Repeat("<", 1300)+`"}`)
+	ticket, _ := mintTicket(t, h, hdr)
+	if _, p := dialTicket(t, h.wsURL(), []string{engine.SubprotocolEngine, "ticket." + ticket}, nil); p != nil {
+		t.Errorf("the long ticket was refused: %d %s %s", p.Status, p.Code, p.Detail)
+	}
+
+	hdr.Set("X-Client-Metadata", `{"note":"`+strings.Repeat("x", 4000)+`"}`)
+	for i := range 16 {
+		hdr.Set(fmt.Sprintf("X-Engine-Forward-H%d", i), strings.Repeat("v", 900))
+	}
+	resp := h.do(t.Context(), http.MethodPost, engine.PathStreamTicket, hdr, "")
+	if p := readProblem(t, resp); resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge || p.Code != engine.CodeHeadersTooLarge {
+		t.Errorf("claims too large for a ticket: %d %s", resp.StatusCode, p.Code)
+	}
+}
+
+// TestStreamTicketKeptWhenToldToRetry: a ticket refused with a problem that says to try again
+// (the user's sockets are all open) is not spent: it opens the socket once one is closed.
+func TestStreamTicketKeptWhenToldToRetry(t *testing.T) {
+	h, _ := whoamiEngine(t, engine.Config{Stream: &engine.StreamOptions{MaxSocketsPerUser: 1}})
+	first := h.dial(t, headers())
+	ticket, _ := mintTicket(t, h, headers())
+	protocols := []string{engine.SubprotocolEngine, "ticket." + ticket}
+	if _, p := dialTicket(t, h.wsURL(), protocols, nil); p == nil || p.Status != http.StatusTooManyRequests {
+		t.Fatalf("a second socket of a user allowed one: %+v", p)
+	}
+	first.ws.Close(websocket.StatusNormalClosure, "")
+	var p *engine.Problem
+	for range 100 { // the first socket's slot is given back once its goroutine ends
+		if _, p = dialTicket(t, h.wsURL(), protocols, nil); p == nil || p.Status != http.StatusTooManyRequests {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p != nil {
+		t.Errorf("the ticket, refused for now, then: %d %s", p.Status, p.Code)
 	}
 }

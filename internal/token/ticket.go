@@ -1,6 +1,7 @@
 package token
 
 import (
+	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -57,10 +58,14 @@ func NewTickets(signingKey []byte) (*Tickets, error) {
 // Seal returns the ticket of c: TicketPrefix and base64url of a random nonce and the sealed
 // claims.
 func (t *Tickets) Seal(c *TicketClaims) (string, error) {
-	plain, err := json.Marshal(c)
-	if err != nil {
+	// Without HTML escaping: a "<" would take six bytes of the ticket for one.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(c); err != nil {
 		return "", err
 	}
+	plain := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	nonce := make([]byte, t.aead.NonceSize(), t.aead.NonceSize()+len(plain)+t.aead.Overhead())
 	rand.Read(nonce)
 	sealed := t.aead.Seal(nonce, nonce, plain, []byte(PurposeTicket))
