@@ -23,6 +23,7 @@ const (
 	resumeBatch       = 256
 	resumeWait        = 2 * time.Second
 	maxResumeFollow   = 5 * time.Minute
+	resumeNotYet      = 250 * time.Millisecond // how long a turn may take to reach its log
 )
 
 // ResumeHandler returns the handler of GET /engine/turns/{turnId}: the events of a turn kept
@@ -85,6 +86,16 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 
 	ctx := r.Context()
 	rec, err := e.turnLog.ReadEvents(ctx, id, after, resumeBatch, 0)
+	if errors.Is(err, ErrTurnNotFound) {
+		// A turn reaches its log a store round trip after its start event reached the client,
+		// which may have resumed already: look once more before saying it is none.
+		select {
+		case <-time.After(resumeNotYet):
+			rec, err = e.turnLog.ReadEvents(ctx, id, after, resumeBatch, 0)
+		case <-ctx.Done():
+			return
+		}
+	}
 	switch {
 	case errors.Is(err, ErrTurnNotFound):
 		writeProblem(w, notFound, req.ID)

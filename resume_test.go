@@ -384,3 +384,41 @@ func TestATurnDoesNotWaitForItsLog(t *testing.T) {
 		t.Errorf("%d writes to a log whose first write failed", n)
 	}
 }
+
+// lateLog is a TurnLog whose first write waits until released, as a store's round trip does.
+type lateLog struct {
+	engine.MemoryTurnLog
+	release chan struct{}
+}
+
+func (l *lateLog) AppendEvents(ctx context.Context, turn string, owner *engine.TurnOwner, evs []engine.LoggedEvent, done bool, keep time.Time) error {
+	if owner != nil {
+		<-l.release
+	}
+	return l.MemoryTurnLog.AppendEvents(ctx, turn, owner, evs, done, keep)
+}
+
+// TestResumeBeforeTheLogHasTheTurn: a client that resumes right after the start event, before
+// the turn reached its log, gets the turn, not 404.
+func TestResumeBeforeTheLogHasTheTurn(t *testing.T) {
+	log := &lateLog{release: make(chan struct{})}
+	h := newHarness(t, engine.Config{TurnLog: log, Model: &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hello there.")}}})
+	resp := h.doStreaming(t.Context(), http.MethodPost, "/engine", headers(), `{"transcript":"hi"}`)
+	defer resp.Body.Close()
+	first := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventStart })
+	var start struct{ TurnID string }
+	json.Unmarshal([]byte(first[0].data), &start)
+	time.AfterFunc(50*time.Millisecond, func() { close(log.release) })
+	hdr := headers()
+	hdr.Set("Accept", "text/event-stream")
+	hdr.Set("Last-Event-ID", "1")
+	resumed := h.doStreaming(t.Context(), http.MethodGet, engine.PathTurns+start.TurnID, hdr, "")
+	defer resumed.Body.Close()
+	if resumed.StatusCode != http.StatusOK {
+		p := readProblem(t, resumed)
+		t.Fatalf("a resume before the turn reached its log: %d %s", resumed.StatusCode, p.Code)
+	}
+	if evs := readUntil(t, resumed.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone }); evs[len(evs)-1].name != engine.EventDone {
+		t.Error("the resume did not reach done")
+	}
+}
