@@ -24,6 +24,7 @@ const state = {
   conversationId: "",
   history: [], // {role, content}, oldest first
   busy: false,
+  generation: 0, // counts resets: a turn of an earlier one is dropped
   recorder: null,
   audioURL: "",
   log: [], // {path, status} of every response, for the tests and the curious
@@ -31,6 +32,7 @@ const state = {
 };
 
 let client = newClient();
+let turnAbort = null; // aborts the turn under way
 
 function newClient() {
   return new EngineClient({
@@ -171,6 +173,10 @@ function newTurnView(userText, { voice = false } = {}) {
 async function runTurn(input, { label, mode = "text", speakAfter = state.autospeak } = {}) {
   if (state.busy) return;
   setBusy(true);
+  // A reset (another user) aborts the turn: nothing of it reaches the new user's page or history.
+  const generation = state.generation;
+  const abort = new AbortController();
+  turnAbort = abort;
   showBanner("");
   const view = newTurnView(mode === "home" ? null : label, { voice: mode === "voice" });
   const body = {
@@ -185,7 +191,7 @@ async function runTurn(input, { label, mode = "text", speakAfter = state.autospe
   let spec = null;
   let failed = null;
   try {
-    for await (const { event, data } of client.turn(body)) {
+    for await (const { event, data } of client.turn(body, { signal: abort.signal })) {
       switch (event) {
         case "start":
           if (data.conversationId) state.conversationId = data.conversationId;
@@ -214,6 +220,7 @@ async function runTurn(input, { label, mode = "text", speakAfter = state.autospe
   } catch (err) {
     failed = err;
   }
+  if (generation !== state.generation) return null;
   view.status.classList.remove("visible");
   view.answer.setAttribute("aria-busy", "false");
 
@@ -616,6 +623,9 @@ async function start() {
 }
 
 function reset() {
+  state.generation++;
+  turnAbort?.abort();
+  setBusy(false);
   // The socket is the old user's: it closes with the rest.
   if (state.live) {
     live.close();

@@ -43,7 +43,7 @@ export function requestID() {
  * retryable), an error event of a turn stream, or a network failure (code "network").
  */
 export class EngineError extends Error {
-  constructor({ status = 0, code = "internal", title = "", detail = "", retryable = false } = {}) {
+  constructor({ status = 0, code = "internal", title = "", detail = "", retryable = false, retryAfter = 0 } = {}) {
     super(detail || title || code);
     this.name = "EngineError";
     this.status = status;
@@ -51,6 +51,7 @@ export class EngineError extends Error {
     this.title = title;
     this.detail = detail;
     this.retryable = retryable;
+    this.retryAfter = retryAfter; // seconds, from Retry-After; 0 when absent
   }
 }
 
@@ -67,6 +68,30 @@ async function problemOf(resp) {
     title: typeof p.title === "string" ? p.title : resp.statusText,
     detail: typeof p.detail === "string" ? p.detail : "",
     retryable: p.retryable === true,
+    retryAfter: Math.max(0, Number.parseInt(resp.headers.get("Retry-After") ?? "", 10) || 0),
+  });
+}
+
+// A broken turn is resumed within this long: a network that comes back (a tunnel, Wi-Fi to
+// cellular) usually does in seconds, and the engine keeps the turn for minutes.
+const RESUME_PATIENCE_MS = 20_000;
+
+/** pause waits ms, or until the browser is back online when it is offline; an abort ends it. */
+function pause(ms, signal) {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      clearTimeout(timer);
+      globalThis.removeEventListener?.("online", done);
+      signal?.removeEventListener("abort", aborted);
+      resolve();
+    };
+    const aborted = () => {
+      done();
+      reject(signal.reason ?? new DOMException("aborted", "AbortError"));
+    };
+    const timer = setTimeout(done, ms);
+    if (globalThis.navigator?.onLine === false) globalThis.addEventListener?.("online", done);
+    signal?.addEventListener("abort", aborted, { once: true });
   });
 }
 
@@ -433,15 +458,39 @@ export class EngineClient {
           yield { event: ev.event, data, id: ev.id };
         }
       } catch (err) {
-        if (err.name === "AbortError" || resumed || !turnId) throw err;
+        if (err.name === "AbortError") throw err;
+        if (resumed || !turnId) throw err instanceof EngineError ? err : new EngineError({ code: "network", detail: String(err) });
       }
       if (done) return;
       if (resumed || !turnId || signal?.aborted) {
         throw new EngineError({ code: "incomplete_stream", detail: "the turn's stream ended before its done event" });
       }
       resumed = true;
-      const headers = lastId ? { "Last-Event-ID": lastId } : {};
-      resp = await this.send("GET", "/engine/turns/" + encodeURIComponent(turnId), { accept: "text/event-stream", signal, headers });
+      resp = await this.resume(turnId, lastId, signal);
+    }
+  }
+
+  /**
+   * resume asks for a turn's events after lastId. While the network is down, or the engine
+   * says to retry (429, 503, with Retry-After), it tries again for up to 20 s.
+   */
+  async resume(turnId, lastId, signal) {
+    const headers = lastId ? { "Last-Event-ID": lastId } : {};
+    const until = Date.now() + RESUME_PATIENCE_MS;
+    for (let attempt = 0; ; attempt++) {
+      let err;
+      try {
+        const resp = await this.send("GET", "/engine/turns/" + encodeURIComponent(turnId), { accept: "text/event-stream", signal, headers });
+        if (resp.status === 200 && resp.body) return resp;
+        // 204: the engine has nothing after lastId, yet this page has no done.
+        err = new EngineError({ status: resp.status, code: "incomplete_stream", detail: "the turn's stream ended before its done event" });
+      } catch (e) {
+        err = e;
+      }
+      const again = err.code === "network" || err.status === 429 || err.status === 503;
+      const wait = err.retryAfter ? err.retryAfter * 1000 : Math.min(500 * 2 ** attempt, 4000);
+      if (err.name === "AbortError" || !again || Date.now() + wait > until) throw err;
+      await pause(wait, signal);
     }
   }
 

@@ -19,6 +19,11 @@ const FRAME_MS = (FRAME_SAMPLES / TARGET_RATE) * 1000;
 export const PREROLL_FRAMES = 15;
 /** MAX_UTTERANCE_FRAMES ends an utterance that never pauses (the engine takes 60 s at most). */
 const MAX_UTTERANCE_FRAMES = 30_000 / FRAME_MS;
+// Speech over an answer cancels it after this many voiced frames (200 ms), as the engine's own
+// barge-in does: a cough or the answer's echo does not.
+const BARGE_IN_FRAMES = 200 / FRAME_MS;
+// How long a socket may take to open before live voice gives up on it.
+const OPEN_TIMEOUT_MS = 10_000;
 
 const SUBPROTOCOL = "engine.v1";
 
@@ -216,13 +221,19 @@ export class FrameResampler {
  *
  * Each 20 ms frame is high-passed at 100 Hz (so that a DC offset or hum is not energy), then
  * measured: its level in dBFS and its dominant frequency from zero crossings counted with
- * hysteresis. The noise floor starts at the quietest of the first learnFrames frames (200 ms),
- * then follows quiet frames quickly down and slowly up; when every frame of the last 3 s was
+ * hysteresis. The noise floor starts at the quietest of the first learnFrames frames (200 ms;
+ * digital silence, exact zeros, is skipped and never moves the floor, which stays at -75 dBFS
+ * or above), then follows quiet frames quickly down and slowly up; when every frame of the last 3 s was
  * above it, the noise itself grew, and it jumps to their minimum. A frame is voiced when it is
  * threshold dB above the floor (3 dB less inside speech, to keep weak endings), above minDB, and
  * its dominant frequency is at least 90 Hz. Speech starts after startFrames voiced frames
  * (100 ms, with gaps of at most 40 ms) and ends after endFrames (700 ms) without one.
  */
+// Frames at or below this level are digital silence; the floor never goes below MIN_FLOOR_DB,
+// which no microphone's own noise reaches.
+const DIGITAL_SILENCE_DB = -110;
+const MIN_FLOOR_DB = -75;
+
 export class SpeechDetector {
   constructor({
     rate = TARGET_RATE,
@@ -309,16 +320,22 @@ export class SpeechDetector {
    */
   push(frame) {
     const { db, hz } = this.measure(frame);
-    this.frames++;
-    if (this.frames <= this.learnFrames) {
-      this.floor = Number.isNaN(this.floor) ? db : Math.min(this.floor, db);
+    // Exact zeros (a microphone starting, muted, or changing device; a noise gate) tell
+    // nothing of the room: learnt as its floor, they made any noise speech until the floor
+    // caught up. They are not learnt from; later, they are quiet at MIN_FLOOR_DB.
+    const digital = db <= DIGITAL_SILENCE_DB;
+    if (this.frames < this.learnFrames) {
+      if (!digital) {
+        this.frames++;
+        this.floor = Math.max(MIN_FLOOR_DB, Number.isNaN(this.floor) ? db : Math.min(this.floor, db));
+      }
       this.last = { db, hz, voiced: false, floor: this.floor };
       return null;
     }
     const margin = this.threshold - (this.speaking ? this.hysteresis : 0);
     const loud = db >= Math.max(this.floor + margin, this.minDB);
     const voiced = loud && hz >= this.minHz;
-    this.track(db, loud);
+    this.track(digital ? MIN_FLOOR_DB : db, loud);
     this.last = { db, hz, voiced, floor: this.floor };
     if (!this.speaking) {
       if (voiced) {
@@ -359,7 +376,7 @@ export class SpeechDetector {
       this.blockMin = Infinity;
       if (this.mins.length === this.blocks) this.floor = Math.max(this.floor, Math.min(...this.mins));
     }
-    this.floor = Math.max(this.floor, -120);
+    this.floor = Math.max(this.floor, MIN_FLOOR_DB);
   }
 
   /** forceEnd ends the current utterance, as when it ran too long. */
@@ -417,7 +434,10 @@ export class Microphone {
 
   stop() {
     this.stream?.getTracks().forEach((t) => t.stop());
-    if (this.node?.port) this.node.port.onmessage = null;
+    if (this.node?.port) {
+      this.node.port.onmessage = null;
+      this.node.port.postMessage("stop"); // the processor ends, instead of running on unheard
+    }
     this.node?.disconnect();
     this.source?.disconnect();
     this.stream = this.node = this.source = null;
@@ -551,7 +571,11 @@ export class LiveVoice {
     this.utterance = false;
     this.utteranceFrames = 0;
     this.preroll = [];
-    this.dropping = false; // a cancel was sent: what comes before its "cancelled" belongs to the stopped answer
+    this.dropping = false; // a cancel was sent: the answer's speech and audio before its "cancelled" are dropped
+    this.bargeInFrames = -1; // voiced frames of an utterance over an answer, counting to a barge-in; -1: none
+    this.refused = false; // the engine refused the utterance under way: its end_of_speech makes no turn
+    this.skipping = false; // a socket closed inside an utterance: its tail is not sent as one
+    this.stopWanted = false; // stop() came while start() was under way
     this.audioTurn = null; // the turn whose audio was scheduled last
     this.detector = new SpeechDetector();
     this.state = "off";
@@ -587,6 +611,7 @@ export class LiveVoice {
    */
   async start() {
     if (this.live) return;
+    this.stopWanted = false;
     const ctx = this.audioContext();
     const resumed = ctx.resume().catch(() => {}); // first, while the click still counts
     this.setState("connecting");
@@ -607,6 +632,7 @@ export class LiveVoice {
     }
     this.live = true;
     this.setState(this.player.active ? "answering" : "listening");
+    if (this.stopWanted) this.stop();
   }
 
   /**
@@ -614,7 +640,10 @@ export class LiveVoice {
    * is, and the socket closes once the engine has answered what it was asked.
    */
   stop() {
-    if (!this.live) return;
+    if (!this.live) {
+      if (this.state === "connecting") this.stopWanted = true; // applied once start() is done
+      return;
+    }
     this.live = false;
     this.mic?.stop();
     this.mic = null;
@@ -664,14 +693,21 @@ export class LiveVoice {
     }
     stats.counters.ticketsMinted++;
     const ws = new WebSocket(this.url(), [SUBPROTOCOL, "ticket." + ticket]);
+    let timer;
     await new Promise((resolve, reject) => {
       ws.onopen = resolve;
       ws.onerror = () => reject(new LiveVoiceError("socket", "the voice socket did not open"));
       ws.onclose = (e) => reject(new LiveVoiceError("socket", `the voice socket closed before it opened (${e.code})`));
-    }).catch((err) => {
-      stats.counters.socketFailures++;
-      throw err;
-    });
+      timer = setTimeout(() => {
+        ws.close();
+        reject(new LiveVoiceError("socket", "the voice socket did not open in time"));
+      }, OPEN_TIMEOUT_MS);
+    })
+      .catch((err) => {
+        stats.counters.socketFailures++;
+        throw err;
+      })
+      .finally(() => clearTimeout(timer));
     if (ws.protocol !== SUBPROTOCOL) {
       ws.close();
       stats.counters.socketFailures++;
@@ -710,9 +746,19 @@ export class LiveVoice {
     if (ws !== this.ws) return;
     this.ws = null;
     this.dropping = false;
+    this.outbox = [];
     stats.closes.push({ code: e.code, reason: e.reason, at: performance.now() });
     // The answers under way are lost with the socket.
     for (const turn of this.turns.splice(0)) this.emit("onTurnError", turn, { code: "network", message: "the voice socket closed" }, true);
+    if (this.utterance) {
+      // Its start went with the socket: its tail alone would be heard as a request.
+      this.utterance = false;
+      this.refused = false;
+      this.bargeInFrames = -1;
+      this.detector.forceEnd();
+      this.skipping = true;
+      this.skipQuiet = 0;
+    }
     if (this.live) {
       // An idle socket is closed by the engine after two minutes: the next utterance opens one.
       this.emit("onLost", { code: "socket_closed", closeCode: e.code, reconnect: true });
@@ -760,6 +806,10 @@ export class LiveVoice {
     const ev = this.detector.push(frame);
     if (this.utterance) {
       this.sendAudio(frame);
+      if (this.bargeInFrames >= 0 && this.detector.last?.voiced && ++this.bargeInFrames >= BARGE_IN_FRAMES) {
+        this.bargeInFrames = -1;
+        if (this.answering()) this.bargeIn();
+      }
       if (ev === "end") {
         this.endUtterance();
       } else if (++this.utteranceFrames >= MAX_UTTERANCE_FRAMES) {
@@ -770,7 +820,18 @@ export class LiveVoice {
     }
     this.preroll.push(frame);
     if (this.preroll.length > PREROLL_FRAMES) this.preroll.shift();
+    if (this.skipping) {
+      // The cut utterance goes on until the silence that would have ended it.
+      if (this.detector.last?.voiced) this.skipQuiet = 0;
+      else if (++this.skipQuiet >= this.detector.endFrames) this.skipping = false;
+      return;
+    }
     if (ev === "start") this.startUtterance();
+  }
+
+  /** answering tells whether an answer is playing or on its way. */
+  answering() {
+    return !!this.player?.active || this.turns.some((t) => t.transcript != null);
   }
 
   sendAudio(frame) {
@@ -780,7 +841,8 @@ export class LiveVoice {
 
   startUtterance() {
     stats.counters.speechStarts++;
-    if (this.player?.active) this.bargeIn();
+    // Over an answer, the utterance cancels it once it has lasted as speech (onFrame).
+    this.bargeInFrames = this.answering() ? 0 : -1;
     this.utterance = true;
     this.utteranceFrames = 0;
     for (const f of this.preroll.splice(0)) this.sendAudio(f);
@@ -789,7 +851,13 @@ export class LiveVoice {
 
   endUtterance() {
     this.utterance = false;
+    this.bargeInFrames = -1;
     this.send({ type: "end_of_speech" });
+    if (this.refused) {
+      this.refused = false; // the engine drops it: no answer comes
+      this.setState(this.player?.active ? "answering" : this.live ? "listening" : "off");
+      return;
+    }
     const now = performance.now();
     stats.counters.endOfSpeech++;
     const turnStats = { endOfSpeechSent: now, transcriptReceived: null, transcript: null, firstAudioReceived: null, firstAudioPlaying: null, specReceived: null, doneReceived: null, cancelled: null, audioMessages: 0 };
@@ -843,53 +911,57 @@ export class LiveVoice {
     } catch {
       return; // not a message of this protocol
     }
-    if (msg?.type === "cancelled") {
-      stats.counters.cancelledReceived++;
-      this.dropping = false;
-      if (msg.turnId && this.turns.length) {
-        const turn = this.turns.shift();
-        turn.stats.cancelled = performance.now();
-        this.emit("onCancelled", turn);
-      }
-      this.maybeClose();
-      return;
-    }
-    if (this.dropping) {
-      stats.counters.dropped++;
-      return;
-    }
     const now = performance.now();
-    let turn = this.turns[0];
     switch (msg?.type) {
+      case "cancelled": {
+        stats.counters.cancelledReceived++;
+        this.dropping = false;
+        // Without turnId no answer was running. A turn the page has no transcript of was
+        // cancelled while it was heard: the oldest such.
+        const turn = msg.turnId ? (this.byId(msg.turnId) ?? this.waiting()) : null;
+        if (turn) {
+          this.remove(turn);
+          turn.stats.cancelled = now;
+          if (this.audioTurn === turn && this.player?.active) this.player.stopAll(); // cancelled by the engine: its audio stops too
+          if (this.audioTurn === turn) this.audioTurn = null;
+          this.emit("onCancelled", turn);
+        }
+        this.settle();
+        return;
+      }
       case "transcript": {
         stats.counters.transcripts++;
-        if (turn && turn.transcript != null) {
-          // A second transcript before done or cancelled: the protocol says this does not
-          // happen; the turn before is taken as finished.
-          this.turns.shift();
-          this.emit("onDone", turn);
-          turn = this.turns[0];
+        const prev = this.running();
+        if (prev) {
+          // A transcript before the answer running was done or cancelled: the protocol says
+          // this does not happen; that answer is taken as finished.
+          this.remove(prev);
+          this.emit("onDone", prev);
         }
-        if (!turn || turn.transcript != null) {
-          // The engine ended an utterance itself (StreamOptions.EndOfSpeech).
-          turn = this.endUtteranceByEngine();
-        }
+        // The engine answers utterances in order. None waiting: it ended one itself
+        // (StreamOptions.EndOfSpeech).
+        const turn = this.waiting() ?? this.endUtteranceByEngine();
         turn.transcript = String(msg.text ?? "");
         turn.turnId = msg.turnId || "";
         turn.stats.transcriptReceived = now;
         turn.stats.transcript = turn.transcript;
         this.emit("onTranscript", turn);
-        break;
+        return;
       }
-      case "speak":
+      case "speak": {
         stats.counters.speakDeltas++;
+        if (this.dropping) break;
+        const turn = this.running();
         if (turn) this.emit("onSpeak", turn, String(msg.delta ?? ""));
-        break;
+        return;
+      }
       case "audio": {
         stats.counters.audioMessages++;
-        if (typeof msg.chunk !== "string" || !(msg.sampleRate > 0)) break;
+        if (this.dropping) break;
+        if (typeof msg.chunk !== "string" || !(msg.sampleRate > 0)) return;
         const samples = base64PCM16ToFloat(msg.chunk);
-        if (!samples.length || !this.player) break;
+        if (!samples.length || !this.player) return;
+        const turn = this.running();
         const starts = this.player.play(samples, msg.sampleRate);
         this.audioTurn = turn ?? null;
         if (turn) {
@@ -901,57 +973,97 @@ export class LiveVoice {
             stats.firstAudioPlaying = starts;
           }
         }
-        if (this.live) this.setState("answering");
-        break;
+        if (this.live && !this.utterance) this.setState("answering");
+        return;
       }
-      case "spec":
+      case "spec": {
         stats.counters.specs++;
+        const turn = this.running();
         if (turn) {
           turn.spec = msg.spec ?? {};
           turn.stats.specReceived = now;
           stats.specReceived = now;
           this.emit("onSpec", turn, turn.spec);
         }
-        break;
-      case "done":
+        return;
+      }
+      case "done": {
         stats.counters.dones++;
+        const turn = msg.turnId ? this.byId(msg.turnId) : this.running();
         if (turn) {
-          this.turns.shift();
+          this.remove(turn);
           turn.stats.doneReceived = now;
           this.emit("onDone", turn);
         }
-        if (!this.player?.active) this.setState(this.live ? (this.utterance ? "hearing" : "listening") : "off");
-        this.maybeClose();
-        break;
+        this.settle();
+        return;
+      }
       case "error": {
         stats.counters.errors++;
         const e = msg.error ?? {};
         const err = { code: String(e.code ?? "internal"), message: String(e.message ?? ""), retryable: e.retryable === true };
-        if (turn && turn.transcript == null) {
-          // Before its transcript, an error ends the turn.
-          this.turns.shift();
+        const known = msg.turnId ? this.byId(msg.turnId) : null;
+        if (known) {
+          known.error = err; // after its transcript: the apology, the spec and done follow
+          this.emit("onTurnError", known, err, false);
+          return;
+        }
+        // Before its transcript, an error ends the turn there: the oldest the engine has not
+        // answered yet. Without one, it refuses the utterance under way, whose end_of_speech
+        // then makes no turn, or concerns no turn at all.
+        const turn = this.waiting();
+        if (turn) {
+          this.remove(turn);
           turn.error = err;
           this.emit("onTurnError", turn, err, true);
-          if (!this.player?.active) this.setState(this.live ? (this.utterance ? "hearing" : "listening") : "off");
-          this.maybeClose();
-        } else if (turn) {
-          turn.error = err; // the apology, the spec and done follow
-          this.emit("onTurnError", turn, err, false);
+          this.settle();
         } else {
+          if (this.utterance && !msg.turnId) this.refused = true;
           this.emit("onSocketError", err);
         }
-        break;
+        return;
       }
       default:
-      // a message of a later version of the protocol: ignored
+        return; // a message of a later version of the protocol: ignored
     }
+    stats.counters.dropped++; // the speech and audio of an answer a cancel stopped
+  }
+
+  /** running returns the turn whose answer is streaming: the one with a transcript. */
+  running() {
+    return this.turns.find((t) => t.transcript != null) ?? null;
+  }
+
+  /** waiting returns the oldest turn the engine has not sent the transcript of. */
+  waiting() {
+    return this.turns.find((t) => t.transcript == null) ?? null;
+  }
+
+  byId(id) {
+    return this.turns.find((t) => t.turnId === id) ?? null;
+  }
+
+  remove(turn) {
+    const i = this.turns.indexOf(turn);
+    if (i >= 0) this.turns.splice(i, 1);
+  }
+
+  /** settle sets the state after a turn ended, and closes a switched-off socket once idle. */
+  settle() {
+    if (!this.player?.active) this.setState(this.live ? (this.utterance ? "hearing" : this.turns.length ? "thinking" : "listening") : "off");
+    this.maybeClose();
   }
 
   endUtteranceByEngine() {
+    if (this.utterance) {
+      this.utterance = false; // the engine ended it: what the page hears next is a new one
+      this.bargeInFrames = -1;
+      this.detector.forceEnd();
+    }
     const turnStats = { endOfSpeechSent: null, transcriptReceived: null, transcript: null, firstAudioReceived: null, firstAudioPlaying: null, specReceived: null, doneReceived: null, cancelled: null, audioMessages: 0 };
     stats.turns.push(turnStats);
     const turn = { transcript: null, turnId: "", error: null, spec: null, stats: turnStats };
-    this.turns.unshift(turn);
+    this.turns.push(turn);
     this.emit("onUtteranceEnd", turn);
     return turn;
   }

@@ -180,9 +180,11 @@ test("the end-of-speech detector: speech starts after ~100 ms, ends after 700 ms
   assert.deepEqual(got.map((e) => e.ev), ["start", "end"], JSON.stringify(got));
   assert.ok(got[0].ms >= 1080 && got[0].ms <= 1200, `speech heard at ${got[0].ms} ms; it starts at 1000`);
   assert.ok(got[1].ms >= 2200 + 680 && got[1].ms <= 2200 + 800, `end of speech at ${got[1].ms} ms; speech ends at 2200`);
-  // Digital silence around the speech, as a file or a muted line gives.
-  const silent = events(concat(new Float32Array(8000), voice(1), new Float32Array(16000)));
-  assert.deepEqual(silent.map((e) => e.ev), ["start", "end"], JSON.stringify(silent));
+  // A line muted (digital silence) and unmuted to speak: the room's floor stays learnt.
+  const muted = events(concat(bg(0.5, 4), new Float32Array(8000), voice(1), new Float32Array(16000)));
+  assert.deepEqual(muted.map((e) => e.ev), ["start", "end"], JSON.stringify(muted));
+  // A microphone that starts with digital silence, then the room: its noise is the floor.
+  assert.deepEqual(events(concat(new Float32Array(8000), noise(4, -50, 5))), [], "noise after digital silence");
 });
 
 test("the end-of-speech detector ignores steady noise, hum and a click", async () => {

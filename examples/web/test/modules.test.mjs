@@ -1,11 +1,13 @@
 // Tests of the client's modules that need no browser: the SSE parser, the WAV encoder and
-// resampler. Run with: node --test modules.test.mjs
+// resampler, the end-of-speech detector, and how live voice matches the socket's messages to
+// its turns. Run with: node --test modules.test.mjs
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createParser, readEvents } from "../static/sse.js";
 import { resample, encodeWAV, normalize, base64 } from "../static/wav.js";
 import { fixWAVSizes, b64url } from "../static/engine.js";
+import { SpeechDetector, LiveVoice, FRAME_SAMPLES } from "../static/voice.js";
 
 /** parse feeds chunks to a parser and returns the events and comments it reported. */
 function parse(...chunks) {
@@ -110,4 +112,137 @@ test("base64 and base64url", () => {
   assert.equal(base64(bytes), Buffer.from(bytes).toString("base64"));
   assert.equal(b64url(bytes), Buffer.from(bytes).toString("base64url"));
   assert.equal(b64url(bytes.buffer), "-_-_AA");
+});
+
+// --- live voice --------------------------------------------------------------------------
+
+/** noise returns a frame of white noise at about db dBFS, from a seeded generator. */
+function noiseFrames(db, n, seed = 1) {
+  const amp = 32768 * 10 ** (db / 20) * Math.sqrt(3);
+  let x = seed;
+  const frames = [];
+  for (let f = 0; f < n; f++) {
+    const frame = new Int16Array(FRAME_SAMPLES);
+    for (let i = 0; i < frame.length; i++) {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      frame[i] = Math.round((x / 2 ** 31 - 0.5) * 2 * amp);
+    }
+    frames.push(frame);
+  }
+  return frames;
+}
+
+function toneFrames(hz, db, n) {
+  const amp = 32768 * 10 ** (db / 20) * Math.SQRT2;
+  const frames = [];
+  for (let f = 0; f < n; f++) {
+    const frame = new Int16Array(FRAME_SAMPLES);
+    for (let i = 0; i < frame.length; i++) frame[i] = Math.round(amp * Math.sin((2 * Math.PI * hz * (f * FRAME_SAMPLES + i)) / 16000));
+    frames.push(frame);
+  }
+  return frames;
+}
+
+test("voice: a microphone that starts with exact zeros does not make room noise speech", () => {
+  const d = new SpeechDetector();
+  const events = [];
+  for (const f of [...Array.from({ length: 10 }, () => new Int16Array(FRAME_SAMPLES)), ...noiseFrames(-50, 200)]) {
+    const ev = d.push(f);
+    if (ev) events.push(ev);
+  }
+  assert.deepEqual(events, [], "4 s of steady noise after digital silence");
+  const heard = toneFrames(200, -20, 15).map((f) => d.push(f));
+  assert.ok(heard.includes("start"), "a voice over the noise still starts speech");
+});
+
+/** liveVoice returns a LiveVoice on a stub socket and player, and the log of its handlers. */
+function liveVoice() {
+  globalThis.WebSocket ??= { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 };
+  const log = [];
+  const handlers = {};
+  for (const name of ["onUtteranceEnd", "onTranscript", "onSpec", "onDone", "onCancelled", "onInterrupted", "onTurnError", "onSocketError"]) {
+    handlers[name] = (turn, ...rest) => log.push([name, turn?.label ?? turn?.code ?? "", ...rest.filter((r) => typeof r === "boolean")]);
+  }
+  const lv = new LiveVoice({ mintTicket: async () => ({}), url: () => "ws://engine.test", handlers });
+  lv.live = true;
+  lv.ws = { readyState: 1, sent: [], send(m) { this.sent.push(JSON.parse(m).type); }, close() {} };
+  lv.player = {
+    active: false,
+    stopped: 0,
+    sources: new Set(),
+    play() { this.active = true; return 0; },
+    stopAll() { this.stopped++; this.active = false; return { count: 1, done: Promise.resolve(0) }; },
+  };
+  const say = (label) => {
+    lv.endUtterance();
+    lv.turns.at(-1).label = label;
+  };
+  const hear = (msg) => lv.onMessage(JSON.stringify(msg));
+  return { lv, log, say, hear };
+}
+
+const audio = { type: "audio", seq: 1, sampleRate: 16000, chunk: "AAAAAA==" };
+
+test("voice: a cough refused while an answer is on its way ends the cough, and the answer lands on its question", () => {
+  const { lv, log, say, hear } = liveVoice();
+  say("balance");
+  hear({ type: "transcript", text: "what is my balance", turnId: "a" });
+  say("cough");
+  hear({ type: "error", error: { code: "no_speech", message: "no speech", retryable: false } });
+  hear({ type: "speak", delta: "You have $12." });
+  hear(audio);
+  hear({ type: "spec", spec: { speak: "You have $12." } });
+  hear({ type: "done", turnId: "a" });
+  assert.deepEqual(log.filter(([n]) => n !== "onUtteranceEnd"), [
+    ["onTranscript", "balance"],
+    ["onTurnError", "cough", true],
+    ["onSpec", "balance"],
+    ["onDone", "balance"],
+  ]);
+  assert.equal(lv.turns.length, 0);
+});
+
+test("voice: an answer's done that crosses a barge-in's cancel still finishes it", () => {
+  const { lv, log, say, hear } = liveVoice();
+  say("balance");
+  hear({ type: "transcript", text: "what is my balance", turnId: "a" });
+  hear(audio);
+  lv.bargeIn();
+  hear(audio); // sent before the engine read the cancel: dropped
+  hear({ type: "spec", spec: { speak: "You have $12." } });
+  hear({ type: "done", turnId: "a" });
+  hear({ type: "cancelled" });
+  assert.deepEqual(lv.ws.sent, ["end_of_speech", "cancel"]);
+  assert.deepEqual(log.filter(([n]) => n === "onDone" || n === "onSpec"), [["onSpec", "balance"], ["onDone", "balance"]]);
+  assert.equal(lv.turns.length, 0);
+  assert.equal(lv.dropping, false);
+});
+
+test("voice: an answer the engine cancels stops playing", () => {
+  const { lv, log, say, hear } = liveVoice();
+  say("balance");
+  hear({ type: "transcript", text: "what is my balance", turnId: "a" });
+  hear(audio);
+  assert.equal(lv.player.active, true);
+  hear({ type: "cancelled", turnId: "a" });
+  assert.equal(lv.player.stopped, 1, "its audio stopped");
+  assert.deepEqual(log.at(-1), ["onCancelled", "balance"]);
+});
+
+test("voice: an utterance the engine refuses while it is spoken makes no turn", () => {
+  const { lv, log, hear } = liveVoice();
+  lv.utterance = true;
+  hear({ type: "error", error: { code: "overloaded", message: "busy", retryable: true } });
+  lv.endUtterance();
+  assert.deepEqual(lv.ws.sent, ["end_of_speech"], "the engine is told the utterance ended");
+  assert.equal(lv.turns.length, 0, "no turn waits for an answer that will not come");
+  assert.deepEqual(log, [["onSocketError", "overloaded"]]);
+});
+
+test("voice: a transcriber's failure before the transcript ends the turn being heard", () => {
+  const { lv, log, say, hear } = liveVoice();
+  say("balance");
+  hear({ type: "error", error: { code: "transcriber_unavailable", message: "down", retryable: true }, turnId: "x" });
+  assert.deepEqual(log.at(-1), ["onTurnError", "balance", true]);
+  assert.equal(lv.turns.length, 0);
 });
