@@ -291,6 +291,8 @@ test("a live voice turn over the socket, then a barge-in", async () => {
   assert.equal(await page.evaluate(() => window.__demo.voice.player.active), false, "no audio playing");
   const cancel = ws.sent.findIndex((m) => m.type === "cancel");
   assert.ok(cancel > eos, "cancel sent on the socket");
+  // The cancel goes 200 ms into the new utterance, between two of its 20 ms frames.
+  for (let i = 0; i < 100 && !ws.sent.slice(cancel + 1).some((m) => m.type === "audio"); i++) await new Promise((r) => setTimeout(r, 20));
   assert.ok(ws.sent.slice(cancel + 1).some((m) => m.type === "audio"), "the new utterance streams after the cancel");
   await page.waitForFunction(() => window.__voiceStats.counters.cancelledReceived > 0);
   assert.equal(await answer.locator(".interrupted").textContent(), "Interrupted.", "the answer spoken over is marked");
