@@ -1008,10 +1008,13 @@ export class LiveVoice {
           this.emit("onTurnError", known, err, false);
           return;
         }
-        // Before its transcript, an error ends the turn there: the oldest the engine has not
-        // answered yet. Without one, it refuses the utterance under way, whose end_of_speech
-        // then makes no turn, or concerns no turn at all.
-        const turn = this.waiting();
+        // Before its transcript, an error ends the turn there. With the id of a turn the page
+        // has no transcript of, it is the one being heard: the oldest waiting. Without an id,
+        // it was sent as the engine read a message: about the audio of the utterance being
+        // spoken, which is refused and whose end_of_speech then makes no turn, or about the
+        // last end_of_speech (no_speech, rate_limited), whose turn is the newest waiting.
+        const audioRefusal = err.code === "invalid_audio" || err.code === "utterance_too_long";
+        const turn = msg.turnId ? this.waiting() : audioRefusal ? null : (this.newestWaiting() ?? null);
         if (turn) {
           this.remove(turn);
           turn.error = err;
@@ -1037,6 +1040,10 @@ export class LiveVoice {
   /** waiting returns the oldest turn the engine has not sent the transcript of. */
   waiting() {
     return this.turns.find((t) => t.transcript == null) ?? null;
+  }
+
+  newestWaiting() {
+    return this.turns.findLast((t) => t.transcript == null) ?? null;
   }
 
   byId(id) {

@@ -246,3 +246,20 @@ test("voice: a transcriber's failure before the transcript ends the turn being h
   assert.deepEqual(log.at(-1), ["onTurnError", "balance", true]);
   assert.equal(lv.turns.length, 0);
 });
+
+test("voice: noise refused while the question before it is still being heard ends the noise, not the question", () => {
+  const { lv, log, say, hear } = liveVoice();
+  say("balance");
+  say("noise");
+  hear({ type: "error", error: { code: "no_speech", message: "no speech was found in the audio", retryable: false } });
+  hear({ type: "transcript", text: "what is my balance", turnId: "a" });
+  hear({ type: "spec", spec: { speak: "You have $12." } });
+  hear({ type: "done", turnId: "a" });
+  assert.deepEqual(log.filter(([n]) => n !== "onUtteranceEnd"), [
+    ["onTurnError", "noise", true],
+    ["onTranscript", "balance"],
+    ["onSpec", "balance"],
+    ["onDone", "balance"],
+  ]);
+  assert.equal(lv.turns.length, 0);
+});
