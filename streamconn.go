@@ -512,7 +512,7 @@ func (c *voiceConn) turnEnded() {
 
 // runTurn transcribes the audio if there is some, then runs the turn loop into a voice sink.
 // It reports the user's words and the answer when the turn finished without being cancelled.
-// answered is set before the turn's last message is queued.
+// answered is set once the turn's last message is queued.
 func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.Bool) (string, string, bool) {
 	e := c.e
 	start := e.now()
@@ -533,8 +533,11 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 			return "", "", false
 		}
 		if p != nil {
-			answered.Store(true)
-			c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable))
+			// Answered once the error is queued: a cancel that stopped its sending gets
+			// cancelled instead, so that the client hears of the turn either way.
+			if c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable)) {
+				answered.Store(true)
+			}
 			return "", "", false
 		}
 		text, unclear = transcript, transcript == ""
@@ -552,9 +555,8 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 	)
 	for ev, err := range e.turnEvents(ctx, c.req, body, func(x *turn) { t = x }) {
 		if err != nil {
-			if p := problemOf(err); ctx.Err() == nil {
+			if p := problemOf(err); ctx.Err() == nil && c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable)) {
 				answered.Store(true)
-				c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable))
 			}
 			return "", "", false
 		}

@@ -24,7 +24,7 @@ type voiceSink struct {
 	c        *voiceConn
 	t        *turn
 	voice    string
-	answered *atomic.Bool // set before done is queued
+	answered *atomic.Bool // set once done is queued
 
 	failed      bool // the turn reported an error
 	apologizing bool // the apology is being spoken
@@ -102,10 +102,11 @@ func (s *voiceSink) Done(spec widgets.Spec) error {
 	if !s.c.send(s.ctx, b) {
 		return errClientGone
 	}
-	s.answered.Store(true)
 	if !s.c.send(s.ctx, doneMessage(s.t.turnID)) {
 		return errClientGone
 	}
+	// Answered once done is queued: a cancel that stopped its sending gets cancelled.
+	s.answered.Store(true)
 	return nil
 }
 
