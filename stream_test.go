@@ -511,8 +511,13 @@ func TestStreamShutdown(t *testing.T) {
 	if code := idle.closeCode(); code != websocket.StatusGoingAway {
 		t.Errorf("idle socket: close %d, want 1001", code)
 	}
+	// A new turn asked for meanwhile is told the engine is shutting down.
+	busy.send(map[string]any{"type": "text", "transcript": "one more"})
 	// The running turn is answered in full before its socket goes.
-	var types []string
+	var (
+		types   []string
+		refused int
+	)
 	for {
 		m, err := busy.read(10 * time.Second)
 		if err != nil {
@@ -521,10 +526,19 @@ func TestStreamShutdown(t *testing.T) {
 			}
 			break
 		}
+		if m.Type == "error" {
+			if m.Error.Code == engine.CodeShuttingDown {
+				refused++
+			}
+			continue
+		}
 		types = append(types, m.Type)
 	}
 	if n := len(types); n < 2 || types[n-2] != "spec" || types[n-1] != "done" {
 		t.Errorf("the busy socket got %v before it closed", types)
+	}
+	if refused != 1 {
+		t.Errorf("a turn asked for during shutdown: %d shutting_down errors", refused)
 	}
 	if err := <-done; err != nil {
 		t.Errorf("Shutdown: %v", err)

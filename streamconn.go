@@ -79,6 +79,7 @@ type voiceConn struct {
 	pcm            []int16
 	pcmHeld        int64 // bytes of pcm reserved from StreamOptions.AudioMemory
 	refused        bool  // the utterance was refused; its audio is dropped until end_of_speech
+	endedByEngine  bool  // the engine ended the last utterance itself (StreamOptions.EndOfSpeech)
 	speech         utteranceSpeech
 	turn           *runningTurn
 	turns          int
@@ -243,7 +244,15 @@ func (c *voiceConn) handle(m *clientMessage) bool {
 	}
 	select {
 	case <-c.goingAway:
-		return true // no new work: the socket closes when the running turn is answered
+		// No new work: the socket closes when the running turn is answered. Stopping it is
+		// no new work, and a request for some is told why it gets none.
+		switch m.Type {
+		case "cancel":
+		case "end_of_speech", "text":
+			return c.trySend(errorMessage("", CodeShuttingDown, "the engine is shutting down; connect again", true))
+		default:
+			return true
+		}
 	default:
 	}
 	switch m.Type {
@@ -254,6 +263,14 @@ func (c *voiceConn) handle(m *clientMessage) bool {
 		}
 		return c.onAudio(chunk, m.Chunk != nil, m.SampleRate)
 	case "end_of_speech":
+		if c.endedByEngine && !c.speech.heard {
+			// The client's end of the utterance the engine ended already: what came since
+			// holds no speech, and is no new utterance.
+			c.endedByEngine = false
+			c.dropPCM()
+			return true
+		}
+		c.endedByEngine = false
 		return c.onEndOfSpeech()
 	case "cancel":
 		id := c.stopTurn()

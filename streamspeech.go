@@ -53,7 +53,9 @@ func (c *voiceConn) listen(n int) bool {
 		c.forget(len(c.pcm) - quietAudio)
 	}
 	if ev == vad.SpeechEnded && c.opts.EndOfSpeech > 0 {
-		return c.onEndOfSpeech()
+		ok := c.onEndOfSpeech()
+		c.endedByEngine = true
+		return ok
 	}
 	return true
 }

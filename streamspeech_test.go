@@ -86,6 +86,12 @@ func TestStreamServerEndOfSpeech(t *testing.T) {
 	if model.Calls() != 1 {
 		t.Errorf("%d turns", model.Calls())
 	}
+	// The client's own end of that utterance, after the silence that ended it, is no new one.
+	c.send(map[string]any{"type": "end_of_speech"})
+	c.send(map[string]any{"type": "text", "transcript": "and now?"})
+	if m := c.next(); m.Type != "transcript" {
+		t.Errorf("the client's end_of_speech after the engine's was answered %s %s", m.Type, m.Error.Code)
+	}
 }
 
 // TestStreamOpenMicrophone: a microphone left open in a quiet room for longer than an
