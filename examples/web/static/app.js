@@ -529,7 +529,7 @@ const live = new LiveVoice({
         return;
       }
       liveOff();
-      setVoiceStatus(vt("reconnectFailed"), { failed: true });
+      setVoiceStatus(vt(info.code === "audio_interrupted" ? "audioInterrupted" : "reconnectFailed"), { failed: true });
     },
   },
 });

@@ -94,6 +94,8 @@ export const strings = {
 // explain the page's own situation, and the engine's answers carry the localized apologies.
 const sentences = {
   network: "The assistant could not be reached. Check your connection and try again.",
+  network_slow: "The connection is too slow for live voice: that was not sent. Try again, or type.",
+  shutting_down: "The assistant is restarting. Try again in a moment.",
   invalid_session: "Your secure session could not be renewed. Reload the page to start again.",
   invalid_dpop_proof: "This browser's request signature was refused. Check that the device clock is right, then reload the page.",
   use_dpop_nonce: "The server asked for a fresh signature and the retry failed. Reload the page.",

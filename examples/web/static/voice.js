@@ -24,6 +24,9 @@ const MAX_UTTERANCE_FRAMES = 30_000 / FRAME_MS;
 const BARGE_IN_FRAMES = 200 / FRAME_MS;
 // How long a socket may take to open before live voice gives up on it.
 const OPEN_TIMEOUT_MS = 10_000;
+// Audio waiting in the socket past this (some 3 s of frames, as base64 JSON) means the uplink
+// cannot carry speech as it is spoken: the utterance is given up rather than answered late.
+const MAX_BUFFERED_BYTES = 128 << 10;
 
 const SUBPROTOCOL = "engine.v1";
 
@@ -47,6 +50,7 @@ export const voiceStrings = {
     socketFailed: "Live voice could not start: the voice connection was refused.",
     socketLost: "The live voice connection was lost; it reconnects when you speak again.",
     reconnectFailed: "The live voice connection could not be opened again. Live voice is off.",
+    audioInterrupted: "Another app took the audio. Live voice is off; turn it on again to go on.",
     fallback: "The microphone records a whole message instead: press it again to send.",
   },
   es: {
@@ -65,6 +69,7 @@ export const voiceStrings = {
     socketFailed: "No se pudo activar la voz en directo: se rechazó la conexión de voz.",
     socketLost: "Se perdió la conexión de voz; se recupera cuando vuelvas a hablar.",
     reconnectFailed: "No se pudo volver a abrir la conexión de voz. La voz en directo está desactivada.",
+    audioInterrupted: "Otra aplicación tomó el audio. La voz en directo está desactivada; actívela de nuevo para seguir.",
     fallback: "El micrófono graba un mensaje completo: púlsalo otra vez para enviarlo.",
   },
   ar: {
@@ -83,6 +88,7 @@ export const voiceStrings = {
     socketFailed: "تعذّر تشغيل الصوت المباشر: رُفض الاتصال الصوتي.",
     socketLost: "انقطع الاتصال الصوتي؛ سيُستعاد عندما تتحدث مرة أخرى.",
     reconnectFailed: "تعذّر فتح الاتصال الصوتي مرة أخرى. الصوت المباشر متوقف.",
+    audioInterrupted: "استخدم تطبيق آخر الصوت. الصوت المباشر متوقف؛ شغّله مرة أخرى للمتابعة.",
     fallback: "يسجّل الميكروفون رسالة كاملة بدلًا من ذلك: اضغطه مرة أخرى للإرسال.",
   },
 };
@@ -600,8 +606,36 @@ export class LiveVoice {
     if (!this.ctx) {
       this.ctx = new AudioContext({ latencyHint: "interactive" });
       this.player = new Player(this.ctx, { onIdle: () => this.afterPlayback() });
+      this.ctx.onstatechange = () => this.onAudioState();
     }
+    this.resting = false;
     return this.ctx;
+  }
+
+  /**
+   * rest suspends the audio context once live voice is off and nothing plays, so that the
+   * output device is let go; start() resumes it.
+   */
+  rest() {
+    if (!this.ctx || this.live || this.player?.active || this.turns.length || this.ctx.state !== "running") return;
+    this.resting = true;
+    this.ctx.suspend().catch(() => {});
+  }
+
+  /**
+   * onAudioState handles a context the system stopped (another app took the audio, a call:
+   * Safari's "interrupted"): its sources never end and its microphone frames stop, so live
+   * voice ends and says so, rather than wait for audio that will not come.
+   */
+  onAudioState() {
+    const state = this.ctx.state;
+    if (state === "running" || this.resting) return;
+    if (this.live) {
+      this.close(); // its playback too
+      this.emit("onLost", { code: "audio_interrupted", reconnect: false });
+    } else if (this.player?.active) {
+      this.player.stopAll();
+    }
   }
 
   /**
@@ -654,6 +688,7 @@ export class LiveVoice {
     this.preroll = [];
     if (!this.turns.length) this.closeSocket();
     this.setState("off");
+    this.rest();
   }
 
   /** close ends everything at once: the socket, the microphone and the answer playing. */
@@ -804,6 +839,7 @@ export class LiveVoice {
     for (let i = 0; i < frame.length; i++) peak = Math.max(peak, Math.abs(frame[i]));
     this.emit("onLevel", peak / 32768);
     const ev = this.detector.push(frame);
+    if (this.utterance && this.ws?.bufferedAmount > MAX_BUFFERED_BYTES) this.abandonUtterance();
     if (this.utterance) {
       this.sendAudio(frame);
       if (this.bargeInFrames >= 0 && this.detector.last?.voiced && ++this.bargeInFrames >= BARGE_IN_FRAMES) {
@@ -827,6 +863,23 @@ export class LiveVoice {
       return;
     }
     if (ev === "start") this.startUtterance();
+  }
+
+  /**
+   * abandonUtterance gives up the utterance being spoken on an uplink too slow for it: cancel
+   * makes the engine drop what it has of it (and stop an answer running), and the rest of it is
+   * not sent.
+   */
+  abandonUtterance() {
+    this.utterance = false;
+    this.bargeInFrames = -1;
+    this.detector.forceEnd();
+    this.skipping = true;
+    this.skipQuiet = 0;
+    this.send({ type: "cancel" });
+    this.dropping = true;
+    this.emit("onSocketError", { code: "network_slow", message: "the connection is too slow for live voice", retryable: true });
+    this.setState(this.player?.active ? "answering" : "listening");
   }
 
   /** answering tells whether an answer is playing or on its way. */
@@ -900,6 +953,7 @@ export class LiveVoice {
 
   afterPlayback() {
     if (this.state === "answering") this.setState(this.live ? (this.turns.length ? "thinking" : "listening") : "off");
+    this.rest();
   }
 
   // --- messages from the engine ------------------------------------------------------------
@@ -1077,7 +1131,10 @@ export class LiveVoice {
 
   /** maybeClose closes the socket of a switched-off live voice once its answers are in. */
   maybeClose() {
-    if (!this.live && !this.turns.length) this.closeSocket();
+    if (!this.live && !this.turns.length) {
+      this.closeSocket();
+      this.rest();
+    }
   }
 }
 

@@ -160,7 +160,7 @@ function liveVoice() {
   globalThis.WebSocket ??= { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 };
   const log = [];
   const handlers = {};
-  for (const name of ["onUtteranceEnd", "onTranscript", "onSpec", "onDone", "onCancelled", "onInterrupted", "onTurnError", "onSocketError"]) {
+  for (const name of ["onUtteranceEnd", "onTranscript", "onSpec", "onDone", "onCancelled", "onInterrupted", "onTurnError", "onSocketError", "onLost"]) {
     handlers[name] = (turn, ...rest) => log.push([name, turn?.label ?? turn?.code ?? "", ...rest.filter((r) => typeof r === "boolean")]);
   }
   const lv = new LiveVoice({ mintTicket: async () => ({}), url: () => "ws://engine.test", handlers });
@@ -262,4 +262,38 @@ test("voice: noise refused while the question before it is still being heard end
     ["onDone", "balance"],
   ]);
   assert.equal(lv.turns.length, 0);
+});
+
+test("voice: the audio context rests once live voice is off, and a context the system stops ends live voice", () => {
+  const { lv, log, hear, say } = liveVoice();
+  let suspended = 0;
+  lv.ctx = { state: "running", suspend: async () => suspended++ };
+  say("balance");
+  hear({ type: "transcript", text: "what is my balance", turnId: "a" });
+  hear(audio);
+  lv.ctx.state = "interrupted"; // a call on the phone
+  lv.onAudioState();
+  assert.equal(lv.player.stopped, 1, "its audio stopped");
+  assert.equal(lv.live, false);
+  assert.deepEqual(log.at(-1), ["onLost", "audio_interrupted"]);
+
+  const quiet = liveVoice();
+  quiet.lv.ctx = { state: "running", suspend: async () => suspended++ };
+  quiet.lv.stop();
+  assert.equal(suspended, 1, "switched off with nothing playing, the context is suspended");
+  quiet.lv.ctx.state = "suspended";
+  quiet.lv.onAudioState();
+  assert.ok(!quiet.log.some(([n]) => n === "onLost"), "its own suspension is no loss");
+});
+
+test("voice: an utterance the uplink cannot carry is given up, not answered late", () => {
+  const { lv, log } = liveVoice();
+  lv.utterance = true;
+  lv.ws.bufferedAmount = 1 << 20; // a megabyte of audio not sent yet
+  lv.onFrame(new Int16Array(FRAME_SAMPLES));
+  assert.deepEqual(lv.ws.sent, ["cancel"], "the engine drops what it has; no more audio goes");
+  assert.equal(lv.utterance, false);
+  assert.deepEqual(log.at(-1), ["onSocketError", "network_slow"]);
+  lv.onFrame(new Int16Array(FRAME_SAMPLES));
+  assert.deepEqual(lv.ws.sent, ["cancel"], "the rest of it is not sent");
 });
