@@ -110,6 +110,24 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, notFound, req.ID)
 		return
 	}
+	if len(rec.Events) == 0 && after > 0 {
+		// Nothing after after: it must be the turn's last event so far.
+		last, err := e.turnLog.ReadEvents(ctx, id, after-1, 1, 0)
+		if err != nil && !errors.Is(err, ErrTurnNotFound) {
+			writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the turn could not be read; try again"), req.ID)
+			return
+		}
+		if err != nil || len(last.Events) == 0 || last.Events[0].ID != after {
+			writeProblem(w, invalidField("Last-Event-ID", "is past the turn's last event"), req.ID)
+			return
+		}
+		if rec.Done {
+			// The client has the whole turn. 204 is what tells an EventSource, which
+			// reconnects whenever a stream ends, to stop.
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
 	// Counted once the turn is known to be the caller's: a stranger who knows a turn's id
 	// cannot hold its owner's resumes back.
 	if !e.resumesOfTurn.take(id) {
@@ -119,18 +137,6 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer e.resumesOfTurn.give(id)
-	if rec.Done && len(rec.Events) == 0 && after > 0 {
-		// Nothing after after: it is the turn's last event, or past it.
-		last, err := e.turnLog.ReadEvents(ctx, id, after-1, 1, 0)
-		if err != nil || len(last.Events) == 0 || last.Events[0].ID != after {
-			writeProblem(w, invalidField("Last-Event-ID", "is past the turn's last event"), req.ID)
-			return
-		}
-		// The client has the whole turn. 204 is what tells an EventSource, which reconnects
-		// whenever a stream ends, to stop.
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
 
 	stream := sse.NewWriter(w, e.now, e.writeTimeout, nil)
 	defer stream.Close()

@@ -300,6 +300,13 @@ func TestResumesAreBounded(t *testing.T) {
 		t.Errorf("of %d resumes at once: %d followed the turn, %d refused (%d without rate_limited and Retry-After), %d otherwise",
 			resumes, len(held), refused, noRetry, other)
 	}
+	// Its owner, with a Last-Event-ID past its last event so far, is told so, not followed.
+	past := headers()
+	past.Set("Last-Event-ID", "9999")
+	resp3 := h.doStreaming(t.Context(), http.MethodGet, engine.PathTurns+start.TurnID, past, "")
+	if p := readProblem(t, resp3); resp3.StatusCode != http.StatusBadRequest || p.Field != "Last-Event-ID" {
+		t.Errorf("Last-Event-ID past a running turn's last event: %d %s %s", resp3.StatusCode, p.Code, p.Field)
+	}
 	// Another user who knows the turn's id is told it is none of theirs, not to wait.
 	stranger := headers()
 	stranger.Set("X-Token", "someone-else")
