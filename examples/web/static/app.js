@@ -7,7 +7,9 @@ import { EngineClient, EngineError } from "./engine.js";
 import { Recorder, base64 } from "./wav.js";
 import { renderWidget, renderCard } from "./widgets.js";
 import { strings, problemSentence } from "./text.js";
-import { LiveVoice, LiveVoiceError, stats as voiceStats, voiceStrings, wsURL } from "./voice.js";
+import { LiveVoice, LiveVoiceError, wsURL } from "./voice.js";
+import { stats as voiceStats } from "./voice-stats.js";
+import { voiceStrings } from "./voice-strings.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -54,7 +56,7 @@ function t(key, ...args) {
   return typeof v === "function" ? v(...args) : v;
 }
 
-/** vt is t for the live voice's words (voice.js). */
+/** vt is t for the live voice's words (voice-strings.js). */
 function vt(key, ...args) {
   const table = voiceStrings[state.locale] ?? voiceStrings.en;
   const v = table[key] ?? voiceStrings.en[key];

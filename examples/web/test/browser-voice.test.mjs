@@ -1,5 +1,5 @@
 // Browser tests of the web client's live voice over the voice socket (examples/web/static/
-// voice.js), in Debian's Chromium driven by playwright-core. Usage:
+// voice.js and its parts), in Debian's Chromium driven by playwright-core. Usage:
 //
 //	node browser-voice.test.mjs <engine base URL> <screenshot folder>
 //
@@ -14,7 +14,8 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import assert from "node:assert/strict";
-import { SpeechDetector, FrameResampler, FRAME_SAMPLES, pcm16Base64, base64PCM16ToFloat, floatToPCM16 } from "../static/voice.js";
+import { FrameResampler, FRAME_SAMPLES, pcm16Base64, base64PCM16ToFloat, floatToPCM16 } from "../static/pcm.js";
+import { SpeechDetector } from "../static/speech-detector.js";
 import { TIMEOUT, args, launch, lastAnswerDone, shot as saveShot, spokenQuestion, startsFresh, suite } from "./harness.mjs";
 
 const { base, outDir, demoURL } = args("browser-voice.test.mjs");

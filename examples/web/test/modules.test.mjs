@@ -7,7 +7,9 @@ import assert from "node:assert/strict";
 import { createParser, readEvents } from "../static/sse.js";
 import { resample, encodeWAV, normalize, base64 } from "../static/wav.js";
 import { fixWAVSizes, b64url } from "../static/engine.js";
-import { SpeechDetector, LiveVoice, FRAME_SAMPLES } from "../static/voice.js";
+import { LiveVoice } from "../static/voice.js";
+import { SpeechDetector } from "../static/speech-detector.js";
+import { FRAME_SAMPLES } from "../static/pcm.js";
 
 /** parse feeds chunks to a parser and returns the events and comments it reported. */
 function parse(...chunks) {
