@@ -105,7 +105,7 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the turn could not be read; try again"), req.ID)
 		return
 	}
-	owner := TurnOwner{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key, req.UserToken), Session: req.sessionID()}
+	owner := TurnOwner{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key, req.UserToken), Session: req.sessionID(), Environment: req.Environment.Name}
 	if rec.Owner != owner {
 		writeProblem(w, notFound, req.ID)
 		return
@@ -121,9 +121,10 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 			writeProblem(w, invalidField("Last-Event-ID", "is past the turn's last event"), req.ID)
 			return
 		}
-		if rec.Done {
-			// The client has the whole turn. 204 is what tells an EventSource, which
-			// reconnects whenever a stream ends, to stop.
+		if rec.Done || last.Events[0].Name == EventDone {
+			// The client has the whole turn (its done may be in the log a moment before the
+			// log says the turn is over). 204 is what tells an EventSource, which reconnects
+			// whenever a stream ends, to stop.
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}

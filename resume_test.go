@@ -188,6 +188,8 @@ func TestResumeRefusals(t *testing.T) {
 	otherUser.Set("X-Token", "another-user")
 	otherTenant := headers()
 	otherTenant.Set("X-Engine-Key", "pk_other")
+	staging := headers()
+	staging.Set("X-Request-ID", "stg-resume")
 	for name, tc := range map[string]struct {
 		hdr          http.Header
 		turn, lastID string
@@ -196,6 +198,7 @@ func TestResumeRefusals(t *testing.T) {
 	}{
 		"another user":               {otherUser, start.TurnID, "", 404, "not_found "},
 		"another tenant":             {otherTenant, start.TurnID, "", 404, "not_found "},
+		"another environment":        {staging, start.TurnID, "", 404, "not_found "},
 		"unknown turn":               {headers(), "00000000-0000-4000-8000-000000000000", "", 404, "not_found "},
 		"not an id":                  {headers(), "../../etc/passwd", "", 404, "not_found "},
 		"Last-Event-ID not a number": {headers(), start.TurnID, "abc", 400, "invalid_request Last-Event-ID"},

@@ -27,12 +27,15 @@ type TurnLog interface {
 // ErrTurnNotFound is returned by a [TurnLog] for a turn it does not hold.
 var ErrTurnNotFound = errors.New("engine: turn not found")
 
-// TurnOwner is who may resume a turn: the same tenant, user and session.
+// TurnOwner is who may resume a turn: the same tenant, user, session and environment.
 type TurnOwner struct {
 	Tenant string `json:"tenant"`
 	// User is a keyed hash of the tenant and the user's token, never the token.
 	User    string `json:"user"`
 	Session string `json:"session,omitempty"`
+	// Environment is the environment the turn ran in: a staging request does not read a
+	// production turn, nor the other way round.
+	Environment string `json:"environment,omitempty"`
 }
 
 // LoggedEvent is one event of a turn stream as it was sent: its id (from 1), its name and its

@@ -34,7 +34,7 @@ func checkEvents(t *testing.T, what string, got []engine.LoggedEvent, from, to i
 func turnLogRoundTrip(t *testing.T, l engine.TurnLog) {
 	ctx := t.Context()
 	keep := time.Now().Add(time.Hour)
-	owner := &engine.TurnOwner{Tenant: "pk_a", User: "u1", Session: "s1"}
+	owner := &engine.TurnOwner{Tenant: "pk_a", User: "u1", Session: "s1", Environment: "staging"}
 	if err := l.AppendEvents(ctx, "turn-1", owner, loggedEvents(1, 3), false, keep); err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func (s *Store) AppendEvents(ctx context.Context, turn string, owner *engine.Tur
 	_, err := do(ctx, s, func(ctx context.Context) (struct{}, error) {
 		_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			if owner != nil {
-				p.HSet(ctx, meta, "tenant", owner.Tenant, "user", owner.User, "session", owner.Session)
+				p.HSet(ctx, meta, "tenant", owner.Tenant, "user", owner.User, "session", owner.Session, "env", owner.Environment)
 			}
 			for _, ev := range evs {
 				p.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: strconv.Itoa(ev.ID) + "-0", Values: []any{"e", ev.Name, "d", ev.Data}})
@@ -71,7 +71,8 @@ func (s *Store) ReadEvents(ctx context.Context, turn string, after, max int, wai
 		if len(fields) == 0 {
 			return nil, engine.ErrTurnNotFound
 		}
-		rec := &engine.TurnRecord{Owner: engine.TurnOwner{Tenant: fields["tenant"], User: fields["user"], Session: fields["session"]},
+		rec := &engine.TurnRecord{Owner: engine.TurnOwner{Tenant: fields["tenant"], User: fields["user"], Session: fields["session"],
+			Environment: fields["env"]},
 			Done: fields["done"] == "1"}
 		rec.Events, err = loggedEvents(xs.Val())
 		return rec, err
