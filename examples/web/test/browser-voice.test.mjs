@@ -20,9 +20,14 @@ import { TIMEOUT, args, launch, lastAnswerDone, shot as saveShot, spokenQuestion
 
 const { base, outDir, demoURL } = args("browser-voice.test.mjs");
 
-// The fake microphone says the question, then two seconds of silence, in a loop.
+// The fake microphone says the question after half a second, then 1.5 s of silence, in
+// a loop, over a microphone's own noise (-65 dBFS) from its first frame, as a real one's: the
+// page learns the room before the question.
 const browser = await launch(outDir, {
-  microphone: async (dir) => ({ ...(await spokenQuestion(base, dir, "What is my balance?", { silenceSeconds: 2, requestID: "prod-web-test-live-voice" })), loop: true }),
+  microphone: async (dir) => ({
+    ...(await spokenQuestion(base, dir, "What is my balance?", { leadSeconds: 0.5, silenceSeconds: 1.5, noiseDB: -65, requestID: "prod-web-test-live-voice" })),
+    loop: true,
+  }),
 });
 const { context, microphone: question } = browser;
 

@@ -79,10 +79,11 @@ export function wavOf(rate, pcm) {
 
 /**
  * spokenQuestion asks the engine to say text and writes it as the fake microphone's WAV in
- * dir, followed by silenceSeconds of silence. It returns the file, the speech's length and
- * the file's length in seconds.
+ * dir, after leadSeconds and followed by silenceSeconds of silence. With noiseDB, white noise at that level (dBFS)
+ * runs under the whole file, as a real microphone's own noise does. It returns the file, the
+ * speech's length and the file's length in seconds.
  */
-export async function spokenQuestion(base, dir, text, { silenceSeconds = 0, requestID = "prod-web-test-voice" } = {}) {
+export async function spokenQuestion(base, dir, text, { leadSeconds = 0, silenceSeconds = 0, noiseDB = null, requestID = "prod-web-test-voice" } = {}) {
   const resp = await fetch(new URL("/engine/tts", base), {
     method: "POST",
     headers: { "X-Engine-Key": "pk_demo", "X-Token": "demo-user", "X-Request-ID": requestID, "Content-Type": "application/json" },
@@ -91,9 +92,21 @@ export async function spokenQuestion(base, dir, text, { silenceSeconds = 0, requ
   assert.equal(resp.status, 200, "POST /engine/tts for the spoken question");
   const { rate, pcm } = pcmOf(fixWAVSizes(Buffer.from(await resp.arrayBuffer())));
   const silence = Buffer.alloc(Math.round(rate * silenceSeconds) * 2);
+  const lead = Buffer.alloc(Math.round(rate * leadSeconds) * 2);
+  const all = Buffer.concat([lead, pcm, silence]);
+  if (noiseDB != null) {
+    // Uniform noise of this RMS, from a seeded generator: the same file every run.
+    const amp = 32768 * 10 ** (noiseDB / 20) * Math.sqrt(3);
+    let x = 7;
+    for (let i = 0; i + 1 < all.length; i += 2) {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      const v = all.readInt16LE(i) + Math.round((x / 2 ** 31 - 0.5) * 2 * amp);
+      all.writeInt16LE(Math.max(-32768, Math.min(32767, v)), i);
+    }
+  }
   const file = path.join(dir, "question.wav");
-  await writeFile(file, wavOf(rate, Buffer.concat([pcm, silence])));
-  return { file, seconds: pcm.length / 2 / rate, loopSeconds: (pcm.length + silence.length) / 2 / rate };
+  await writeFile(file, wavOf(rate, all));
+  return { file, seconds: pcm.length / 2 / rate, loopSeconds: all.length / 2 / rate };
 }
 
 // --- the browser ---------------------------------------------------------------------------
