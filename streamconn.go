@@ -263,19 +263,19 @@ func (c *voiceConn) handle(m *clientMessage) bool {
 		}
 		return c.onAudio(chunk, m.Chunk != nil, m.SampleRate)
 	case "end_of_speech":
-		if c.endedByEngine && !c.speech.heard {
-			// The client's end of the utterance the engine ended already: what came since
-			// holds no speech, and is no new utterance.
-			c.endedByEngine = false
+		// The client's end of the utterance the engine ended already, when what came since
+		// holds no speech, is no new utterance. (One refused since ends as any refused one.)
+		again := c.endedByEngine && !c.speech.heard && !c.refused
+		c.endedByEngine = false
+		if again {
 			c.dropPCM()
 			return true
 		}
-		c.endedByEngine = false
 		return c.onEndOfSpeech()
 	case "cancel":
 		id := c.stopTurn()
 		c.dropPCM()
-		c.refused = false
+		c.refused, c.endedByEngine = false, false
 		return c.trySend(cancelledMessage(id))
 	case "text":
 		return c.onText(m)
@@ -421,7 +421,7 @@ func (c *voiceConn) onText(m *clientMessage) bool {
 		return false
 	}
 	c.dropPCM()
-	c.refused = false
+	c.refused, c.endedByEngine = false, false
 	return c.startTurn(nil, 0, text)
 }
 

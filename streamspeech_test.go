@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/base64"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -91,6 +92,25 @@ func TestStreamServerEndOfSpeech(t *testing.T) {
 	c.send(map[string]any{"type": "text", "transcript": "and now?"})
 	if m := c.next(); m.Type != "transcript" {
 		t.Errorf("the client's end_of_speech after the engine's was answered %s %s", m.Type, m.Error.Code)
+	}
+	for m := c.next(); m.Type != "done"; m = c.next() {
+	}
+
+	// Ended by the engine again, then audio refused (a wrong rate): the client's end_of_speech
+	// ends the refusal, and its next utterance is heard.
+	c.sendAudio(inRoom(say(t, "what is my balance"), 0.5, 1, 4), nil)
+	if r := c.turn(); r.transcript != "hi" {
+		t.Fatalf("the second turn the silence ended: %q", r.transcript)
+	}
+	c.send(map[string]any{"type": "audio", "chunk": base64.StdEncoding.EncodeToString(make([]byte, 640)), "sampleRate": 8000})
+	if m := c.next(); m.Type != "error" || m.Error.Code != engine.CodeInvalidAudio {
+		t.Fatalf("audio at 8 kHz: %s", m.Type)
+	}
+	c.send(map[string]any{"type": "end_of_speech"})
+	c.sendAudio(say(t, "what is my balance"), nil)
+	c.send(map[string]any{"type": "end_of_speech"})
+	if r := c.turn(); r.transcript != "hi" {
+		t.Errorf("the utterance after a refused one: %q", r.transcript)
 	}
 }
 
