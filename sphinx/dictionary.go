@@ -1,12 +1,10 @@
 package sphinx
 
 import (
-	"bufio"
 	"bytes"
-	"fmt"
-	"os"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // A grammar's own dictionary: the program loads its whole pronunciation dictionary (134 723
@@ -29,7 +27,7 @@ func grammarWords(jsgf string) []string {
 		expansion = cutBetween(expansion, '{', '}')
 		expansion = cutBetween(expansion, '/', '/')
 		words = append(words, strings.FieldsFunc(expansion, func(r rune) bool {
-			return strings.ContainsRune("|()[]*+\"", r) || r == ' ' || r == '\t' || r == '\n' || r == '\r'
+			return unicode.IsSpace(r) || strings.ContainsRune("|()[]*+\"", r)
 		})...)
 	}
 	slices.Sort(words)
@@ -86,73 +84,12 @@ func cutBetween(s string, open, close byte) string {
 // of each ("what" and "what(2)"), in the dictionary's order. A word the dictionary lacks has
 // no line, and the program then refuses the grammar as it would with the whole dictionary.
 func (m *model) pronunciations(words []string) ([]byte, error) {
-	f, err := os.Open(m.dict)
-	if err != nil {
-		return nil, fmt.Errorf("sphinx: reading the dictionary: %w", err)
-	}
-	defer f.Close()
 	var out bytes.Buffer
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Bytes()
-		word, _, _ := bytes.Cut(line, []byte(" "))
-		if i := bytes.IndexByte(word, '('); i > 0 {
-			word = word[:i]
-		}
-		if _, found := slices.BinarySearch(words, string(word)); found && len(word) > 0 {
+	err := m.scanDictionary(func(word, line []byte) {
+		if _, found := slices.BinarySearch(words, string(word)); found {
 			out.Write(line)
 			out.WriteByte('\n')
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("sphinx: reading the dictionary: %w", err)
-	}
-	return out.Bytes(), nil
-}
-
-// runDictionary is a grammar's dictionary handed to one run of the program: an in-memory
-// file the program opens as /dev/fd/4 where the system has them (Linux), else a temporary
-// file removed after the run.
-type runDictionary struct {
-	path string   // what -dict names
-	file *os.File // passed to the program as its descriptor 4, or nil
-	temp bool     // path is a temporary file of this run
-}
-
-// dictionaryFD is the descriptor the program has the dictionary on: after standard input,
-// output, error and the grammar's pipe (3).
-const dictionaryFD = 4
-
-func newRunDictionary(b []byte) (*runDictionary, error) {
-	if f, err := memoryFile("sphinx-dictionary", b); err == nil {
-		return &runDictionary{path: fmt.Sprintf("/dev/fd/%d", dictionaryFD), file: f}, nil
-	}
-	return tempDictionary(b)
-}
-
-// tempDictionary writes b to a temporary file, for systems without in-memory files.
-func tempDictionary(b []byte) (*runDictionary, error) {
-	f, err := os.CreateTemp("", "sphinx-dictionary-*.dict")
-	if err != nil {
-		return nil, fmt.Errorf("sphinx: writing the grammar's dictionary: %w", err)
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return nil, fmt.Errorf("sphinx: writing the grammar's dictionary: %w", err)
-	}
-	return &runDictionary{path: f.Name(), temp: true}, nil
-}
-
-// close releases the dictionary once the program has ended.
-func (d *runDictionary) close() {
-	if d.file != nil {
-		d.file.Close()
-	}
-	if d.temp {
-		os.Remove(d.path)
-	}
+	})
+	return out.Bytes(), err
 }

@@ -1,11 +1,7 @@
 package sphinx
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -84,36 +80,4 @@ func TestGrammarDictionary(t *testing.T) {
 		t.Errorf("every pronunciation of what: %q", lines[:min(len(lines), 5)])
 	}
 	t.Logf("%d words, %d pronunciations, %d bytes, against %d words in the model's dictionary", len(words), len(lines), len(dict), len(all))
-}
-
-// TestRunDictionary: the dictionary a run gets reads back whole from where the program is
-// told to find it, and nothing is left once the run is over, in memory or in a file.
-func TestRunDictionary(t *testing.T) {
-	want := []byte("balance B AE L AH N S\nwhat W AH T\nwhat(2) HH W AH T\n")
-	memory, err := newRunDictionary(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if runtime.GOOS == "linux" && (memory.file == nil || memory.path != "/dev/fd/4") {
-		t.Errorf("on Linux the dictionary is an in-memory file at /dev/fd/4: %+v", memory)
-	}
-	if memory.file != nil {
-		got, err := os.ReadFile(fmt.Sprintf("/proc/self/fd/%d", memory.file.Fd()))
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("the in-memory dictionary reads %q, %v", got, err)
-		}
-	}
-	memory.close()
-
-	temp, err := tempDictionary(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := os.ReadFile(temp.path); err != nil || !bytes.Equal(got, want) {
-		t.Errorf("the temporary dictionary reads %q, %v", got, err)
-	}
-	temp.close()
-	if _, err := os.Stat(temp.path); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the temporary dictionary outlives its run: %v", err)
-	}
 }

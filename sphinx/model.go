@@ -99,25 +99,15 @@ func (s *Transcriber) model(locale string) (*model, error) {
 // words returns the words of the model's dictionary, sorted, reading it on first use.
 func (m *model) words() ([]string, error) {
 	m.once.Do(func() {
-		b, err := os.ReadFile(m.dict)
-		if err != nil {
-			m.wordsErr = fmt.Errorf("sphinx: reading the dictionary: %w", err)
-			return
-		}
 		// One string holds all the words, so that the list costs one header per word.
 		var all strings.Builder
 		var ends []int
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		for sc.Scan() {
-			word, _, _ := strings.Cut(sc.Text(), " ")
-			if i := strings.IndexByte(word, '('); i > 0 { // "what(2)": another pronunciation
-				word = word[:i]
-			}
-			if word == "" {
-				continue
-			}
-			all.WriteString(word)
+		m.wordsErr = m.scanDictionary(func(word, _ []byte) {
+			all.Write(word)
 			ends = append(ends, all.Len())
+		})
+		if m.wordsErr != nil {
+			return
 		}
 		s := all.String()
 		list := make([]string, len(ends))
@@ -130,6 +120,32 @@ func (m *model) words() ([]string, error) {
 		m.wordList = slices.Compact(list)
 	})
 	return m.wordList, m.wordsErr
+}
+
+// scanDictionary calls f with each entry of the model's dictionary: the word it is for and
+// the whole line ("what" and "what(2) HH W AH T": another pronunciation of the word). Both are
+// valid only during the call.
+func (m *model) scanDictionary(f func(word, line []byte)) error {
+	file, err := os.Open(m.dict)
+	if err != nil {
+		return fmt.Errorf("sphinx: reading the dictionary: %w", err)
+	}
+	defer file.Close()
+	sc := bufio.NewScanner(file)
+	for sc.Scan() {
+		line := sc.Bytes()
+		word, _, _ := bytes.Cut(line, []byte(" "))
+		if i := bytes.IndexByte(word, '('); i > 0 {
+			word = word[:i]
+		}
+		if len(word) > 0 {
+			f(word, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("sphinx: reading the dictionary: %w", err)
+	}
+	return nil
 }
 
 func truncate(s string, n int) string {

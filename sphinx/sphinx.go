@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -220,32 +219,18 @@ func (s *Transcriber) run(ctx context.Context, m *model, pcm []int16, g *grammar
 	}
 	cmd := exec.CommandContext(ctx, s.program, append(args, s.flags...)...)
 	if g != nil {
-		// The grammar goes through a pipe the program reads as a file, so that no file is
-		// left behind on any path out.
-		r, w, err := os.Pipe()
+		// The grammar and its dictionary are files of this run only (runFile).
+		grammar, err := newRunFile("sphinx-grammar", []byte(g.text))
 		if err != nil {
-			return "", fmt.Errorf("sphinx: creating a pipe: %w", err)
+			return "", err
 		}
-		defer r.Close()
-		cmd.ExtraFiles = []*os.File{r}
-		cmd.Args = append(cmd.Args, "-jsgf", "/dev/fd/3")
-		done := make(chan struct{})
-		defer func() { <-done }()
-		defer w.Close() // ends the write if the program never reads
-		go func() {
-			defer close(done)
-			w.WriteString(g.text)
-			w.Close()
-		}()
-		dict, err := newRunDictionary(g.dict)
+		defer grammar.close()
+		dict, err := newRunFile("sphinx-dictionary", g.dict)
 		if err != nil {
 			return "", err
 		}
 		defer dict.close()
-		if dict.file != nil {
-			cmd.ExtraFiles = append(cmd.ExtraFiles, dict.file) // descriptor 4
-		}
-		cmd.Args = append(cmd.Args, "-dict", dict.path)
+		cmd.Args = append(cmd.Args, "-jsgf", grammar.pass(cmd), "-dict", dict.pass(cmd))
 	} else {
 		cmd.Args = append(cmd.Args, "-lm", m.lm, "-dict", m.dict)
 	}
@@ -257,9 +242,6 @@ func (s *Transcriber) run(ctx context.Context, m *model, pcm []int16, g *grammar
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		return "", fmt.Errorf("sphinx: starting %s: %w", filepath.Base(s.program), err)
-	}
-	if len(cmd.ExtraFiles) > 0 {
-		cmd.ExtraFiles[0].Close() // the program has its own copy of the grammar's pipe
 	}
 	err := cmd.Wait()
 	switch {
