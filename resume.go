@@ -105,7 +105,7 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the turn could not be read; try again"), req.ID)
 		return
 	}
-	owner := TurnOwner{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key, req.UserToken), Session: req.sessionID(), Environment: req.Environment.Name}
+	owner := e.turnOwner(req)
 	if rec.Owner != owner {
 		writeProblem(w, notFound, req.ID)
 		return

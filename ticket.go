@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -53,15 +52,8 @@ func (e *Engine) serveStreamTicket(w http.ResponseWriter, r *http.Request) {
 	}
 	exp := e.now().Add(ticketTTL).Truncate(time.Second)
 	c := &token.TicketClaims{ID: uuid.NewString(), Tenant: req.Tenant.Key, Environment: req.Environment.Name,
-		UserToken: req.UserToken.Reveal(), Session: req.sessionID(), RequestID: req.ID, Expiry: exp.Unix(), Forward: req.Forward}
-	if len(req.Metadata) > 0 {
-		// Without HTML escaping, as the claims are: a "<" takes one byte of the ticket, not six.
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		enc.Encode(req.Metadata)
-		c.Metadata = bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-	}
+		UserToken: req.UserToken.Reveal(), Session: req.sessionID(), RequestID: req.ID, Expiry: exp.Unix(), Forward: req.Forward,
+		Metadata: req.Metadata}
 	ticket, err := e.tickets.Seal(c)
 	if err == nil && len(ticket) > maxTicketLen {
 		// What the socket must carry does not fit in a header a proxy passes.
@@ -163,9 +155,7 @@ func (e *Engine) openTicket(r *http.Request, ticket string) (*request, *token.Ti
 		}
 		req.Session = s
 	}
-	if len(c.Metadata) > 0 {
-		json.Unmarshal(c.Metadata, &req.Metadata)
-	}
+	req.Metadata = c.Metadata
 	req.Forward = ForwardedHeaders(c.Forward)
 	return req, c, nil
 }

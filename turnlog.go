@@ -52,3 +52,9 @@ type TurnRecord struct {
 	Events []LoggedEvent
 	Done   bool
 }
+
+// turnOwner returns who req is, as a turn's owner: the turn it runs, or the one it resumes.
+func (e *Engine) turnOwner(req *request) TurnOwner {
+	return TurnOwner{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key, req.UserToken),
+		Session: req.sessionID(), Environment: req.Environment.Name}
+}

@@ -33,8 +33,7 @@ type turnRecorder struct {
 
 func (e *Engine) startRecorder(t *turn, deadline time.Time) *turnRecorder {
 	r := &turnRecorder{e: e, turn: t.turnID, until: deadline, wake: make(chan struct{}, 1),
-		ended: make(chan struct{}),
-		owner: TurnOwner{Tenant: t.req.Tenant.Key, User: e.limits.userBucket(t.req.Tenant.Key, t.req.UserToken), Session: t.sessionID, Environment: t.req.Environment.Name}}
+		ended: make(chan struct{}), owner: e.turnOwner(t.req)}
 	go r.run()
 	return r
 }

@@ -26,7 +26,7 @@ type TicketClaims struct {
 	Session     string              `json:"s,omitempty"`
 	RequestID   string              `json:"r"`
 	Expiry      int64               `json:"x"` // Unix seconds
-	Metadata    json.RawMessage     `json:"m,omitempty"`
+	Metadata    map[string]any      `json:"m,omitempty"`
 	Forward     map[string][]string `json:"f,omitempty"`
 }
 
