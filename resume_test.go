@@ -86,11 +86,24 @@ func readUntil(t *testing.T, body io.Reader, stop func(sseEvent) bool) []sseEven
 
 func (r *resumable) resume(t *testing.T, hdr http.Header, turn string, lastID string) *http.Response {
 	t.Helper()
+	return resumeTurn(t, r.h, hdr, turn, lastID)
+}
+
+// resumeTurn asks h for turn's events after lastID ("": from the start), with hdr.
+func resumeTurn(t *testing.T, h *harness, hdr http.Header, turn string, lastID string) *http.Response {
+	t.Helper()
 	if lastID != "" {
 		hdr.Set("Last-Event-ID", lastID)
 	}
 	hdr.Set("Accept", "text/event-stream")
-	return r.h.doStreaming(t.Context(), http.MethodGet, engine.PathTurns+turn, hdr, "")
+	return h.doStreaming(t.Context(), http.MethodGet, engine.PathTurns+turn, hdr, "")
+}
+
+// turnIDOf returns the turn id of a stream's start event.
+func turnIDOf(evs []sseEvent) string {
+	var start struct{ TurnID string }
+	json.Unmarshal([]byte(evs[0].data), &start)
+	return start.TurnID
 }
 
 // TestResumeATurn: a client that loses its stream after the first speak event resumes the
@@ -103,14 +116,13 @@ func TestResumeATurn(t *testing.T) {
 	first := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventSpeak })
 	cut() // the phone moved from Wi-Fi to cellular
 	resp.Body.Close()
-	var start struct{ TurnID string }
-	json.Unmarshal([]byte(first[0].data), &start)
+	turnID := turnIDOf(first)
 	last := first[len(first)-1].id
-	if start.TurnID == "" || first[0].name != engine.EventStart || last != len(first) {
+	if turnID == "" || first[0].name != engine.EventStart || last != len(first) {
 		t.Fatalf("the first part: %+v", first)
 	}
 
-	resp = r.resume(t, headers(), start.TurnID, strconv.Itoa(last))
+	resp = r.resume(t, headers(), turnID, strconv.Itoa(last))
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		b, _ := io.ReadAll(resp.Body)
@@ -141,7 +153,7 @@ func TestResumeATurn(t *testing.T) {
 	}
 
 	// Resumed again from the start, after the turn is over: the whole turn, the same.
-	resp2 := r.resume(t, headers(), start.TurnID, "")
+	resp2 := r.resume(t, headers(), turnID, "")
 	all := readUntil(t, resp2.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
 	resp2.Body.Close()
 	if len(all) != len(first)+len(rest) || all[len(all)-1].data != rest[len(rest)-1].data {
@@ -149,7 +161,7 @@ func TestResumeATurn(t *testing.T) {
 	}
 	// From its last event: nothing more will come, 204 No Content (an EventSource stops
 	// reconnecting on it).
-	resp3 := r.resume(t, headers(), start.TurnID, strconv.Itoa(len(all)))
+	resp3 := r.resume(t, headers(), turnID, strconv.Itoa(len(all)))
 	b, _ := io.ReadAll(resp3.Body)
 	resp3.Body.Close()
 	if resp3.StatusCode != http.StatusNoContent || len(b) != 0 {
@@ -171,8 +183,7 @@ func TestResumeRefusals(t *testing.T) {
 	// The stream ends once the turn's log has all of it: the checks below need the turn over.
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	var start struct{ TurnID string }
-	json.Unmarshal([]byte(evs[0].data), &start)
+	turnID := turnIDOf(evs)
 
 	status := func(hdr http.Header, turn, lastID string) (int, string) {
 		t.Helper()
@@ -196,18 +207,18 @@ func TestResumeRefusals(t *testing.T) {
 		status       int
 		code         string
 	}{
-		"another user":               {otherUser, start.TurnID, "", 404, "not_found "},
-		"another tenant":             {otherTenant, start.TurnID, "", 404, "not_found "},
-		"another environment":        {staging, start.TurnID, "", 404, "not_found "},
+		"another user":               {otherUser, turnID, "", 404, "not_found "},
+		"another tenant":             {otherTenant, turnID, "", 404, "not_found "},
+		"another environment":        {staging, turnID, "", 404, "not_found "},
 		"unknown turn":               {headers(), "00000000-0000-4000-8000-000000000000", "", 404, "not_found "},
 		"not an id":                  {headers(), "../../etc/passwd", "", 404, "not_found "},
-		"Last-Event-ID not a number": {headers(), start.TurnID, "abc", 400, "invalid_request Last-Event-ID"},
-		"Last-Event-ID negative":     {headers(), start.TurnID, "-1", 400, "invalid_request Last-Event-ID"},
-		"Last-Event-ID past the end": {headers(), start.TurnID, "9999", 400, "invalid_request Last-Event-ID"},
-		"Last-Event-ID with a sign":  {headers(), start.TurnID, "+5", 400, "invalid_request Last-Event-ID"},
+		"Last-Event-ID not a number": {headers(), turnID, "abc", 400, "invalid_request Last-Event-ID"},
+		"Last-Event-ID negative":     {headers(), turnID, "-1", 400, "invalid_request Last-Event-ID"},
+		"Last-Event-ID past the end": {headers(), turnID, "9999", 400, "invalid_request Last-Event-ID"},
+		"Last-Event-ID with a sign":  {headers(), turnID, "+5", 400, "invalid_request Last-Event-ID"},
 		// What an EventSource sends when its stream ends after done: nothing more will come.
-		"Last-Event-ID of done":     {headers(), start.TurnID, strconv.Itoa(evs[len(evs)-1].id), 204, ""},
-		"Last-Event-ID before done": {headers(), start.TurnID, strconv.Itoa(evs[len(evs)-2].id), 200, ""},
+		"Last-Event-ID of done":     {headers(), turnID, strconv.Itoa(evs[len(evs)-1].id), 204, ""},
+		"Last-Event-ID before done": {headers(), turnID, strconv.Itoa(evs[len(evs)-2].id), 200, ""},
 	} {
 		if s, code := status(tc.hdr, tc.turn, tc.lastID); s != tc.status || code != tc.code {
 			t.Errorf("%s: %d %q, want %d %q", name, s, code, tc.status, tc.code)
@@ -259,8 +270,7 @@ func TestResumesAreBounded(t *testing.T) {
 	resp := h.doStreaming(t.Context(), http.MethodPost, "/engine", headers(), `{"transcript":"balance"}`)
 	defer resp.Body.Close()
 	first := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventSpeak })
-	var start struct{ TurnID string }
-	json.Unmarshal([]byte(first[0].data), &start)
+	turnID := turnIDOf(first)
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: resumes}}
 	defer client.CloseIdleConnections()
@@ -274,7 +284,7 @@ func TestResumesAreBounded(t *testing.T) {
 		wg.Go(func() {
 			hdr := headers()
 			hdr.Set("Accept", "text/event-stream")
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, h.srv.URL+engine.PathTurns+start.TurnID, nil)
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, h.srv.URL+engine.PathTurns+turnID, nil)
 			req.Header = hdr
 			resp, err := client.Do(req)
 			mu.Lock()
@@ -306,7 +316,7 @@ func TestResumesAreBounded(t *testing.T) {
 	// Another user who knows the turn's id is told it is none of theirs, not to wait.
 	stranger := headers()
 	stranger.Set("X-Token", "someone-else")
-	resp2 := h.doStreaming(t.Context(), http.MethodGet, engine.PathTurns+start.TurnID, stranger, "")
+	resp2 := resumeTurn(t, h, stranger, turnID, "")
 	if p := readProblem(t, resp2); resp2.StatusCode != http.StatusNotFound {
 		t.Errorf("another user's resume while the turn's are all taken: %d %s", resp2.StatusCode, p.Code)
 	}
@@ -323,21 +333,15 @@ func TestResumesAreBounded(t *testing.T) {
 // TestResumeALongTurn: a turn of more events than the log hands out at once is resumed whole,
 // to its done.
 func TestResumeALongTurn(t *testing.T) {
-	var words []engine.ModelEvent
-	for i := range 600 {
-		words = append(words, engine.TextEvent("w"+strconv.Itoa(i)+" "))
-	}
+	words := longAnswer(150) // 600 words
 	h := newHarness(t, engine.Config{TurnLog: &engine.MemoryTurnLog{}, Model: &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{words}}})
 	resp := h.doStreaming(t.Context(), http.MethodPost, "/engine", headers(), `{"transcript":"hi"}`)
 	all := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
 	io.Copy(io.Discard, resp.Body) // the stream ends once the log has the whole turn
 	resp.Body.Close()
-	var start struct{ TurnID string }
-	json.Unmarshal([]byte(all[0].data), &start)
+	turnID := turnIDOf(all)
 
-	hdr := headers()
-	hdr.Set("Accept", "text/event-stream")
-	resumed := h.doStreaming(t.Context(), http.MethodGet, engine.PathTurns+start.TurnID, hdr, "")
+	resumed := resumeTurn(t, h, headers(), turnID, "")
 	got := readUntil(t, resumed.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
 	resumed.Body.Close()
 	if len(all) < 600 || len(got) != len(all) || got[len(got)-1].name != engine.EventDone {
@@ -365,10 +369,7 @@ func (l *hungLog) AppendEvents(ctx context.Context, turn string, owner *engine.T
 // TestATurnDoesNotWaitForItsLog: while the turn log hangs, the turn streams to its done all
 // the same, and once a write has failed the engine stops writing the turn.
 func TestATurnDoesNotWaitForItsLog(t *testing.T) {
-	var words []engine.ModelEvent
-	for i := range 300 {
-		words = append(words, engine.TextEvent("w"+strconv.Itoa(i)+" "))
-	}
+	words := longAnswer(75) // 300 words
 	log := &hungLog{release: make(chan struct{})}
 	h := newHarness(t, engine.Config{TurnLog: log, Model: &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{words}}})
 	// Well under the engine's 5 s bound on a write: a turn held back by its log would not be
@@ -409,13 +410,9 @@ func TestResumeBeforeTheLogHasTheTurn(t *testing.T) {
 	resp := h.doStreaming(t.Context(), http.MethodPost, "/engine", headers(), `{"transcript":"hi"}`)
 	defer resp.Body.Close()
 	first := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventStart })
-	var start struct{ TurnID string }
-	json.Unmarshal([]byte(first[0].data), &start)
+	turnID := turnIDOf(first)
 	time.AfterFunc(50*time.Millisecond, func() { close(log.release) })
-	hdr := headers()
-	hdr.Set("Accept", "text/event-stream")
-	hdr.Set("Last-Event-ID", "1")
-	resumed := h.doStreaming(t.Context(), http.MethodGet, engine.PathTurns+start.TurnID, hdr, "")
+	resumed := resumeTurn(t, h, headers(), turnID, "1")
 	defer resumed.Body.Close()
 	if resumed.StatusCode != http.StatusOK {
 		p := readProblem(t, resumed)
@@ -441,22 +438,15 @@ func (l *slowLog) AppendEvents(ctx context.Context, turn string, owner *engine.T
 // TestResumeWhenTheLogIsBehind: a client that read further than the turn's log holds yet (the
 // log is written behind the stream) is followed from where it is, not refused.
 func TestResumeWhenTheLogIsBehind(t *testing.T) {
-	var words []engine.ModelEvent
-	for i := range 20 {
-		words = append(words, engine.TextEvent("w"+strconv.Itoa(i)+" "))
-	}
+	words := longAnswer(5) // 20 words
 	h := newHarness(t, engine.Config{TurnLog: &slowLog{}, Model: &enginetest.ScriptedModel{Delay: 5 * time.Millisecond, Steps: [][]engine.ModelEvent{words}}})
 	ctx, cancel := context.WithCancel(t.Context())
 	resp := h.doStreaming(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"hi"}`)
 	first := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.id >= 10 })
 	cancel()
 	resp.Body.Close()
-	var start struct{ TurnID string }
-	json.Unmarshal([]byte(first[0].data), &start)
-	hdr := headers()
-	hdr.Set("Accept", "text/event-stream")
-	hdr.Set("Last-Event-ID", strconv.Itoa(first[len(first)-1].id))
-	resumed := h.doStreaming(t.Context(), http.MethodGet, engine.PathTurns+start.TurnID, hdr, "")
+	turnID := turnIDOf(first)
+	resumed := resumeTurn(t, h, headers(), turnID, strconv.Itoa(first[len(first)-1].id))
 	defer resumed.Body.Close()
 	if resumed.StatusCode != http.StatusOK {
 		p := readProblem(t, resumed)

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -28,15 +27,7 @@ func TestEventSourceResumesATurn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node --test eventsource.test.mjs: %v", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		turns := strings.Count(logs.String(), "msg=turn ") + strings.Count(logs.String(), `"msg":"turn"`)
-		if turns == 1 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server logged %d turns, want the one posted:\n%s", turns, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if turns, _ := waitForLog(logs, func(turns, _ int) bool { return turns == 1 }); turns != 1 {
+		t.Fatalf("the server logged %d turns, want the one posted:\n%s", turns, logs.String())
 	}
 }

@@ -30,17 +30,21 @@ func TestWebResumeInBrowser(t *testing.T) {
 	}
 	want, _ := strconv.Atoi(posted[1])
 	// The page's turns are logged once each when they end; the resume is logged apart.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		turns := strings.Count(logs.String(), "msg=turn ") + strings.Count(logs.String(), `"msg":"turn"`)
-		resumed := strings.Count(logs.String(), "turn resumed")
-		if turns == want && resumed == 1 {
-			return
+	if turns, resumed := waitForLog(logs, func(turns, resumed int) bool { return turns == want && resumed == 1 }); turns != want || resumed != 1 {
+		t.Fatalf("the server logged %d turns (the page posted %d) and %d resumes:\n%s", turns, want, resumed, logs.String())
+	}
+}
+
+// waitForLog waits up to 5 s for the turns and resumes the server logged to satisfy ok, and
+// returns their counts.
+func waitForLog(logs *lineWriter, ok func(turns, resumed int) bool) (turns, resumed int) {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		log := logs.String()
+		turns = strings.Count(log, "msg=turn ") + strings.Count(log, `"msg":"turn"`)
+		resumed = strings.Count(log, "turn resumed")
+		if ok(turns, resumed) || time.Now().After(deadline) {
+			return turns, resumed
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server logged %d turns (the page posted %d) and %d resumes:\n%s", turns, want, resumed, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -16,7 +16,7 @@ import http from "node:http";
 import assert from "node:assert/strict";
 import { FrameResampler, FRAME_SAMPLES, pcm16Base64, base64PCM16ToFloat, floatToPCM16 } from "../static/pcm.js";
 import { SpeechDetector } from "../static/speech-detector.js";
-import { TIMEOUT, args, launch, lastAnswerDone, shot as saveShot, spokenQuestion, startsFresh, suite } from "./harness.mjs";
+import { TIMEOUT, args, launch, lastAnswerDone, noise, shot as saveShot, spokenQuestion, startsFresh, suite } from "./harness.mjs";
 
 const { base, outDir, demoURL } = args("browser-voice.test.mjs");
 
@@ -141,17 +141,6 @@ function events(samples) {
     const ev = d.push(f);
     return ev ? [{ ev, ms: (i + 1) * 20 }] : [];
   });
-}
-
-/** noise returns seconds of white noise of RMS level db (dBFS), from a seeded generator. */
-function noise(seconds, db, seed = 1) {
-  const a = 10 ** (db / 20) * Math.sqrt(3);
-  const out = new Float32Array(seconds * 16000);
-  for (let i = 0; i < out.length; i++) {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    out[i] = a * (2 * (seed / 2147483648) - 1);
-  }
-  return out;
 }
 
 /** voice returns seconds of a voice-like sound: a 150 Hz buzz with harmonics, in syllables. */

@@ -77,6 +77,17 @@ export function wavOf(rate, pcm) {
   return Buffer.concat([h, pcm]);
 }
 
+/** noise returns seconds of white noise of RMS level db (dBFS) at rate, from a seeded generator. */
+export function noise(seconds, db, seed = 1, rate = 16000) {
+  const a = 10 ** (db / 20) * Math.sqrt(3);
+  const out = new Float32Array(Math.round(seconds * rate));
+  for (let i = 0; i < out.length; i++) {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    out[i] = a * (2 * (seed / 2147483648) - 1);
+  }
+  return out;
+}
+
 /**
  * spokenQuestion asks the engine to say text and writes it as the fake microphone's WAV in
  * dir, after leadSeconds and followed by silenceSeconds of silence. With noiseDB, white noise at that level (dBFS)
@@ -95,13 +106,10 @@ export async function spokenQuestion(base, dir, text, { leadSeconds = 0, silence
   const lead = Buffer.alloc(Math.round(rate * leadSeconds) * 2);
   const all = Buffer.concat([lead, pcm, silence]);
   if (noiseDB != null) {
-    // Uniform noise of this RMS, from a seeded generator: the same file every run.
-    const amp = 32768 * 10 ** (noiseDB / 20) * Math.sqrt(3);
-    let x = 7;
-    for (let i = 0; i + 1 < all.length; i += 2) {
-      x = (x * 1103515245 + 12345) % 2 ** 31;
-      const v = all.readInt16LE(i) + Math.round((x / 2 ** 31 - 0.5) * 2 * amp);
-      all.writeInt16LE(Math.max(-32768, Math.min(32767, v)), i);
+    const under = noise(all.length / 2 / rate, noiseDB, 7, rate);
+    for (let i = 0; i < under.length; i++) {
+      const v = all.readInt16LE(2 * i) + Math.round(under[i] * 32768);
+      all.writeInt16LE(Math.max(-32768, Math.min(32767, v)), 2 * i);
     }
   }
   const file = path.join(dir, "question.wav");
