@@ -26,7 +26,6 @@ const state = {
   conversationId: "",
   history: [], // {role, content}, oldest first
   busy: false,
-  generation: 0, // counts resets: a turn of an earlier one is dropped
   recorder: null,
   audioURL: "",
   log: [], // {path, status} of every response, for the tests and the curious
@@ -176,7 +175,6 @@ async function runTurn(input, { label, mode = "text", speakAfter = state.autospe
   if (state.busy) return;
   setBusy(true);
   // A reset (another user) aborts the turn: nothing of it reaches the new user's page or history.
-  const generation = state.generation;
   const abort = new AbortController();
   turnAbort = abort;
   showBanner("");
@@ -222,7 +220,7 @@ async function runTurn(input, { label, mode = "text", speakAfter = state.autospe
   } catch (err) {
     failed = err;
   }
-  if (generation !== state.generation) return null;
+  if (abort.signal.aborted) return null;
   view.status.classList.remove("visible");
   view.answer.setAttribute("aria-busy", "false");
 
@@ -625,7 +623,6 @@ async function start() {
 }
 
 function reset() {
-  state.generation++;
   turnAbort?.abort();
   setBusy(false);
   // The socket is the old user's: it closes with the rest.

@@ -79,7 +79,7 @@ export class LiveVoice {
     this.dropping = false; // a cancel was sent: the answer's speech and audio before its "cancelled" are dropped
     this.bargeInFrames = -1; // voiced frames of an utterance over an answer, counting to a barge-in; -1: none
     this.refused = false; // the engine refused the utterance under way: its end_of_speech makes no turn
-    this.skipping = false; // a socket closed inside an utterance: its tail is not sent as one
+    this.skipQuiet = -1; // ≥ 0: the rest of a cut utterance is not taken for a new one; quiet frames so far
     this.stopWanted = false; // stop() came while start() was under way
     this.audioTurn = null; // the turn whose audio was scheduled last
     this.detector = new SpeechDetector();
@@ -284,15 +284,8 @@ export class LiveVoice {
     stats.closes.push({ code: e.code, reason: e.reason, at: performance.now() });
     // The answers under way are lost with the socket.
     for (const turn of this.turns.splice(0)) this.emit("onTurnError", turn, { code: "network", message: "the voice socket closed" }, true);
-    if (this.utterance) {
-      // Its start went with the socket: its tail alone would be heard as a request.
-      this.utterance = false;
-      this.refused = false;
-      this.bargeInFrames = -1;
-      this.detector.forceEnd();
-      this.skipping = true;
-      this.skipQuiet = 0;
-    }
+    // Its start went with the socket: its tail alone would be heard as a request.
+    if (this.utterance) this.cutUtterance({ skipRest: true });
     if (this.live) {
       // An idle socket is closed by the engine after two minutes: the next utterance opens one.
       this.emit("onLost", { code: "socket_closed", closeCode: e.code, reconnect: true });
@@ -355,10 +348,10 @@ export class LiveVoice {
     }
     this.preroll.push(frame);
     if (this.preroll.length > PREROLL_FRAMES) this.preroll.shift();
-    if (this.skipping) {
+    if (this.skipQuiet >= 0) {
       // The cut utterance goes on until the silence that would have ended it.
       if (this.detector.last?.voiced) this.skipQuiet = 0;
-      else if (++this.skipQuiet >= this.detector.endFrames) this.skipping = false;
+      else if (++this.skipQuiet >= this.detector.endFrames) this.skipQuiet = -1;
       return;
     }
     if (ev === "start") this.startUtterance();
@@ -370,15 +363,23 @@ export class LiveVoice {
    * not sent.
    */
   abandonUtterance() {
-    this.utterance = false;
-    this.bargeInFrames = -1;
-    this.detector.forceEnd();
-    this.skipping = true;
-    this.skipQuiet = 0;
+    this.cutUtterance({ skipRest: true });
     this.send({ type: "cancel" });
     this.dropping = true;
     this.emit("onSocketError", { code: "network_slow", message: "the connection is too slow for live voice", retryable: true });
     this.setState(this.player?.active ? "answering" : "listening");
+  }
+
+  /**
+   * cutUtterance ends the utterance under way without an end_of_speech; with skipRest, what is
+   * left of it, up to the silence that would have ended it, is not taken for a new one.
+   */
+  cutUtterance({ skipRest = false } = {}) {
+    this.utterance = false;
+    this.refused = false;
+    this.bargeInFrames = -1;
+    this.detector.forceEnd();
+    if (skipRest) this.skipQuiet = 0;
   }
 
   /** answering tells whether an answer is playing or on its way. */
@@ -412,12 +413,8 @@ export class LiveVoice {
     }
     const now = performance.now();
     stats.counters.endOfSpeech++;
-    const turnStats = { endOfSpeechSent: now, transcriptReceived: null, transcript: null, firstAudioReceived: null, firstAudioPlaying: null, specReceived: null, doneReceived: null, cancelled: null, audioMessages: 0 };
-    stats.turns.push(turnStats);
     Object.assign(stats, { endOfSpeechSent: now, firstAudioReceived: null, firstAudioPlaying: null, specReceived: null });
-    const turn = { transcript: null, turnId: "", error: null, spec: null, stats: turnStats };
-    this.turns.push(turn);
-    this.emit("onUtteranceEnd", turn);
+    this.addTurn(now);
     this.setState(this.player?.active ? "answering" : "thinking");
   }
 
@@ -615,12 +612,13 @@ export class LiveVoice {
   }
 
   endUtteranceByEngine() {
-    if (this.utterance) {
-      this.utterance = false; // the engine ended it: what the page hears next is a new one
-      this.bargeInFrames = -1;
-      this.detector.forceEnd();
-    }
-    const turnStats = { endOfSpeechSent: null, transcriptReceived: null, transcript: null, firstAudioReceived: null, firstAudioPlaying: null, specReceived: null, doneReceived: null, cancelled: null, audioMessages: 0 };
+    if (this.utterance) this.cutUtterance(); // the engine ended it: what the page hears next is a new one
+    return this.addTurn(null);
+  }
+
+  /** addTurn adds a turn waiting for the engine's answer; endOfSpeechSent is when the page ended it. */
+  addTurn(endOfSpeechSent) {
+    const turnStats = { endOfSpeechSent, transcriptReceived: null, transcript: null, firstAudioReceived: null, firstAudioPlaying: null, specReceived: null, doneReceived: null, cancelled: null, audioMessages: 0 };
     stats.turns.push(turnStats);
     const turn = { transcript: null, turnId: "", error: null, spec: null, stats: turnStats };
     this.turns.push(turn);
