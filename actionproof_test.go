@@ -162,8 +162,9 @@ func TestDeviceProofs(t *testing.T) {
 		t.Fatalf("a valid proof: %d %s, %d backend calls", status, body, len(g.tools.Calls()))
 	}
 	env := g.tools.Calls()[0].Env
-	if env.ActionProof != proof || env.DeviceKey != g.gate.thumbprint() {
-		t.Errorf("the backend got proof %q and key %q", env.ActionProof, env.DeviceKey)
+	if p := env.Proof; p == nil || p.Proof != proof || p.Type != engine.ProofTypeJWS || p.Key.Thumbprint != g.gate.thumbprint() ||
+		p.Key.Kind != engine.DeviceKeyGate || p.Token != c.Execute.Token || !strings.Contains(string(p.Key.PublicKey), `"kty":"EC"`) {
+		t.Errorf("the backend got proof %+v", env.Proof)
 	}
 }
 

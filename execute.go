@@ -92,9 +92,13 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 // ExecuteResult.
 func (e *Engine) execute(ctx context.Context, req *request, body *executeRequest) ([]byte, *Problem) {
 	claims, canon, p := e.checkExecute(req, body)
-	var proof *deviceProof
+	var proof *ActionProof
 	if p == nil {
 		proof, p = e.checkDeviceProof(ctx, req, body)
+	}
+	if p == nil && proof != nil {
+		// The bank says whether the key is still its customer's device, before anything runs.
+		p = e.checkEnrolled(ctx, req, &proof.Key)
 	}
 	if p != nil {
 		return nil, p
@@ -177,24 +181,20 @@ func parseVerifiedAt(raw json.RawMessage) (time.Time, error) {
 	return time.UnixMicro(int64(n * 1000)), nil
 }
 
-// deviceProof is a verified device proof, for the backend: the JWS of auth.proof (or the
-// base64url JSON of auth.webauthn) and the thumbprint of its key ("webauthn:" and the
-// credential id for a passkey).
-type deviceProof struct{ jws, keyThumbprint string }
-
 // checkDeviceProof checks the device's proof of the action: auth.proof against the session's
 // gate key, or auth.webauthn against its gate passkey. It is required when the tenant says so,
-// and checked whenever it is present; it returns the proof that held, nil without one.
-func (e *Engine) checkDeviceProof(ctx context.Context, req *request, b *executeRequest) (*deviceProof, *Problem) {
+// and checked whenever it is present; it returns the proof that held, for the backend, nil
+// without one.
+func (e *Engine) checkDeviceProof(ctx context.Context, req *request, b *executeRequest) (*ActionProof, *Problem) {
 	proof, assertion := b.Auth.Proof, b.Auth.WebAuthn
 	if proof == nil && assertion == nil && !req.Tenant.RequireActionProof {
 		return nil, nil
 	}
 	s := req.Session
-	required := func(detail string) (*deviceProof, *Problem) {
+	required := func(detail string) (*ActionProof, *Problem) {
 		return nil, newProblem(http.StatusForbidden, CodeDeviceProofRequired, detail)
 	}
-	invalid := func(detail string) (*deviceProof, *Problem) {
+	invalid := func(detail string) (*ActionProof, *Problem) {
 		return nil, newProblem(http.StatusForbidden, CodeInvalidDeviceProof, detail)
 	}
 	switch {
@@ -208,19 +208,7 @@ func (e *Engine) checkDeviceProof(ctx context.Context, req *request, b *executeR
 		return invalid("the session's gate is a passkey: send auth.webauthn")
 	}
 	if assertion != nil {
-		cred, err := e.verifyPasskey(s.GateCredential, s.KeyThumbprint, assertion, b.Execute.Token)
-		if err != nil {
-			return invalid(err.Error())
-		}
-		// Keep the new signature counter, so that a replayed assertion is refused next time.
-		updated := *s
-		updated.GateCredential = cred
-		if err := e.sessions.PutSession(ctx, &updated); err != nil {
-			e.log.ErrorContext(ctx, "storing a passkey's counter failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
-			return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the engine cannot record the device check right now; try again")
-		}
-		raw, _ := json.Marshal(assertion)
-		return &deviceProof{jws: b64url.EncodeToString(raw), keyThumbprint: "webauthn:" + assertion.CredentialID}, nil
+		return e.checkPasskeyProof(ctx, req, b, assertion)
 	}
 	key, err := dpop.ParseKey(s.GateKey)
 	if err != nil {
@@ -233,7 +221,53 @@ func (e *Engine) checkDeviceProof(ctx context.Context, req *request, b *executeR
 	if perr, ok := errors.AsType[*dpop.Error](err); ok {
 		return invalid(perr.Reason)
 	}
-	return &deviceProof{jws: *proof, keyThumbprint: key.Thumbprint}, nil
+	return &ActionProof{Type: ProofTypeJWS, Proof: *proof, Key: *sessionGateKey(s, key), Token: b.Execute.Token}, nil
+}
+
+// sessionGateKey is the device key of a session whose gate is a key: its gate_key, or its
+// device key when it has none.
+func sessionGateKey(s *Session, key *dpop.Key) *DeviceKey {
+	kind := DeviceKeyGate
+	if key.Thumbprint == s.KeyThumbprint {
+		kind = DeviceKeyDevice
+	}
+	return &DeviceKey{Kind: kind, PublicKey: s.GateKey, Thumbprint: key.Thumbprint}
+}
+
+// checkPasskeyProof checks auth.webauthn against the session's gate passkey, takes its
+// signature counter once, and keeps the new counter in the session.
+func (e *Engine) checkPasskeyProof(ctx context.Context, req *request, b *executeRequest, a *passkeyAssertion) (*ActionProof, *Problem) {
+	s := req.Session
+	invalid := func(detail string) (*ActionProof, *Problem) {
+		return nil, newProblem(http.StatusForbidden, CodeInvalidDeviceProof, detail)
+	}
+	unavailable := func(err error) (*ActionProof, *Problem) {
+		e.log.ErrorContext(ctx, "storing a passkey's counter failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the engine cannot record the device check right now; try again")
+	}
+	device, err := passkeyDevice(s.GateCredential)
+	if err != nil {
+		return invalid(err.Error() + "; create a new session")
+	}
+	cred, counter, err := e.verifyPasskey(s.GateCredential, s.KeyThumbprint, a, b.Execute.Token)
+	if err != nil {
+		return invalid(err.Error())
+	}
+	fresh, err := e.claimPasskeyCounter(ctx, req.Tenant.Key, device.CredentialID, counter, e.now().Add(e.sessionTTL))
+	switch {
+	case err != nil:
+		return unavailable(err)
+	case !fresh:
+		return invalid("the passkey's signature counter was used before: a replayed assertion or a cloned authenticator")
+	}
+	// Keep the new signature counter, so that a replayed assertion is refused next time.
+	updated := *s
+	updated.GateCredential = cred
+	if err := e.sessions.PutSession(ctx, &updated); err != nil {
+		return unavailable(err)
+	}
+	raw, _ := json.Marshal(a)
+	return &ActionProof{Type: ProofTypeWebAuthn, Proof: b64url.EncodeToString(raw), Key: *device, Token: b.Execute.Token}, nil
 }
 
 // maxEpochSecondsAsMillis separates seconds from milliseconds: 1e11 milliseconds is March 1973,
@@ -248,7 +282,7 @@ const maxEpochSecondsAsMillis = 1e11
 // client that goes away mid-call must not cancel a payment half-made, release the claim, and
 // have its retry make the payment again. A failure that leaves the outcome unknown (a time-out,
 // a broken answer) is recorded as such, so that the token never calls the backend again.
-func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionClaims, tool string, canon json.RawMessage, locale string, proof *deviceProof) ([]byte, *Problem) {
+func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionClaims, tool string, canon json.RawMessage, locale string, proof *ActionProof) ([]byte, *Problem) {
 	id := req.Tenant.Key + ":" + c.ID
 	owner := uuid.NewString()
 	timeout := req.Tenant.Limits.ToolTimeout.or(defaultToolLimit)
@@ -268,9 +302,7 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 	actx := context.WithoutCancel(ctx)
 	env := req.toolEnv()
 	env.IdempotencyKey = c.ID
-	if proof != nil {
-		env.ActionProof, env.DeviceKey = proof.jws, proof.keyThumbprint
-	}
+	env.Proof = proof
 	res, callErr := e.callAction(actx, env, ToolCall{ID: c.ID, Name: tool, Arguments: canon}, timeout)
 	if errors.Is(callErr, ErrToolNotReached) || errors.Is(callErr, ErrToolNotFound) {
 		if err := e.actions.AbandonAction(actx, id, owner); err != nil {

@@ -1,11 +1,16 @@
 package engine
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/convengine/engine/internal/dpop"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/protocol/webauthncose"
@@ -97,11 +102,12 @@ type passkeyAssertion struct {
 
 // verifyPasskey checks an assertion of the session's gate passkey for the action token: the
 // challenge, the origin and relying party, user verification, the signature, and a signature
-// counter that advanced. It returns the credential with its new counter, to keep.
-func (e *Engine) verifyPasskey(stored json.RawMessage, deviceThumbprint string, a *passkeyAssertion, actionToken string) (json.RawMessage, error) {
+// counter that advanced. It returns the credential with its new counter, to keep, and that
+// counter.
+func (e *Engine) verifyPasskey(stored json.RawMessage, deviceThumbprint string, a *passkeyAssertion, actionToken string) (json.RawMessage, uint32, error) {
 	var cred webauthn.Credential
 	if e.webauthn == nil || json.Unmarshal(stored, &cred) != nil {
-		return nil, errors.New("the session's passkey cannot be checked by this engine")
+		return nil, 0, errors.New("the session's passkey cannot be checked by this engine")
 	}
 	body, _ := json.Marshal(map[string]any{
 		"id": a.CredentialID, "rawId": a.CredentialID, "type": "public-key",
@@ -110,7 +116,7 @@ func (e *Engine) verifyPasskey(stored json.RawMessage, deviceThumbprint string, 
 	})
 	parsed, err := protocol.ParseCredentialRequestResponseBytes(body)
 	if err != nil {
-		return nil, fmt.Errorf("auth.webauthn is not a WebAuthn assertion: %s", webauthnReason(err))
+		return nil, 0, fmt.Errorf("auth.webauthn is not a WebAuthn assertion: %s", webauthnReason(err))
 	}
 	challenge := sha256.Sum256([]byte(actionToken))
 	user := &gateUser{id: gateChallenge(deviceThumbprint), credentials: []webauthn.Credential{cred}}
@@ -120,11 +126,12 @@ func (e *Engine) verifyPasskey(stored json.RawMessage, deviceThumbprint string, 
 	}, parsed)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("the passkey's assertion does not verify: %s", webauthnReason(err))
+		return nil, 0, fmt.Errorf("the passkey's assertion does not verify: %s", webauthnReason(err))
 	case got.Authenticator.CloneWarning:
-		return nil, errors.New("the passkey's signature counter did not advance: a replayed assertion or a cloned authenticator")
+		return nil, 0, errors.New("the passkey's signature counter did not advance: a replayed assertion or a cloned authenticator")
 	}
-	return json.Marshal(got)
+	out, err := json.Marshal(got)
+	return out, got.Authenticator.SignCount, err
 }
 
 // webauthnReason is what the library says of a failure, for the client: its details, which
@@ -138,4 +145,44 @@ func webauthnReason(err error) string {
 		return perr.Details
 	}
 	return err.Error()
+}
+
+// passkeyDevice is the device key of a session's gate passkey: its COSE public key as an EC
+// P-256 JWK, with the JWK's thumbprint and the credential id.
+func passkeyDevice(stored json.RawMessage) (*DeviceKey, error) {
+	var cred webauthn.Credential
+	if err := json.Unmarshal(stored, &cred); err != nil {
+		return nil, errors.New("the session's passkey is unreadable")
+	}
+	pub, err := webauthncose.ParsePublicKey(cred.PublicKey)
+	if err != nil {
+		return nil, errors.New("the passkey's public key is unreadable")
+	}
+	ec, ok := pub.(webauthncose.EC2PublicKeyData)
+	if !ok || webauthncose.COSEEllipticCurve(ec.Curve) != webauthncose.P256 || len(ec.XCoord) != 32 || len(ec.YCoord) != 32 {
+		return nil, errors.New("the passkey's public key is not an EC P-256 key")
+	}
+	jwk, _ := json.Marshal(map[string]string{"kty": "EC", "crv": "P-256",
+		"x": b64url.EncodeToString(ec.XCoord), "y": b64url.EncodeToString(ec.YCoord)})
+	key, err := dpop.ParseKey(jwk)
+	if err != nil {
+		return nil, fmt.Errorf("the passkey's public key %v", err)
+	}
+	return &DeviceKey{Kind: DeviceKeyPasskey, PublicKey: jwk, Thumbprint: key.Thumbprint,
+		CredentialID: b64url.EncodeToString(cred.ID)}, nil
+}
+
+// passkeyCounterPurpose names the claims of passkey signature counters in the ReplayStore.
+const passkeyCounterPurpose = "passkey-counter:"
+
+// claimPasskeyCounter takes the assertion's signature counter for the credential, once: two
+// assertions that carry the same counter (a replay or a cloned authenticator racing the real
+// one) cannot both run, even on two replicas at once, since the session's counter is read
+// before either writes it. Authenticators that do not count (counter 0, as synced passkeys
+// report) are left to the action token's single use.
+func (e *Engine) claimPasskeyCounter(ctx context.Context, tenant, credentialID string, counter uint32, until time.Time) (bool, error) {
+	if counter == 0 {
+		return true, nil
+	}
+	return e.replay.Claim(ctx, passkeyCounterPurpose+tenant+":"+credentialID+":"+strconv.FormatUint(uint64(counter), 10), until)
 }

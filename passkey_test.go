@@ -169,8 +169,13 @@ func TestPasskeyGate(t *testing.T) {
 		t.Fatalf("a refused execute reached the backend %d times", n)
 	}
 	status, body := g.signed(t, engine.PathExecute, executeWithPasskey(c.Execute, now, auth.assert(tokenHash(c.Execute.Token), origin)))
-	if status != 200 || len(g.tools.Calls()) != 1 || !strings.HasPrefix(g.tools.Calls()[0].Env.DeviceKey, "webauthn:") {
+	if status != 200 || len(g.tools.Calls()) != 1 {
 		t.Fatalf("a valid assertion: %d %s", status, body)
+	}
+	// The backend gets the passkey by its public key, never by its credential id alone.
+	if p := g.tools.Calls()[0].Env.Proof; p == nil || p.Type != engine.ProofTypeWebAuthn || p.Key.Kind != engine.DeviceKeyPasskey ||
+		!strings.Contains(string(p.Key.PublicKey), `"x":"`+b64.EncodeToString(auth.key.PublicKey.X.FillBytes(make([]byte, 32)))+`"`) {
+		t.Fatalf("the backend got the proof %+v", p)
 	}
 	// An assertion whose counter is behind the one the engine saw last (a replayed or cloned
 	// authenticator) is refused.

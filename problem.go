@@ -87,6 +87,7 @@ const (
 	CodeVerificationStale   = "verification_stale"    // 403
 	CodeDeviceProofRequired = "device_proof_required" // 403: the tenant requires auth.proof
 	CodeInvalidDeviceProof  = "invalid_device_proof"  // 403: auth.proof does not hold
+	CodeDeviceNotEnrolled   = "device_not_enrolled"   // 403: the tenant's backend does not know the device key
 	CodeActionInProgress    = "action_in_progress"    // 409
 	CodeToolUnavailable     = "tool_unavailable"      // 502: nothing was done
 

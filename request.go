@@ -30,10 +30,14 @@ const (
 	HeaderIdempotencyKey = "Idempotency-Key"
 	// HeaderEngineVersion is on every response, with [Version].
 	HeaderEngineVersion = "Engine-Version"
-	// HeaderActionProof and HeaderDeviceKey carry a confirmed action's device proof and the
-	// thumbprint of the key that signed it to the action's backend.
-	HeaderActionProof = "Engine-Action-Proof"
-	HeaderDeviceKey   = "Engine-Device-Key"
+	// HeaderActionProof, HeaderActionProofType, HeaderDeviceKey and HeaderActionToken carry a
+	// confirmed action's device proof to the action's backend, whole ([ActionProof]): the proof,
+	// its type, the public key it verifies with (base64url of the JWK) and the action token it
+	// signs. No client can forward a header named Engine-*.
+	HeaderActionProof     = "Engine-Action-Proof"
+	HeaderActionProofType = "Engine-Action-Proof-Type"
+	HeaderDeviceKey       = "Engine-Device-Key"
+	HeaderActionToken     = "Engine-Action-Token"
 )
 
 const (

@@ -165,6 +165,9 @@ func (e *Engine) createSession(ctx context.Context, req *request, body *createSe
 		// proves actions.
 		s.GateKey, s.GateCredential = nil, cred
 	}
+	if p := e.checkSessionDevice(ctx, req, s); p != nil {
+		return nil, p
+	}
 	if len(body.Metadata) > 0 && string(body.Metadata) != "null" {
 		var buf bytes.Buffer
 		if !isJSONObject(body.Metadata) || json.Compact(&buf, body.Metadata) != nil {
@@ -199,6 +202,33 @@ func (e *Engine) createSession(ctx context.Context, req *request, body *createSe
 	}
 	return &sessionResponse{SessionID: s.ID, CreatedAt: now.Format(time.RFC3339), SessionToken: sessionToken,
 		ExpiresAt: s.ExpiresAt.Format(time.RFC3339), Theme: theme}, nil
+}
+
+// checkSessionDevice asks the tenant's backend, for a tenant that requires device proofs,
+// whether the key that will prove the session's actions is enrolled for the user: a session
+// whose key the bank does not know is refused, 403 device_not_enrolled. Each execute asks again.
+func (e *Engine) checkSessionDevice(ctx context.Context, req *request, s *Session) *Problem {
+	if !req.Tenant.RequireActionProof {
+		return nil
+	}
+	var device *DeviceKey
+	switch {
+	case len(s.GateCredential) > 0:
+		d, err := passkeyDevice(s.GateCredential)
+		if err != nil {
+			return invalidField("gate_credential", err.Error())
+		}
+		device = d
+	case len(s.GateKey) > 0:
+		key, err := dpop.ParseKey(s.GateKey)
+		if err != nil {
+			return invalidField("gate_key", err.Error())
+		}
+		device = sessionGateKey(s, key)
+	default:
+		return nil // not device-bound: it can run no action here, and needs no check
+	}
+	return e.checkEnrolled(ctx, req, device)
 }
 
 // tokenProblem answers a session token that is missing, malformed, expired, forged or

@@ -55,8 +55,14 @@ type Tenant struct {
 	RequireSession bool `json:"require_session,omitempty"`
 	// RequireActionProof refuses an execute without a device proof signed by the session's
 	// gate key (auth.proof), and so an execute of a session that is not device-bound.
-	RequireActionProof bool   `json:"require_action_proof,omitempty"`
-	Limits             Limits `json:"limits,omitempty"`
+	RequireActionProof bool `json:"require_action_proof,omitempty"`
+	// DeviceCheck is the path, on each environment's backend, of the tenant's device check:
+	// POST {"kind", "public_key" (JWK), "thumbprint", "credential_id"} with the user's X-Token,
+	// answered 200 {"enrolled": true|false} (docs/actions.md). With it, a key counts for a user
+	// only once the backend says it enrolled it. Empty: no check (the backend's verification
+	// of each proof is then the only one).
+	DeviceCheck string `json:"device_check,omitempty"`
+	Limits      Limits `json:"limits,omitempty"`
 }
 
 // Environment is one deployment of a tenant's backend.
@@ -188,6 +194,9 @@ func (t *Tenant) Validate() error {
 	}
 	if len(t.Theme) > 0 && !isJSONObject(t.Theme) {
 		bad("theme", "must be an object")
+	}
+	if t.DeviceCheck != "" && (!strings.HasPrefix(t.DeviceCheck, "/") || strings.ContainsAny(t.DeviceCheck, "?#") || len(t.DeviceCheck) > 256) {
+		bad("device_check", "must be a path such as /devices/check, without query or fragment")
 	}
 	if t.Environments[EnvProduction] == nil {
 		bad("environments.production", "is missing")

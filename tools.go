@@ -94,17 +94,17 @@ type ToolEnv struct {
 	Metadata map[string]any
 	// IdempotencyKey is set on action calls from the execute endpoint.
 	IdempotencyKey string
-	// ActionProof and DeviceKey are set on action calls that the device proved: the proof (a
-	// JWS) and the RFC 7638 thumbprint of the gate key that signed it, so that a backend that
-	// enrolled its users' devices can check them itself.
-	ActionProof, DeviceKey string
+	// Proof is set on action calls that the device proved: the whole proof, the public key it
+	// verifies with and the token it signs, so that a backend that enrolled its users' devices
+	// verifies it itself.
+	Proof *ActionProof
 }
 
 // SetHeaders sets on h what a request to the tenant's backend carries for env: the forwarded
 // headers, except the names a forwarded header may never become and own (the headers the
 // caller's protocol sets itself, such as Content-Type); then X-Token, X-Request-ID and, on
-// action calls, Idempotency-Key (and Engine-Action-Proof with Engine-Device-Key when the
-// device proved the action). It removes X-Client-Metadata and X-Engine-Key, which never
+// action calls, Idempotency-Key (and, when the device proved the action, Engine-Action-Proof,
+// Engine-Action-Proof-Type, Engine-Device-Key and Engine-Action-Token). It removes X-Client-Metadata and X-Engine-Key, which never
 // reach a backend. A Toolset that calls HTTP backends calls it for each request.
 func (env *ToolEnv) SetHeaders(h http.Header, own ...string) {
 	for name, vals := range env.Forward {
@@ -121,9 +121,8 @@ func (env *ToolEnv) SetHeaders(h http.Header, own ...string) {
 	if env.IdempotencyKey != "" {
 		h.Set(HeaderIdempotencyKey, env.IdempotencyKey)
 	}
-	if env.ActionProof != "" {
-		h.Set(HeaderActionProof, env.ActionProof)
-		h.Set(HeaderDeviceKey, env.DeviceKey)
+	if env.Proof != nil {
+		env.Proof.headers(h)
 	}
 	h.Del(HeaderClientMetadata)
 	h.Del(HeaderEngineKey)

@@ -122,3 +122,14 @@ func (k *deviceKey) sign(header string, payload []byte) (string, error) {
 	sig.S.FillBytes(raw[32:])
 	return input + "." + b64.EncodeToString(raw[:]), nil
 }
+
+// PublicJWK is the public key of key as an EC P-256 JWK: what an app sends to its bank to enrol
+// its gate key as the device that approves its user's actions (the bank's own enrolment,
+// which the engine never relays), and what the engine then forwards with each proof.
+func PublicJWK(key crypto.Signer) (json.RawMessage, error) {
+	k, err := newDeviceKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return k.jwk, nil
+}

@@ -89,7 +89,7 @@ func TestDemoBank(t *testing.T) {
 	results := make([]engine.ToolResult, 5)
 	for i := range results {
 		wg.Go(func() {
-			r, err := ts.Call(ctx, env, engine.ToolCall{Name: "transfer", Arguments: json.RawMessage(`{"amount":20,"to":"alex","currency":"USD"}`)})
+			r, err := ts.Call(ctx, env, engine.ToolCall{Name: "transfer", Arguments: json.RawMessage(`{"amount":20,"to":"Alex","currency":"USD"}`)})
 			if err != nil {
 				t.Error(err)
 			}

@@ -7,46 +7,82 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/examples/demobank"
 )
 
-// demo is the offline demo: a demo bank for each environment, on loopback, and its tenant.
+// demo is the offline demo: its two tenants, each with a demo bank of its own for each
+// environment, on loopback.
 type demo struct {
-	// tenant is the demo tenant; proof is the same bank's tenant that requires device proofs.
+	// tenant is the demo tenant (pk_demo, actions on the device gate's word); proof is the
+	// tenant that requires device proofs (pk_demo_proof), whose bank is the reference bank:
+	// it verifies every transfer's proof itself against the devices it enrolled.
 	tenant, proof *engine.Tenant
 	servers       []*http.Server
-	// banks are the URLs of the banks: production, then staging.
-	banks []string
+	// banks are the URLs of each tenant's banks: production, then staging.
+	banks, proofBanks []string
+	// enrolment serves the proof bank's enrolment routes (production), for the web page: the
+	// demo's stand-in for the bank's own app.
+	enrolment http.Handler
 }
 
-func startDemo(log *slog.Logger) (*demo, error) {
+// startDemo starts the demo's banks. The proof banks send their one-time enrolment codes to
+// console, as a bank's SMS would, and accept the passkeys of wa.
+func startDemo(log *slog.Logger, console io.Writer, wa *engine.WebAuthnOptions) (*demo, error) {
 	d := &demo{}
-	var urls []string
-	for range 2 { // production, staging: separate banks, separate state
+	var mu sync.Mutex // one console line at a time
+	proofOpts := &demobank.Options{RequireDeviceProof: true, SendCode: func(user, code string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(console, "demo bank: one-time code for %s: %s\n", user, code)
+	}}
+	if wa != nil {
+		proofOpts.PasskeyRPID, proofOpts.PasskeyOrigins = wa.RPID, wa.Origins
+	}
+	var proofBank *demobank.Bank
+	// pk_demo's production and staging banks, then pk_demo_proof's: separate state each, so
+	// that nothing reachable through pk_demo touches the proof tenant's accounts.
+	for i := range 4 {
+		var bank *demobank.Bank
+		if i < 2 {
+			bank = demobank.New(nil)
+		} else {
+			opts := *proofOpts
+			bank = demobank.New(&opts)
+			if proofBank == nil {
+				proofBank = bank
+			}
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			d.Close()
 			return nil, fmt.Errorf("starting the demo bank: %w", err)
 		}
-		srv := &http.Server{Handler: demobank.New(nil), ReadHeaderTimeout: readHeaderTimeout,
+		srv := &http.Server{Handler: bank, ReadHeaderTimeout: readHeaderTimeout,
 			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 		go srv.Serve(ln)
 		d.servers = append(d.servers, srv)
-		urls = append(urls, "http://"+ln.Addr().String())
+		if i < 2 {
+			d.banks = append(d.banks, "http://"+ln.Addr().String())
+		} else {
+			d.proofBanks = append(d.proofBanks, "http://"+ln.Addr().String())
+		}
 	}
-	d.banks = urls
-	t, err := demobank.Tenant(urls[0], urls[1])
-	if err != nil {
+	var err error
+	if d.tenant, err = demobank.Tenant(d.banks[0], d.banks[1]); err != nil {
 		d.Close()
 		return nil, err
 	}
-	d.tenant = t
-	if d.proof, err = demobank.ProofTenant(urls[0], urls[1]); err != nil {
+	if d.proof, err = demobank.ProofTenant(d.proofBanks[0], d.proofBanks[1]); err != nil {
 		d.Close()
 		return nil, err
 	}
+	enrol := http.NewServeMux()
+	enrol.Handle("POST /devices/code", proofBank)
+	enrol.Handle("POST /devices", proofBank)
+	d.enrolment = http.MaxBytesHandler(enrol, 16<<10)
 	return d, nil
 }
 
@@ -58,7 +94,7 @@ func (d *demo) Close() error {
 	return errors.Join(errs...)
 }
 
-func printDemo(w io.Writer, base string, banks []string) {
+func printDemo(w io.Writer, base string, d *demo) {
 	fmt.Fprintf(w, `
 Demo tenant ready. Engine key: %s
 Try a turn:
@@ -71,10 +107,14 @@ Try a turn:
 Other things to say: "show my recent transactions", "how close am I to my savings goal",
 "send 20 dollars to Alex"; or {"mode":"home"} for the opening glance.
 
-The same bank under engine key %s runs transfers only with a device proof (auth.proof, signed
-by the gate key of a device-bound session); the client package and the web client sign one.
+%s runs actions on the device gate's word alone (auth.method and verifiedAt), the spec's
+basic mode, unfit for real money. %s is the reference bank: it moves money only with
+a device proof that it verifies itself, from a device it enrolled with a one-time code (POST
+/devices/code, then POST /devices; the codes are printed here, as the bank's SMS would be).
 
-The demo bank's own API (the tenant backend; X-Token names the user):
-  production %s   staging %s
-`, demobank.EngineKey, base, demobank.EngineKey, demobank.ProofEngineKey, banks[0], banks[1])
+The demo banks' own APIs (the tenant backends; X-Token names the user):
+  %s bank: production %s   staging %s
+  %s bank: production %s   staging %s
+`, demobank.EngineKey, base, demobank.EngineKey, demobank.EngineKey, demobank.ProofEngineKey,
+		demobank.EngineKey, d.banks[0], d.banks[1], demobank.ProofEngineKey, d.proofBanks[0], d.proofBanks[1])
 }

@@ -10,8 +10,8 @@ import (
 
 // routes serves the engine's API with what an operator expects next to it: health probes, the
 // OpenAPI and AsyncAPI documents, metrics when on, and with demoWeb the reference web client at
-// /demo/.
-func routes(eng *engine.Engine, mx *metrics, demoWeb bool) http.Handler {
+// /demo/, with the reference bank's enrolment routes at /demo/bank/ when the demo runs.
+func routes(eng *engine.Engine, mx *metrics, demoWeb bool, d *demo) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", eng.Handler())
 	mux.Handle("/healthz", eng.HealthHandler())
@@ -34,6 +34,10 @@ func routes(eng *engine.Engine, mx *metrics, demoWeb bool) http.Handler {
 	}
 	if demoWeb {
 		mux.Handle("GET /demo/", http.StripPrefix("/demo", web.Handler()))
+		if d != nil {
+			// The demo's stand-in for the bank's own app: the library never relays enrolment.
+			mux.Handle("POST /demo/bank/", http.StripPrefix("/demo/bank", d.enrolment))
+		}
 	}
 	return mux
 }

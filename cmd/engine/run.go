@@ -102,6 +102,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		demo    *demo
 	)
 	router := &modelRouter{fallback: chosen.model, intents: intents}
+	// The address first: the passkeys' relying party, which the demo's bank verifies too,
+	// depends on its port.
+	demoWeb := opts.demoWeb && (opts.tenants == "" || opts.demoWebSet)
+	ln, err := net.Listen("tcp", opts.addr)
+	if err != nil {
+		return err
+	}
+	serving := false
+	defer func() {
+		if !serving {
+			ln.Close()
+		}
+	}()
+	webAuthn, err := webAuthnOptions(opts, ln.Addr(), demoWeb)
+	if err != nil {
+		return err
+	}
 	if opts.tenants != "" {
 		load := func() (engine.TenantStore, error) {
 			f, err := tenantfile.LoadFile(opts.tenants, &tenantfile.Options{Expand: getenv})
@@ -131,7 +148,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer stopReloads()
 		tenants = reloadable
 	} else {
-		demo, err = startDemo(log)
+		demo, err = startDemo(log, stdout, webAuthn)
 		if err != nil {
 			return err
 		}
@@ -178,25 +195,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.Observer = mx.observer
 		defer mx.provider.Shutdown(context.Background())
 	}
-	demoWeb := opts.demoWeb && (demo != nil || opts.demoWebSet)
-	ln, err := net.Listen("tcp", opts.addr)
-	if err != nil {
-		return err
-	}
-	cfg.WebAuthn, err = webAuthnOptions(opts, ln.Addr(), demoWeb)
-	if err != nil {
-		ln.Close()
-		return err
-	}
+	cfg.WebAuthn = webAuthn
 	eng, err := engine.New(cfg)
 	if err != nil {
-		ln.Close()
 		return err
 	}
 	defer eng.Close() // after the server: stops warm-ups still running
 
 	srv := &http.Server{
-		Handler:           routes(eng, mx, demoWeb),
+		Handler:           routes(eng, mx, demoWeb, demo),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
@@ -207,7 +214,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	base := "http://" + ln.Addr().String()
 	var banner strings.Builder
 	if demo != nil {
-		printDemo(&banner, base, demo.banks)
+		printDemo(&banner, base, demo)
 	}
 	if demoWeb {
 		fmt.Fprintf(&banner, "\nWeb client: %s/demo/\n", base)
@@ -215,7 +222,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if opts.debugAddr != "" {
 		stopDebug, addr, err := serveDebug(opts.debugAddr, log)
 		if err != nil {
-			ln.Close()
 			return err
 		}
 		defer stopDebug()
@@ -225,6 +231,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fmt.Fprintf(stdout, "%s\nengine listening on %s\n", banner.String(), base)
 
 	errc := make(chan error, 1)
+	serving = true
 	go func() { errc <- srv.Serve(eng.Listener(srv, ln)) }()
 	select {
 	case err := <-errc:

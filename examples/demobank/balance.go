@@ -33,9 +33,10 @@ func (b *Bank) handleBalance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	b.mu.Lock()
-	a := *b.user(key).account(id)
-	b.mu.Unlock()
+	var a account
+	if !b.withUser(w, key, func(u *user) { a = *u.account(id) }) {
+		return
+	}
 
 	writeJSON(w, http.StatusOK, balanceResponse{
 		Account:      a.id,

@@ -17,9 +17,25 @@ type Options struct {
 	// time.Now; tests pass a fixed clock for deterministic dates.
 	Now func() time.Time
 	// MaxUsers bounds the users kept in memory (default DefaultMaxUsers). When a new token
-	// would exceed it, the user seen least recently is forgotten; that token starts again
-	// from the seeded accounts.
+	// would exceed it, the user seen least recently who has no enrolled device is forgotten;
+	// that token starts again from the seeded accounts. A user with an enrolled device is never
+	// forgotten to make room: when every user kept has one, a new token is refused (503).
 	MaxUsers int
+	// RequireDeviceProof makes the bank run a transfer only with a device proof that it
+	// verifies itself against a device it enrolled for the user (POST /devices): the proof
+	// forwarded by the engine as Engine-Action-Proof, the device's public key, and the action
+	// token the proof covers, whose argument digest must be that of the transfer's body.
+	RequireDeviceProof bool
+	// SendCode delivers a one-time enrolment code to the user, as a bank's SMS or app would.
+	// user is a short label of the user (never the token). Without it, no code can be sent and
+	// POST /devices/code answers 501.
+	SendCode func(user, code string)
+	// PasskeyRPID and PasskeyOrigins are the relying party id and page origins of the passkey
+	// assertions the bank accepts as device proofs.
+	PasskeyRPID    string
+	PasskeyOrigins []string
+	// MaxProofAge is how old a key proof's iat may be (default 2 minutes).
+	MaxProofAge time.Duration
 }
 
 // Bank is the demo bank's HTTP API, an [http.Handler]. Its state lives in memory, one set of
@@ -28,10 +44,11 @@ type Bank struct {
 	mux      *http.ServeMux
 	now      func() time.Time
 	maxUsers int
+	opts     Options
 
 	mu    sync.Mutex
-	users map[userKey]*list.Element // of *user
-	lru   list.List                 // front: most recently seen
+	users map[userKey]*user
+	lru   list.List // of *user without an enrolled device; front: most recently seen
 }
 
 // userKey identifies a user by a hash of the token, so that the bank never holds tokens.
@@ -48,7 +65,11 @@ func New(opts *Options) *Bank {
 		mux:      http.NewServeMux(),
 		now:      opts.Now,
 		maxUsers: opts.MaxUsers,
-		users:    make(map[userKey]*list.Element),
+		opts:     *opts,
+		users:    make(map[userKey]*user),
+	}
+	if b.opts.MaxProofAge <= 0 {
+		b.opts.MaxProofAge = defaultMaxProofAge
 	}
 	if b.now == nil {
 		b.now = time.Now
@@ -62,6 +83,9 @@ func New(opts *Options) *Bank {
 	b.mux.HandleFunc("GET /goal", b.handleGoal)
 	b.mux.HandleFunc("GET /card", b.handleCard)
 	b.mux.HandleFunc("POST /transfers", b.handleTransfer)
+	b.mux.HandleFunc("POST /devices/code", b.handleDeviceCode)
+	b.mux.HandleFunc("POST /devices", b.handleEnrol)
+	b.mux.HandleFunc("POST /devices/check", b.handleDeviceCheck)
 	return b
 }
 
@@ -74,11 +98,11 @@ func (b *Bank) ServeHTTP(w http.ResponseWriter, r *http.Request) { b.mux.ServeHT
 func (b *Bank) Balance(token, account string) float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	e, ok := b.users[keyOf(token)]
+	u, ok := b.users[keyOf(token)]
 	if !ok {
 		return 0
 	}
-	a := e.Value.(*user).account(account)
+	a := u.account(account)
 	if a == nil {
 		return 0
 	}
@@ -90,27 +114,57 @@ func (b *Bank) Balance(token, account string) float64 {
 func (b *Bank) Transfers(token string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if e, ok := b.users[keyOf(token)]; ok {
-		return e.Value.(*user).transfers
+	if u, ok := b.users[keyOf(token)]; ok {
+		return u.transfers
 	}
 	return 0
 }
 
-// user returns the user of key, seeding a new one (and forgetting the least recently seen
-// user when the bank is full). b.mu must be held.
+// user returns the user of key, seeding a new one, and forgetting the least recently seen
+// user without an enrolled device when the bank is full. It returns nil when the bank is full
+// of users with enrolled devices. b.mu must be held.
 func (b *Bank) user(key userKey) *user {
-	if e, ok := b.users[key]; ok {
-		b.lru.MoveToFront(e)
-		return e.Value.(*user)
+	if u, ok := b.users[key]; ok {
+		if u.elem != nil {
+			b.lru.MoveToFront(u.elem)
+		}
+		return u
 	}
 	for len(b.users) >= b.maxUsers {
 		oldest := b.lru.Back()
+		if oldest == nil {
+			return nil
+		}
 		delete(b.users, oldest.Value.(*user).key)
 		b.lru.Remove(oldest)
 	}
 	u := newUser(key, b.now())
-	b.users[key] = b.lru.PushFront(u)
+	u.elem = b.lru.PushFront(u)
+	b.users[key] = u
 	return u
+}
+
+// keep makes u a user the bank never forgets to make room: one with an enrolled device.
+// b.mu must be held.
+func (b *Bank) keep(u *user) {
+	if u.elem != nil {
+		b.lru.Remove(u.elem)
+		u.elem = nil
+	}
+}
+
+// withUser runs f with the user of key under the bank's lock, or answers 503 when the bank
+// cannot take another user.
+func (b *Bank) withUser(w http.ResponseWriter, key userKey, f func(u *user)) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	u := b.user(key)
+	if u == nil {
+		writeError(w, http.StatusServiceUnavailable, "bank_full", "The bank cannot take new customers right now. Try again later.")
+		return false
+	}
+	f(u)
+	return true
 }
 
 // authorize returns the key of the request's user, or answers 401 and returns false.

@@ -27,9 +27,10 @@ func (b *Bank) handleGoal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	b.mu.Lock()
-	g := b.user(key).goal
-	b.mu.Unlock()
+	var g goal
+	if !b.withUser(w, key, func(u *user) { g = u.goal }) {
+		return
+	}
 
 	progress := math.Min(float64(g.saved)/float64(g.target), 1)
 	writeJSON(w, http.StatusOK, goalResponse{

@@ -74,13 +74,17 @@ func Tenant(productionURL, stagingURL string) (*engine.Tenant, error) {
 // a device proof (engine.Tenant.RequireActionProof).
 const ProofEngineKey = "pk_demo_proof"
 
-// ProofTenant returns the demo tenant keyed [ProofEngineKey]: the same bank, whose transfers
-// run only with a device proof signed by a device-bound session's gate key.
+// ProofTenant returns the demo tenant keyed [ProofEngineKey], for a bank started with
+// Options.RequireDeviceProof: its transfers run only with a device proof signed by a
+// device-bound session's gate key or passkey, of a device the bank enrolled, which the engine
+// asks the bank about (its device check, POST /devices/check) before it creates such a session
+// and before each transfer. Serve it with a bank of its own: its backend URLs must not be
+// those of the [Tenant] that runs actions without proofs.
 func ProofTenant(productionURL, stagingURL string) (*engine.Tenant, error) {
 	t, err := Tenant(productionURL, stagingURL)
 	if err != nil {
 		return nil, err
 	}
-	t.Key, t.RequireActionProof = ProofEngineKey, true
+	t.Key, t.RequireActionProof, t.DeviceCheck = ProofEngineKey, true, "/devices/check"
 	return t, nil
 }

@@ -32,7 +32,7 @@ func TestToolsJSON(t *testing.T) {
 		{"transfer", "POST", "/transfers", true,
 			`{"type":"object","properties":{
 				"amount":{"type":"number","exclusiveMinimum":0,"maximum":10000},
-				"to":{"type":"string","minLength":1,"maxLength":64},
+				"to":{"type":"string","minLength":1,"maxLength":64,"enum":["Alex","Jordan","Sam","Taylor"]},
 				"currency":{"type":"string","enum":["USD"]}},
 			"required":["amount","to"],"additionalProperties":false}`},
 	}

@@ -44,21 +44,24 @@ func (b *Bank) handleTransactions(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	b.mu.Lock()
-	txs := b.user(key).transactions
-	txs = txs[:min(limit, len(txs))]
-	out := transactionsResponse{Transactions: make([]transactionJSON, len(txs))}
-	for i, t := range txs {
-		out.Transactions[i] = transactionJSON{
-			ID:        t.id,
-			Date:      t.date.Format("2006-01-02"),
-			Merchant:  t.merchant,
-			Category:  t.category,
-			Amount:    t.amount.dollars(),
-			Formatted: t.amount.signed(),
+	var out transactionsResponse
+	ok = b.withUser(w, key, func(u *user) {
+		txs := u.transactions[:min(limit, len(u.transactions))]
+		out.Transactions = make([]transactionJSON, len(txs))
+		for i, t := range txs {
+			out.Transactions[i] = transactionJSON{
+				ID:        t.id,
+				Date:      t.date.Format("2006-01-02"),
+				Merchant:  t.merchant,
+				Category:  t.category,
+				Amount:    t.amount.dollars(),
+				Formatted: t.amount.signed(),
+			}
 		}
+	})
+	if !ok {
+		return
 	}
-	b.mu.Unlock()
 
 	writeJSON(w, http.StatusOK, out)
 }

@@ -1,11 +1,13 @@
 package demobank
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -27,7 +29,7 @@ type transferRequest struct {
 // idempotency key for something else.
 type transfer struct {
 	amount   float64
-	to       string // lower case: payees match whatever the case
+	to       string // the payee's id, exactly
 	currency string
 }
 
@@ -62,47 +64,53 @@ func (b *Bank) handleTransfer(w http.ResponseWriter, r *http.Request) {
 		writeInvalid(w, "%v", err)
 		return
 	}
-	req, err := decodeTransfer(w, r)
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		if errors.As(err, new(*http.MaxBytesError)) {
 			writeError(w, http.StatusRequestEntityTooLarge, "request_too_large", fmt.Sprintf("the body exceeds %d bytes", maxBodyBytes))
 			return
 		}
+		writeInvalid(w, "the body could not be read")
+		return
+	}
+	req, err := decodeTransfer(raw)
+	if err != nil {
 		writeInvalid(w, "%v", err)
 		return
 	}
 
-	status, body, replayed := b.transferOnce(key, idemKey, r.Header.Get("Engine-Device-Key"), req)
+	var status int
+	var body []byte
+	var replayed bool
+	ok = b.withUser(w, key, func(u *user) {
+		status, body, replayed = b.transferOnce(u, idemKey, r.Header, raw, req)
+	})
+	if !ok {
+		return
+	}
 	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	writeBody(w, status, body)
 }
 
-// transferOnce runs the transfer req for the user of key, unless idemKey (if set) already has
-// an answer: then it returns that answer again, or a refusal when req is not the transfer the
-// key was first used for.
-func (b *Bank) transferOnce(key userKey, idemKey, device string, req transfer) (status int, body []byte, replayed bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	u := b.user(key)
-	if prev, ok := u.idempotent[idemKey]; ok {
+// transferOnce runs the transfer req for u, unless idemKey (if set) already has an answer:
+// then it returns that answer again, or a refusal when req is not the transfer the key was
+// first used for. A bank that requires device proofs runs it only with one that it verifies
+// (verifyProof); a refused proof is not remembered, so that nobody can spend another's key.
+// The bank's lock is held.
+func (b *Bank) transferOnce(u *user, idemKey string, h http.Header, raw []byte, req transfer) (status int, body []byte, replayed bool) {
+	if prev, ok := u.idempotent[idemKey]; ok && idemKey != "" {
 		if prev.request != req {
-			status, body = refusal("idempotency_key_reused", "this Idempotency-Key was used for a different transfer")
+			status, body = refusal("idempotency_key_reused", "This Idempotency-Key was used for a different transfer.")
 			return status, body, false
 		}
 		return prev.status, prev.body, true
 	}
-	// A transfer the device proved names the key that signed it: the first one a user shows is
-	// enrolled, and any other is refused from then on, as a bank that enrolled its customers'
-	// devices would (a real one also checks the proof's signature with the enrolled key).
-	if device != "" {
-		switch {
-		case u.device == "":
-			u.device = device
-		case u.device != device:
-			status, body = refusal("device_not_enrolled", "this device is not the one enrolled for your account")
-			return status, body, false
+	if b.opts.RequireDeviceProof {
+		if r := b.verifyProof(u, h, raw, idemKey, b.now()); r != nil {
+			body, _ = json.Marshal(errorBody{Error: r.code, Message: r.message})
+			return http.StatusForbidden, body, false
 		}
 	}
 	status, body = b.execute(u, req)
@@ -114,8 +122,8 @@ func (b *Bank) transferOnce(key userKey, idemKey, device string, req transfer) (
 
 // decodeTransfer reads and validates the body of a transfer request. The amount's range and
 // the payee are checked later, as refusals of the bank rather than malformed requests.
-func decodeTransfer(w http.ResponseWriter, r *http.Request) (transfer, error) {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+func decodeTransfer(raw []byte) (transfer, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var req transferRequest
 	err := dec.Decode(&req)
@@ -130,8 +138,6 @@ func decodeTransfer(w http.ResponseWriter, r *http.Request) (transfer, error) {
 	var typeErr *json.UnmarshalTypeError
 	switch {
 	case err == nil:
-	case errors.As(err, new(*http.MaxBytesError)):
-		return transfer{}, err
 	case errors.Is(err, io.EOF):
 		return transfer{}, errors.New("the body is empty")
 	case errors.As(err, &typeErr) && typeErr.Field == "amount":
@@ -149,7 +155,7 @@ func decodeTransfer(w http.ResponseWriter, r *http.Request) (transfer, error) {
 	case req.Currency != nil && *req.Currency != "USD":
 		return transfer{}, errors.New("currency must be USD")
 	}
-	return transfer{amount: *req.Amount, to: strings.ToLower(strings.TrimSpace(*req.To)), currency: "USD"}, nil
+	return transfer{amount: *req.Amount, to: *req.To, currency: "USD"}, nil
 }
 
 // execute runs a transfer for u and returns the answer. b.mu must be held.
@@ -157,23 +163,22 @@ func (b *Bank) execute(u *user, t transfer) (status int, body []byte) {
 	amount, exact := dollarsToCents(t.amount)
 	switch {
 	case t.amount <= 0:
-		return refusal("invalid_amount", "the amount must be more than $0.00")
+		return refusal("invalid_amount", "The amount must be more than $0.00.")
 	case t.amount > maxTransfer.dollars():
-		return refusal("invalid_amount", "the amount must be at most "+maxTransfer.String())
+		return refusal("invalid_amount", "The amount must be at most "+maxTransfer.String()+".")
 	case !exact:
-		return refusal("invalid_amount", "the amount has more than two decimals")
+		return refusal("invalid_amount", "The amount has more than two decimals.")
 	}
+	// Payees are matched by their exact id: case folding would let "ſam" (long s) pay Sam.
 	payee := ""
-	for _, p := range u.payees {
-		if strings.EqualFold(p, t.to) {
-			payee = p
-		}
+	if slices.Contains(u.payees, t.to) {
+		payee = t.to
 	}
 	if payee == "" {
-		return refusal("unknown_payee", "the payee is not one of "+strings.Join(u.payees, ", "))
+		return refusal("unknown_payee", "The payee is not one of "+strings.Join(u.payees, ", ")+".")
 	}
 	if amount > u.checking.balance {
-		return refusal("insufficient_funds", "checking holds "+u.checking.balance.String())
+		return refusal("insufficient_funds", "Checking holds "+u.checking.balance.String()+".")
 	}
 
 	u.checking.balance -= amount

@@ -1,6 +1,7 @@
 package demobank
 
 import (
+	"container/list"
 	"fmt"
 	"time"
 )
@@ -21,8 +22,15 @@ type user struct {
 	txSeq        int           // number of the last transaction id given
 	goal         goal
 	payees       []string
-	transfers    int    // transfers executed; also numbers their ids
-	device       string // the thumbprint of the device key enrolled for transfers, once one was shown
+	transfers    int // transfers executed; also numbers their ids
+
+	elem    *list.Element      // in the bank's list of users it may forget; nil once a device is enrolled
+	devices map[string]*device // enrolled devices, by the RFC 7638 thumbprint of their public key
+	code    *oneTimeCode       // the enrolment code sent last, if any
+	// wrongCodes counts wrong enrolment codes since lockedFrom; past maxCodeTries enrolment is
+	// locked until lockedFrom plus codeLockout.
+	wrongCodes int
+	lockedFrom time.Time
 
 	idempotent map[string]*idempotentResult
 	keys       []string // of idempotent, oldest first

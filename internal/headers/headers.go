@@ -7,10 +7,13 @@ package headers
 import "strings"
 
 // own are the engine's own headers: the end user's token, the tenant's key, the request's id,
-// the client's metadata, an action's idempotency key and its device proof. Only the engine sets
-// them.
-var own = []string{"X-Token", "X-Engine-Key", "X-Request-ID", "X-Client-Metadata", "Idempotency-Key",
-	"Engine-Action-Proof", "Engine-Device-Key"}
+// the client's metadata and an action's idempotency key; every name that starts with Engine-
+// (an action's device proof, its key and token, and whatever the engine adds later) is the
+// engine's too. Only the engine sets them.
+var own = []string{"X-Token", "X-Engine-Key", "X-Request-ID", "X-Client-Metadata", "Idempotency-Key"}
+
+// ownPrefix starts the names of the engine's headers to backends.
+const ownPrefix = "Engine-"
 
 // hopByHop are connection-level headers (RFC 9110 section 7.6.1) that a proxy must not pass
 // on, and the headers that frame or route a request.
@@ -21,7 +24,8 @@ var hopByHop = []string{"Connection", "Keep-Alive", "Te", "Trailer", "Transfer-E
 // a Toolset's own protocol). Names compare without regard to case.
 func Reserved(name string, also ...string) bool {
 	return in(name, own) || in(name, hopByHop) || in(name, also) ||
-		(len(name) >= 6 && strings.EqualFold(name[:6], "Proxy-"))
+		(len(name) >= 6 && strings.EqualFold(name[:6], "Proxy-")) ||
+		(len(name) >= len(ownPrefix) && strings.EqualFold(name[:len(ownPrefix)], ownPrefix))
 }
 
 func in(name string, list []string) bool {

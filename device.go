@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+)
+
+// Kinds of [DeviceKey].
+const (
+	// DeviceKeyGate is a gate_key: a key the app holds behind the device's biometric gate.
+	DeviceKeyGate = "gate_key"
+	// DeviceKeyDevice is the device key of a bound session that has no gate key, which then
+	// signs its action proofs.
+	DeviceKeyDevice = "device_key"
+	// DeviceKeyPasskey is a passkey registered as a session's gate (gate_credential).
+	DeviceKeyPasskey = "passkey"
+)
+
+// DeviceKey is the key that proves a session's actions, as the tenant's backend is asked about
+// it: always by its public key, never by an id the device chose.
+type DeviceKey struct {
+	// Kind is DeviceKeyGate, DeviceKeyDevice or DeviceKeyPasskey.
+	Kind string `json:"kind"`
+	// PublicKey is the public key as an EC P-256 JWK (a passkey's COSE key, converted).
+	PublicKey json.RawMessage `json:"public_key"`
+	// Thumbprint is the RFC 7638 SHA-256 thumbprint of PublicKey, base64url.
+	Thumbprint string `json:"thumbprint"`
+	// CredentialID is a passkey's credential id, base64url: for the bank's records only, since
+	// an authenticator chooses it and anybody can claim it.
+	CredentialID string `json:"credential_id,omitempty"`
+}
+
+// A DeviceChecker is a [Toolset] that can ask the tenant's backend whether a device key is
+// enrolled for the user of env (the bank's own enrolment, out of band: its login, a one-time
+// code). The engine asks at create-session, for a session whose key proves actions, and again
+// before each action that a device proved. A key that is not enrolled is refused with 403
+// device_not_enrolled where the tenant requires proofs, and its proofs are refused everywhere.
+// CheckDevice is called from many goroutines at once; it returns [ErrNoDeviceCheck] for a
+// tenant that has no device check.
+//
+// The check never replaces the backend's own verification of each action's proof: a bank
+// verifies the forwarded proof against the key it enrolled at transfer time (docs/actions.md).
+type DeviceChecker interface {
+	CheckDevice(ctx context.Context, env *ToolEnv, key *DeviceKey) (enrolled bool, err error)
+}
+
+// ErrNoDeviceCheck is returned by a [DeviceChecker] for a tenant that has no device check.
+var ErrNoDeviceCheck = errors.New("engine: the tenant has no device check")
+
+// CheckDevice asks the tenant's Toolset, when it is a [DeviceChecker].
+func (f ToolsetByTenant) CheckDevice(ctx context.Context, env *ToolEnv, key *DeviceKey) (bool, error) {
+	if dc, ok := f(env.Tenant).(DeviceChecker); ok {
+		return dc.CheckDevice(ctx, env, key)
+	}
+	return false, ErrNoDeviceCheck
+}
+
+// Proof types of [ActionProof].
+const (
+	ProofTypeJWS      = "action-proof+jwt"
+	ProofTypeWebAuthn = "webauthn"
+)
+
+// ActionProof is the device's proof of a confirmed action, forwarded whole to the action's
+// backend so that the backend verifies the chain itself: the key is one it enrolled for the
+// user, the signature verifies with it, the signed hash is that of Token, and Token's argument
+// digest is that of the arguments it received.
+type ActionProof struct {
+	// Type is ProofTypeJWS (Proof is the compact JWS of auth.proof) or ProofTypeWebAuthn
+	// (Proof is base64url of the JSON of auth.webauthn: credentialId, clientDataJSON,
+	// authenticatorData, signature, userHandle).
+	Type  string
+	Proof string
+	// Key is the public key the proof verifies with, an EC P-256 JWK.
+	Key DeviceKey
+	// Token is the action token the proof signs (its hash is the JWS's ath, or the passkey
+	// assertion's challenge).
+	Token string
+}
+
+// headers sets the proof's headers on h.
+func (p *ActionProof) headers(h http.Header) {
+	h.Set(HeaderActionProof, p.Proof)
+	h.Set(HeaderActionProofType, p.Type)
+	h.Set(HeaderDeviceKey, b64url.EncodeToString(p.Key.PublicKey))
+	h.Set(HeaderActionToken, p.Token)
+}
+
+// checkEnrolled asks the tenant's backend whether key is enrolled for the request's user. It
+// answers nil when it is, or when the tenant's Toolset has no device check.
+func (e *Engine) checkEnrolled(ctx context.Context, req *request, key *DeviceKey) *Problem {
+	dc, ok := e.toolset.(DeviceChecker)
+	if !ok {
+		return nil
+	}
+	timeout := req.Tenant.Limits.ToolTimeout.or(defaultToolLimit)
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	enrolled, err := dc.CheckDevice(cctx, req.toolEnv(), key)
+	switch {
+	case errors.Is(err, ErrNoDeviceCheck):
+		return nil
+	case err != nil:
+		e.log.WarnContext(ctx, "device check failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		return newProblem(http.StatusBadGateway, CodeToolUnavailable, "the service could not say whether this device is enrolled; nothing was done, try again")
+	case !enrolled:
+		e.log.InfoContext(ctx, "device not enrolled", "requestId", req.ID, "tenant", req.Tenant.Key, "kind", key.Kind)
+		return newProblem(http.StatusForbidden, CodeDeviceNotEnrolled,
+			"this device is not enrolled for the user's account: enrol it with the service first (its app, or a one-time code), then create the session again")
+	}
+	return nil
+}

@@ -1,0 +1,247 @@
+package demobank
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+	"time"
+)
+
+// Bounds of device enrolment.
+const (
+	codeLifetime       = 10 * time.Minute
+	maxCodeTries       = 5 // wrong codes before enrolment locks
+	codeLockout        = 15 * time.Minute
+	maxDevices         = 5 // enrolled devices per user
+	maxKeyBytes        = 1024
+	defaultMaxProofAge = 2 * time.Minute
+)
+
+// device is a key the bank enrolled for a user: the gate key of an app, or a passkey's public
+// key. Transfers are proved by signatures that verify with it.
+type device struct {
+	key        *ecdsa.PublicKey
+	thumbprint string
+	counter    uint32 // a passkey's signature counter, last accepted
+}
+
+// oneTimeCode is an enrolment code sent to the user, bound to the key it enrols.
+type oneTimeCode struct {
+	code       string
+	thumbprint string
+	expires    time.Time
+}
+
+// UserLabel is how the bank names the user of token where a person reads it (the console's
+// one-time codes): the first six hex digits of SHA-256 of the token, never the token.
+func UserLabel(token string) string {
+	k := keyOf(token)
+	return "user " + hex.EncodeToString(k[:3])
+}
+
+// deviceRequest is the body of the device routes.
+type deviceRequest struct {
+	PublicKey json.RawMessage `json:"public_key"`
+	Code      string          `json:"code"`
+}
+
+// handleDeviceCode serves POST /devices/code {"public_key": JWK}: the bank sends the user a
+// one-time code that enrols that key, as its SMS would.
+func (b *Bank) handleDeviceCode(w http.ResponseWriter, r *http.Request) {
+	key, ok := authorize(w, r)
+	if !ok {
+		return
+	}
+	_, pub, ok := readDeviceRequest(w, r)
+	if !ok {
+		return
+	}
+	if b.opts.SendCode == nil {
+		writeError(w, http.StatusNotImplemented, "codes_unavailable", "This bank cannot send enrolment codes.")
+		return
+	}
+	code, err := sixDigits()
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "codes_unavailable", "The bank cannot make a code right now. Try again.")
+		return
+	}
+	now := b.now()
+	var refused bool
+	ok = b.withUser(w, key, func(u *user) {
+		if u.locked(now) {
+			refused = true
+			return
+		}
+		u.code = &oneTimeCode{code: code, thumbprint: pub.thumbprint, expires: now.Add(codeLifetime)}
+	})
+	switch {
+	case !ok:
+		return
+	case refused:
+		writeError(w, http.StatusTooManyRequests, "enrolment_locked", "Too many wrong codes. Enrolment is locked for 15 minutes; then ask for a new code.")
+		return
+	}
+	b.opts.SendCode(UserLabel(r.Header.Get("X-Token")), code)
+	writeJSON(w, http.StatusAccepted, map[string]any{"sent": true, "user": UserLabel(r.Header.Get("X-Token")),
+		"expires_in": int(codeLifetime.Seconds())})
+}
+
+// handleEnrol serves POST /devices {"code", "public_key"}: with the code the bank sent for that
+// key, it enrols the key for the user.
+func (b *Bank) handleEnrol(w http.ResponseWriter, r *http.Request) {
+	key, ok := authorize(w, r)
+	if !ok {
+		return
+	}
+	req, pub, ok := readDeviceRequest(w, r)
+	if !ok {
+		return
+	}
+	now := b.now()
+	var status int
+	var code, message string
+	ok = b.withUser(w, key, func(u *user) {
+		status, code, message = u.enrol(now, req.Code, pub)
+		if status == http.StatusCreated {
+			b.keep(u)
+		}
+	})
+	switch {
+	case !ok:
+	case status == http.StatusCreated:
+		writeJSON(w, status, map[string]any{"enrolled": true, "thumbprint": pub.thumbprint})
+	default:
+		writeError(w, status, code, message)
+	}
+}
+
+// enrol checks code against the code sent for pub and enrols pub. u's bank's lock is held.
+func (u *user) enrol(now time.Time, code string, pub *device) (status int, errCode, message string) {
+	if u.locked(now) {
+		return http.StatusTooManyRequests, "enrolment_locked", "Too many wrong codes. Enrolment is locked for 15 minutes; then ask for a new code."
+	}
+	c := u.code
+	switch {
+	case c == nil:
+		return http.StatusBadRequest, "no_code", "Ask for a one-time code first (POST /devices/code with this key)."
+	case !now.Before(c.expires):
+		u.code = nil
+		return http.StatusGone, "code_expired", "The code expired. Ask for a new one."
+	case subtle.ConstantTimeCompare([]byte(code), []byte(c.code)) != 1 || c.thumbprint != pub.thumbprint:
+		// A code enrols only the key it was sent for: a right code with another key is wrong too.
+		u.wrongCodes++
+		if u.wrongCodes >= maxCodeTries {
+			u.lockedFrom, u.code = now, nil
+			return http.StatusTooManyRequests, "enrolment_locked", "Too many wrong codes. Enrolment is locked for 15 minutes; then ask for a new code."
+		}
+		return http.StatusForbidden, "wrong_code", fmt.Sprintf("The code is wrong, or was sent for another key. %d tries left.", maxCodeTries-u.wrongCodes)
+	}
+	u.code, u.wrongCodes = nil, 0
+	if u.devices == nil {
+		u.devices = make(map[string]*device)
+	}
+	if _, ok := u.devices[pub.thumbprint]; !ok && len(u.devices) >= maxDevices {
+		return http.StatusConflict, "too_many_devices", fmt.Sprintf("Your account already has %d devices. Remove one in the bank's app first.", maxDevices)
+	}
+	u.devices[pub.thumbprint] = pub
+	return http.StatusCreated, "", ""
+}
+
+// locked reports whether too many wrong codes lock enrolment; a lock past its time resets.
+func (u *user) locked(now time.Time) bool {
+	if u.wrongCodes < maxCodeTries {
+		return false
+	}
+	if now.Sub(u.lockedFrom) >= codeLockout {
+		u.wrongCodes = 0
+		return false
+	}
+	return true
+}
+
+// handleDeviceCheck serves POST /devices/check {"public_key": JWK}, the engine's device check:
+// {"enrolled": true} when the key is enrolled for the user. It enrols nothing and creates no
+// user.
+func (b *Bank) handleDeviceCheck(w http.ResponseWriter, r *http.Request) {
+	key, ok := authorize(w, r)
+	if !ok {
+		return
+	}
+	_, pub, ok := readDeviceRequest(w, r)
+	if !ok {
+		return
+	}
+	b.mu.Lock()
+	enrolled := false
+	if u, ok := b.users[key]; ok {
+		_, enrolled = u.devices[pub.thumbprint]
+	}
+	b.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]bool{"enrolled": enrolled})
+}
+
+// readDeviceRequest reads a device route's body and its public key, or answers 400.
+func readDeviceRequest(w http.ResponseWriter, r *http.Request) (*deviceRequest, *device, bool) {
+	var req deviceRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err := dec.Decode(&req); err != nil {
+		writeInvalid(w, "the body must be a JSON object with public_key")
+		return nil, nil, false
+	}
+	pub, err := parseJWK(req.PublicKey)
+	if err != nil {
+		writeInvalid(w, "public_key %v", err)
+		return nil, nil, false
+	}
+	return &req, pub, true
+}
+
+var b64 = base64.RawURLEncoding
+
+// parseJWK reads a public EC P-256 JWK and computes its RFC 7638 thumbprint.
+func parseJWK(raw json.RawMessage) (*device, error) {
+	if len(raw) == 0 || len(raw) > maxKeyBytes {
+		return nil, errors.New("is required: the device's public key as an EC P-256 JWK")
+	}
+	var jwk struct {
+		Kty, Crv, X, Y, D string
+	}
+	if err := json.Unmarshal(raw, &jwk); err != nil {
+		return nil, errors.New("must be a JWK (a JSON object)")
+	}
+	x, errX := b64.DecodeString(jwk.X)
+	y, errY := b64.DecodeString(jwk.Y)
+	switch {
+	case jwk.Kty != "EC" || jwk.Crv != "P-256":
+		return nil, errors.New(`must be an EC P-256 key (kty "EC", crv "P-256")`)
+	case jwk.D != "":
+		return nil, errors.New("holds a private key: send the public key only")
+	case errX != nil || errY != nil || len(x) != 32 || len(y) != 32:
+		return nil, errors.New("must have x and y of 32 bytes in base64url")
+	}
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
+	if err != nil {
+		return nil, errors.New("is not a point of the P-256 curve")
+	}
+	// RFC 7638: the required members, in lexicographic order, no white space.
+	sum := sha256.Sum256(fmt.Appendf(nil, `{"crv":"P-256","kty":"EC","x":"%s","y":"%s"}`, b64.EncodeToString(x), b64.EncodeToString(y)))
+	return &device{key: pub, thumbprint: b64.EncodeToString(sum[:])}, nil
+}
+
+// sixDigits is a random one-time code.
+func sixDigits() (string, error) {
+	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%06d", n.Int64()), nil
+}
