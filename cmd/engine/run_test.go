@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/convengine/engine"
-	"github.com/convengine/engine/client"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/widgets"
@@ -440,38 +439,3 @@ func TestLargeHeaderBlocks(t *testing.T) {
 	}
 }
 
-// TestProofDemoTenant: the reference server's second demo key runs a transfer for a client
-// whose device-bound session signs the proof, and refuses one without it; the first key needs
-// none.
-func TestProofDemoTenant(t *testing.T) {
-	base, _ := startServer(t, []string{"-speech", "off"}, nil)
-	transfer := func(key string, bind bool) (*client.ExecuteResult, error) {
-		c, err := client.New(base, &client.Options{EngineKey: key, UserToken: client.StaticToken("proof-demo-" + key + fmt.Sprint(bind))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.CreateSession(t.Context(), &client.SessionOptions{Bind: bind}); err != nil {
-			t.Fatal(err)
-		}
-		stream, err := c.Turn(t.Context(), &client.TurnRequest{Transcript: "send 20 dollars to Alex"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec, err := stream.Spec()
-		stream.Close()
-		if err != nil || len(spec.Widgets) == 0 {
-			t.Fatalf("turn: %v %+v", err, spec)
-		}
-		confirm := spec.Widgets[0].(widgets.Confirm)
-		return c.Execute(t.Context(), confirm.Execute, client.Auth{Method: client.AuthFaceID, VerifiedAt: time.Now()}, nil)
-	}
-	if res, err := transfer(demobank.ProofEngineKey, true); err != nil || res.Done.Title != "Money sent" {
-		t.Fatalf("a bound session on %s: %+v %v", demobank.ProofEngineKey, res, err)
-	}
-	if _, err := transfer(demobank.ProofEngineKey, false); !client.IsCode(err, engine.CodeDeviceProofRequired) {
-		t.Fatalf("an unbound session on %s: %v", demobank.ProofEngineKey, err)
-	}
-	if res, err := transfer(demobank.EngineKey, false); err != nil || res.Done.Title != "Money sent" {
-		t.Fatalf("an unbound session on %s: %+v %v", demobank.EngineKey, res, err)
-	}
-}

@@ -29,63 +29,108 @@ const (
 	proofTypeWebAuthn = "webauthn"
 )
 
-// proofRefusal is why the bank refused a transfer's proof: a code and a message for the user.
-type proofRefusal struct{ code, message string }
+// ProofError is why a forwarded proof does not hold: a code and a message for the user.
+type ProofError struct{ Code, Message string }
 
-func refuseProof(code, message string) *proofRefusal { return &proofRefusal{code, message} }
+func (e *ProofError) Error() string { return e.Code + ": " + e.Message }
 
-// verifyProof checks, with nothing but what the request carries and the devices the bank
-// enrolled, that the user's own device approved this very transfer:
+func refuseProof(code, message string) *ProofError { return &ProofError{code, message} }
+
+// Verifier checks the device proof the engine forwards with an action, as a bank does, with
+// nothing but the request and the key it enrolled: no engine code, and no trust in the engine.
+type Verifier struct {
+	// RPID and Origins are the relying party id and page origins of the passkeys accepted.
+	RPID    string
+	Origins []string
+	// MaxAge is how old a key proof's iat may be (default 2 minutes).
+	MaxAge time.Duration
+}
+
+// Forwarded is what a device-proved action call carries: the request's headers and body.
+type Forwarded struct {
+	Header http.Header
+	Body   []byte
+}
+
+// PresentedKey returns the RFC 7638 thumbprint of the public key named in Engine-Device-Key,
+// which the bank computes itself, to find the device it enrolled with that key.
+func (f *Forwarded) PresentedKey() (string, error) {
+	raw, err := b64.DecodeString(f.Header.Get(headerDeviceKey))
+	if err != nil {
+		return "", refuseProof("invalid_device_proof", "The device key sent with the transfer is malformed. Nothing was sent.")
+	}
+	d, err := parseJWK(raw)
+	if err != nil {
+		return "", refuseProof("invalid_device_proof", "The device key sent with the transfer is malformed. Nothing was sent.")
+	}
+	return d.thumbprint, nil
+}
+
+// Verify checks that the device whose enrolled public key is key approved this very action:
 //
-//  1. the key named in Engine-Device-Key is one the bank enrolled for this user (compared by
-//     the thumbprint the bank computes, and verified with the key the bank stored);
-//  2. the action token in Engine-Action-Token is for this transfer: tool "transfer", its
+//  1. the action token in Engine-Action-Token is for this transfer: tool "transfer", its
 //     "args" the SHA-256 of the RFC 8785 canonical form of the body, its "jti" the
 //     Idempotency-Key, not expired;
-//  3. the proof signs that token: a compact JWS (ES256, typ action-proof+jwt) whose "ath" is
-//     SHA-256 of the token, recent; or a WebAuthn assertion whose challenge is SHA-256 of the
-//     token, of the bank's relying party and origins, with user verification and a signature
-//     counter that advanced.
+//  2. the proof in Engine-Action-Proof signs that token: a compact JWS (ES256, typ
+//     action-proof+jwt) whose "ath" is SHA-256 of the token, recent; or a WebAuthn assertion
+//     whose challenge is SHA-256 of the token, of the bank's relying party and origins, with
+//     user presence and verification;
+//  3. the signature verifies with key, the key the bank enrolled (found by the thumbprint of
+//     [Forwarded.PresentedKey]), never with the key the request carries.
 //
-// The engine checks the same things before it calls: the bank checks them again because it
-// is the bank's money, and the engine's word is not a proof. The bank's lock is held (the
-// passkey counter is compared and set under it).
-func (b *Bank) verifyProof(u *user, h http.Header, body []byte, idemKey string, now time.Time) *proofRefusal {
-	const enrol = "Transfers need the approval of a device you enrolled with Demo Bank. Enrol this device with a one-time code, then confirm the transfer on it."
-	proof, typ, keyB64, tok := h.Get(headerProof), h.Get(headerProofType), h.Get(headerDeviceKey), h.Get(headerToken)
-	if proof == "" || keyB64 == "" || tok == "" {
-		return refuseProof("device_proof_required", enrol)
+// lastCounter is the passkey's signature counter the bank accepted last; Verify returns the
+// new one, which the bank stores (compare and set under its own lock). The refusal is a
+// [*ProofError].
+func (v *Verifier) Verify(f *Forwarded, key *ecdsa.PublicKey, lastCounter uint32, now time.Time) (uint32, error) {
+	proof, typ, tok := f.Header.Get(headerProof), f.Header.Get(headerProofType), f.Header.Get(headerToken)
+	if proof == "" || tok == "" {
+		return 0, refuseProof("device_proof_required", proofRequired)
 	}
-	rawKey, err := b64.DecodeString(keyB64)
-	if err != nil {
-		return refuseProof("invalid_device_proof", "The device key sent with the transfer is malformed. Nothing was sent.")
-	}
-	presented, err := parseJWK(rawKey)
-	if err != nil {
-		return refuseProof("invalid_device_proof", "The device key sent with the transfer is malformed. Nothing was sent.")
-	}
-	dev, ok := u.devices[presented.thumbprint]
-	if !ok {
-		return refuseProof("device_not_enrolled", "This device is not enrolled for your account. Enrol it with a one-time code from Demo Bank, then confirm again.")
-	}
-	if r := checkActionToken(tok, body, idemKey, now); r != nil {
-		return r
+	if err := checkActionToken(tok, f.Body, f.Header.Get("Idempotency-Key"), now); err != nil {
+		return 0, err
 	}
 	sum := sha256.Sum256([]byte(tok))
 	want := b64.EncodeToString(sum[:])
 	switch typ {
 	case proofTypeJWS:
-		return b.verifyJWS(dev, proof, want, now)
+		return lastCounter, v.verifyJWS(key, proof, want, now)
 	case proofTypeWebAuthn:
-		return b.verifyAssertion(dev, proof, want)
+		return v.verifyAssertion(key, proof, want, lastCounter)
 	}
-	return refuseProof("invalid_device_proof", "The transfer's proof is of an unknown type. Nothing was sent.")
+	return 0, refuseProof("invalid_device_proof", "The transfer's proof is of an unknown type. Nothing was sent.")
+}
+
+const proofRequired = "Transfers need the approval of a device you enrolled with Demo Bank. Enrol this device with a one-time code, then confirm the transfer on it."
+
+// verifyProof checks the transfer's proof against the devices the bank enrolled for u. The
+// engine checks the same things before it calls: the bank checks them again because it is the
+// bank's money, and the engine's word is not a proof. The bank's lock is held.
+func (b *Bank) verifyProof(u *user, h http.Header, body []byte, now time.Time) *ProofError {
+	f := &Forwarded{Header: h, Body: body}
+	if h.Get(headerProof) == "" || h.Get(headerDeviceKey) == "" || h.Get(headerToken) == "" {
+		return refuseProof("device_proof_required", proofRequired)
+	}
+	thumbprint, err := f.PresentedKey()
+	if err != nil {
+		return err.(*ProofError)
+	}
+	dev, ok := u.devices[thumbprint]
+	if !ok {
+		return refuseProof("device_not_enrolled", "This device is not enrolled for your account. Enrol it with a one-time code from Demo Bank, then confirm again.")
+	}
+	v := &Verifier{RPID: b.opts.PasskeyRPID, Origins: b.opts.PasskeyOrigins, MaxAge: b.opts.MaxProofAge}
+	counter, err := v.Verify(f, dev.key, dev.counter, now)
+	if err != nil {
+		return err.(*ProofError)
+	}
+	dev.counter = counter
+	return nil
 }
 
 // checkActionToken reads the claims of the engine's action token (the bank cannot check its
 // signature, which is the engine's; the device's signature over its hash is what counts) and
 // checks that they name this transfer.
-func checkActionToken(tok string, body []byte, idemKey string, now time.Time) *proofRefusal {
+func checkActionToken(tok string, body []byte, idemKey string, now time.Time) error {
 	bad := refuseProof("invalid_device_proof", "The approval does not match this transfer. Nothing was sent; ask again and confirm on your device.")
 	parts := strings.Split(tok, ".")
 	if len(parts) != 3 {
@@ -120,7 +165,7 @@ func checkActionToken(tok string, body []byte, idemKey string, now time.Time) *p
 
 // verifyJWS checks a key proof: header {"typ":"action-proof+jwt","alg":"ES256"}, payload with
 // ath and iat, signature by the enrolled key.
-func (b *Bank) verifyJWS(dev *device, proof, ath string, now time.Time) *proofRefusal {
+func (v *Verifier) verifyJWS(key *ecdsa.PublicKey, proof, ath string, now time.Time) error {
 	bad := refuseProof("invalid_device_proof", "The approval from your device does not verify. Nothing was sent.")
 	parts := strings.Split(proof, ".")
 	if len(parts) != 3 {
@@ -143,11 +188,15 @@ func (b *Bank) verifyJWS(dev *device, proof, ath string, now time.Time) *proofRe
 	}
 	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
 	r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
-	if !ecdsa.Verify(dev.key, digest[:], r, s) || p.ATH != ath {
+	if !ecdsa.Verify(key, digest[:], r, s) || p.ATH != ath {
 		return bad
 	}
 	iat := time.Unix(int64(p.IAT), 0)
-	if now.Sub(iat) > b.opts.MaxProofAge || iat.Sub(now) > 30*time.Second {
+	maxAge := v.MaxAge
+	if maxAge <= 0 {
+		maxAge = defaultMaxProofAge
+	}
+	if now.Sub(iat) > maxAge || iat.Sub(now) > 30*time.Second {
 		return refuseProof("approval_expired", "The approval from your device is too old. Confirm again on your device.")
 	}
 	return nil
@@ -165,47 +214,46 @@ type assertion struct {
 // enrolled public key: the challenge is the token's hash, the client data is a get of the
 // bank's origins, the authenticator data is of the bank's relying party with user presence
 // and verification, the signature verifies, and the signature counter advanced.
-func (b *Bank) verifyAssertion(dev *device, proof, challenge string) *proofRefusal {
+func (v *Verifier) verifyAssertion(key *ecdsa.PublicKey, proof, challenge string, lastCounter uint32) (uint32, error) {
 	bad := refuseProof("invalid_device_proof", "The passkey's approval does not verify. Nothing was sent.")
 	raw, err := b64.DecodeString(proof)
 	if err != nil {
-		return bad
+		return 0, bad
 	}
 	var a assertion
 	if json.Unmarshal(raw, &a) != nil {
-		return bad
+		return 0, bad
 	}
 	cdj, err1 := decodeB64(a.ClientDataJSON)
 	authData, err2 := decodeB64(a.AuthenticatorData)
 	sig, err3 := decodeB64(a.Signature)
 	if err1 != nil || err2 != nil || err3 != nil || len(authData) < 37 {
-		return bad
+		return 0, bad
 	}
 	var cd struct {
 		Type, Challenge, Origin string
 	}
 	if json.Unmarshal(cdj, &cd) != nil || cd.Type != "webauthn.get" || cd.Challenge != challenge ||
-		!slices.Contains(b.opts.PasskeyOrigins, cd.Origin) {
-		return bad
+		!slices.Contains(v.Origins, cd.Origin) {
+		return 0, bad
 	}
-	rpHash := sha256.Sum256([]byte(b.opts.PasskeyRPID))
+	rpHash := sha256.Sum256([]byte(v.RPID))
 	const userPresent, userVerified = 0x01, 0x04
 	flags := authData[32]
-	if b.opts.PasskeyRPID == "" || !bytes.Equal(authData[:32], rpHash[:]) || flags&userPresent == 0 || flags&userVerified == 0 {
-		return bad
+	if v.RPID == "" || !bytes.Equal(authData[:32], rpHash[:]) || flags&userPresent == 0 || flags&userVerified == 0 {
+		return 0, bad
 	}
 	cdHash := sha256.Sum256(cdj)
 	signed := sha256.Sum256(append(bytes.Clone(authData), cdHash[:]...))
-	if !ecdsa.VerifyASN1(dev.key, signed[:], sig) {
-		return bad
+	if !ecdsa.VerifyASN1(key, signed[:], sig) {
+		return 0, bad
 	}
 	// The counter: an authenticator that counts must count up, or it is a copy.
 	counter := binary.BigEndian.Uint32(authData[33:37])
-	if (counter != 0 || dev.counter != 0) && counter <= dev.counter {
-		return refuseProof("invalid_device_proof", "The passkey's approval was used before. Nothing was sent; confirm again.")
+	if (counter != 0 || lastCounter != 0) && counter <= lastCounter {
+		return 0, refuseProof("invalid_device_proof", "The passkey's approval was used before. Nothing was sent; confirm again.")
 	}
-	dev.counter = counter
-	return nil
+	return counter, nil
 }
 
 // decodeB64 reads base64url with or without padding, as browsers' encoders differ.

@@ -108,8 +108,8 @@ func (b *Bank) transferOnce(u *user, idemKey string, h http.Header, raw []byte, 
 		return prev.status, prev.body, true
 	}
 	if b.opts.RequireDeviceProof {
-		if r := b.verifyProof(u, h, raw, idemKey, b.now()); r != nil {
-			body, _ = json.Marshal(errorBody{Error: r.code, Message: r.message})
+		if r := b.verifyProof(u, h, raw, b.now()); r != nil {
+			body, _ = json.Marshal(errorBody{Error: r.Code, Message: r.Message})
 			return http.StatusForbidden, body, false
 		}
 	}
