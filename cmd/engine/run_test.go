@@ -438,4 +438,3 @@ func TestLargeHeaderBlocks(t *testing.T) {
 		t.Fatalf("1.2 MB of headers: %d %v %s", resp.StatusCode, resp.Header, b)
 	}
 }
-
