@@ -11,13 +11,19 @@ import (
 // of an example program is found, as it is, in that program, which the suite compiles and
 // tests: the guide shows code that runs.
 func TestEmbeddingDocQuotesTheExamples(t *testing.T) {
-	doc, err := os.ReadFile("docs/embedding.md")
+	for doc, least := range map[string]int{"docs/embedding.md": 6, "docs/actions.md": 2} {
+		testDocQuotes(t, doc, least)
+	}
+}
+
+func testDocQuotes(t *testing.T, path string, least int) {
+	doc, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	blocks := regexp.MustCompile("(?s)<!-- snippet: (\\S+) -->\n```go\n(.*?)\n```").FindAllStringSubmatch(string(doc), -1)
-	if len(blocks) < 6 {
-		t.Fatalf("%d snippets in docs/embedding.md", len(blocks))
+	if len(blocks) < least {
+		t.Fatalf("%d snippets in %s", len(blocks), path)
 	}
 	for _, b := range blocks {
 		src, err := os.ReadFile(b[1])
@@ -26,7 +32,7 @@ func TestEmbeddingDocQuotesTheExamples(t *testing.T) {
 			continue
 		}
 		if !strings.Contains(string(src), b[2]) {
-			t.Errorf("docs/embedding.md quotes %s, which no longer has:\n%s", b[1], b[2])
+			t.Errorf("%s quotes %s, which no longer has:\n%s", path, b[1], b[2])
 		}
 	}
 }
