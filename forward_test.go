@@ -71,7 +71,8 @@ func TestForwardedHeadersBounds(t *testing.T) {
 // neverForwarded are the headers the protocol forbids a forwarded header to become: the
 // engine's own and the hop-by-hop ones.
 var neverForwarded = []string{HeaderUserToken, HeaderEngineKey, HeaderRequestID, HeaderClientMetadata, "Idempotency-Key",
-	"Connection", "Keep-Alive", "TE", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length", "Proxy-Authorization"}
+	"Connection", "Keep-Alive", "TE", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length", "Proxy-Authorization",
+	HeaderActionProof, HeaderActionProofType, HeaderDeviceKey, HeaderActionToken, "Engine-Device-Anything"}
 
 func TestReservedHeadersAreNeverForwarded(t *testing.T) {
 	for _, name := range neverForwarded {

@@ -21,7 +21,30 @@ type MemoryStore struct {
 	mu       sync.Mutex
 	sessions sessionTable
 	claims   map[string]time.Time
+	binds    map[string]binding
 	actions  map[string]*actionRecord
+}
+
+// binding is a value bound to a key until a time.
+type binding struct {
+	value string
+	until time.Time
+}
+
+// Bind binds key to value until expiry unless it is bound already, and returns the value bound.
+func (m *MemoryStore) Bind(_ context.Context, key, value string, expiry time.Time) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.binds == nil {
+		m.binds = make(map[string]binding)
+	}
+	now := m.now()
+	if b, ok := m.binds[key]; ok && now.Before(b.until) {
+		return b.value, nil
+	}
+	sweep(m.binds, sweepSample, func(b binding) time.Time { return b.until }, now)
+	m.binds[key] = binding{value, expiry}
+	return value, nil
 }
 
 func (m *MemoryStore) now() time.Time {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -185,4 +186,34 @@ func (e *Engine) claimPasskeyCounter(ctx context.Context, tenant, credentialID s
 		return true, nil
 	}
 	return e.replay.Claim(ctx, passkeyCounterPurpose+tenant+":"+credentialID+":"+strconv.FormatUint(uint64(counter), 10), until)
+}
+
+// passkeyBindingLifetime is how long a passkey's credential id stays bound to its public key
+// for a user: past it, the id may be registered with another key (the bank's enrolment, by
+// public key, still decides).
+const passkeyBindingLifetime = 90 * 24 * time.Hour
+
+// bindPasskey binds, for the session's user, the credential id of its gate passkey to the
+// passkey's public key, when the ReplayStore can bind: a registration that names an id already
+// bound to another key is refused, so that nothing downstream can take one passkey for another
+// by its id.
+func (e *Engine) bindPasskey(ctx context.Context, req *request, s *Session) *Problem {
+	b, ok := e.replay.(Binder)
+	if !ok || len(s.GateCredential) == 0 {
+		return nil
+	}
+	device, err := passkeyDevice(s.GateCredential)
+	if err != nil {
+		return invalidField("gate_credential", err.Error())
+	}
+	key := "passkey-credential:" + req.Tenant.Key + ":" + s.User + ":" + device.CredentialID
+	bound, err := b.Bind(ctx, key, device.Thumbprint, e.now().Add(passkeyBindingLifetime))
+	switch {
+	case err != nil:
+		e.log.ErrorContext(ctx, "binding a passkey failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		return newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the passkey could not be recorded; try again")
+	case bound != device.Thumbprint:
+		return invalidField("gate_credential", "names a credential id already registered with another public key for this user")
+	}
+	return nil
 }

@@ -193,3 +193,29 @@ func TestPasskeyGate(t *testing.T) {
 }
 
 func strPtr(s string) *string { return &s }
+
+// TestPasskeyCredentialIDIsBoundToItsKey: once a user registered a passkey, another public key
+// registered under the same credential id (an authenticator chooses the id, so anybody can
+// claim it) is refused for that user; the passkey itself registers again with later sessions.
+func TestPasskeyCredentialIDIsBoundToItsKey(t *testing.T) {
+	const rpID, origin = "bank.example", "https://bank.example"
+	h := newHarness(t, engine.Config{Model: modelFunc(func(context.Context, *engine.ModelRequest) []engine.ModelEvent { return nil }),
+		WebAuthn: &engine.WebAuthnOptions{RPID: rpID, Origins: []string{origin}}})
+	register := func(a *authenticator) *http.Response {
+		d := newDevice(t)
+		return h.do(t.Context(), http.MethodPost, engine.PathCreateSession, headers(),
+			`{"public_key":`+d.jwkJSON()+`,"gate_credential":`+a.register(gateChallenge(d))+`}`)
+	}
+	victim := newAuthenticator(t, rpID, origin)
+	for range 2 {
+		if resp := register(victim); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("the victim's passkey: %d %+v", resp.StatusCode, readProblem(t, resp))
+		}
+	}
+	attacker := newAuthenticator(t, rpID, origin)
+	attacker.id = victim.id
+	resp := register(attacker)
+	if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || p.Field != "gate_credential" || !strings.Contains(p.Detail, "another public key") {
+		t.Fatalf("another key under the victim's credential id: %d %+v", resp.StatusCode, p)
+	}
+}

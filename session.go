@@ -165,6 +165,9 @@ func (e *Engine) createSession(ctx context.Context, req *request, body *createSe
 		// proves actions.
 		s.GateKey, s.GateCredential = nil, cred
 	}
+	if p := e.bindPasskey(ctx, req, s); p != nil {
+		return nil, p
+	}
 	if p := e.checkSessionDevice(ctx, req, s); p != nil {
 		return nil, p
 	}

@@ -45,6 +45,15 @@ type ReplayStore interface {
 	Claim(ctx context.Context, key string, expiry time.Time) (bool, error)
 }
 
+// A Binder is a [ReplayStore] that can also bind a key to one value until expiry: the first
+// value bound stays, and Bind returns it (value itself when it was free). The engine binds a
+// passkey's credential id, for a user, to its public key with it, so that nobody registers
+// another key under an id already in use. Bind is atomic; with several replicas the store
+// must be shared. Stores that cannot bind leave it out, and the check is skipped.
+type Binder interface {
+	Bind(ctx context.Context, key, value string, expiry time.Time) (bound string, err error)
+}
+
 // ErrSessionNotFound is returned by a [SessionStore] for an unknown or expired session.
 var ErrSessionNotFound = errors.New("engine: session not found")
 

@@ -54,6 +54,7 @@ func (s StoreSuite) Run(t *testing.T) {
 		{"Abandon", abandon},
 		{"ResultExpiry", resultExpiry},
 		{"Namespaces", namespaces},
+		{"BindOnce", bindOnce},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -424,5 +425,50 @@ func namespaces(t *testing.T, st Store) {
 	}
 	if _, err := st.Session(ctx, "shared-id"); !errors.Is(err, engine.ErrSessionNotFound) {
 		t.Errorf("session shared-id: %v", err)
+	}
+}
+
+// bindOnce: of 100 concurrent binds of one key to different values, one value wins and every
+// caller is told which; a later bind of the same key gets it too. Stores that are not an
+// [engine.Binder] skip it.
+func bindOnce(t *testing.T, st Store) {
+	b, ok := st.(engine.Binder)
+	if !ok {
+		t.Skip("the store is not an engine.Binder")
+	}
+	ctx := t.Context()
+	exp := time.Now().Add(time.Hour)
+	var n atomic.Int32
+	type res struct {
+		value, bound string
+		err          error
+	}
+	results := concurrently(func() res {
+		v := fmt.Sprint("key-", n.Add(1))
+		bound, err := b.Bind(ctx, "pk_a:cred-1", v, exp)
+		return res{v, bound, err}
+	})
+	won := ""
+	for _, r := range results {
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if r.bound == r.value {
+			if won != "" {
+				t.Fatalf("two values won the bind: %q and %q", won, r.value)
+			}
+			won = r.value
+		}
+	}
+	for _, r := range results {
+		if r.bound != won {
+			t.Fatalf("a caller was told %q bound, not %q", r.bound, won)
+		}
+	}
+	if bound, err := b.Bind(ctx, "pk_a:cred-1", "another", exp); err != nil || bound != won {
+		t.Errorf("a later bind: %q %v, want %q", bound, err, won)
+	}
+	if bound, err := b.Bind(ctx, "pk_b:cred-1", "another", exp); err != nil || bound != "another" {
+		t.Errorf("another key: %q %v", bound, err)
 	}
 }

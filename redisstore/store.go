@@ -252,6 +252,7 @@ const (
 	kindSession  = "session"
 	kindUser     = "user" // the sessions of a user, by expiry
 	kindReplay   = "replay"
+	kindBind     = "bind" // a value bound to a key (Bind)
 	kindAction   = "action"
 	kindRate     = "rate"
 	kindTurn     = "turn"     // a turn's events, a stream
