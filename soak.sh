@@ -38,7 +38,7 @@ for _ in $(seq 100); do
   sleep 0.2
 done
 base=$(sed -n 's/^engine listening on \(http[^ ]*\).*/\1/p' "$out/engine.out")
-bank=$(sed -n 's/.*production \(http:[^ ]*\) .*/\1/p' "$out/engine.out")
+bank=$(sed -n 's/^ *pk_demo bank: production \(http:[^ ]*\) .*/\1/p' "$out/engine.out")
 stats=$(sed -n 's/^Debug figures and profiles (private): \(http[^ ]*\)/\1/p' "$out/engine.out")
 echo "engine $base (pid $pid), bank $bank, stats $stats"
 
