@@ -22,6 +22,7 @@ const (
 	maxCodeTries       = 5 // wrong codes before enrolment locks
 	codeLockout        = 15 * time.Minute
 	maxDevices         = 5 // enrolled devices per user
+	maxCodesSent       = 5 // codes sent to a user per codeLifetime, so that nobody floods their phone
 	maxKeyBytes        = 1024
 	defaultMaxProofAge = 2 * time.Minute
 )
@@ -75,19 +76,29 @@ func (b *Bank) handleDeviceCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := b.now()
-	var refused bool
+	var locked, flooded bool
 	ok = b.withUser(w, key, func(u *user) {
-		if u.locked(now) {
-			refused = true
+		if locked = u.locked(now); locked {
 			return
 		}
+		for len(u.codesSent) > 0 && now.Sub(u.codesSent[0]) >= codeLifetime {
+			u.codesSent = u.codesSent[1:]
+		}
+		if flooded = len(u.codesSent) >= maxCodesSent; flooded {
+			return
+		}
+		u.codesSent = append(u.codesSent, now)
 		u.code = &oneTimeCode{code: code, thumbprint: pub.thumbprint, expires: now.Add(codeLifetime)}
 	})
 	switch {
 	case !ok:
 		return
-	case refused:
+	case locked:
 		writeError(w, http.StatusTooManyRequests, "enrolment_locked", "Too many wrong codes. Enrolment is locked for 15 minutes; then ask for a new code.")
+		return
+	case flooded:
+		w.Header().Set("Retry-After", "600")
+		writeError(w, http.StatusTooManyRequests, "too_many_codes", "Too many codes were sent. Use the last one, or ask again in 10 minutes.")
 		return
 	}
 	b.opts.SendCode(UserLabel(r.Header.Get("X-Token")), code)

@@ -27,6 +27,8 @@ type user struct {
 	elem    *list.Element      // in the bank's list of users it may forget; nil once a device is enrolled
 	devices map[string]*device // enrolled devices, by the RFC 7638 thumbprint of their public key
 	code    *oneTimeCode       // the enrolment code sent last, if any
+	// codesSent are when the codes of the last codeLifetime were sent, oldest first.
+	codesSent []time.Time
 	// wrongCodes counts wrong enrolment codes since lockedFrom; past maxCodeTries enrolment is
 	// locked until lockedFrom plus codeLockout.
 	wrongCodes int
