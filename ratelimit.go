@@ -20,6 +20,10 @@ const (
 	// rateLimiterPause is how long the engine decides with its own buckets after the shared
 	// rate limiter failed, rather than wait for it on every request.
 	rateLimiterPause = time.Second
+	// The bucket of create-session of each user of a tenant without Limits.UserPerMinute: a
+	// burst no client that keeps its session meets, and one more a second after it.
+	defaultSessionsPerMinute = 60
+	defaultSessionBurst      = 20
 )
 
 // A RateLimit is one token bucket a request takes from: its tenant's or its user's.
@@ -107,12 +111,27 @@ func burstOf(perMinute, burst int) int {
 // When the shared limiter fails, the request is checked against this process's own buckets:
 // rate limits protect capacity, and an outage of their store should not stop every request.
 func (e *Engine) rateLimit(ctx context.Context, req *request) *Problem {
+	return e.limitRequest(ctx, req, false)
+}
+
+// rateLimitSession is rateLimit for create-session, whose user has a bucket of its own when
+// the tenant sets no limit per user: each session costs the store's memory for its lifetime,
+// and the default keeps one user (one X-Token) from creating thousands a second.
+func (e *Engine) rateLimitSession(ctx context.Context, req *request) *Problem {
+	return e.limitRequest(ctx, req, true)
+}
+
+func (e *Engine) limitRequest(ctx context.Context, req *request, session bool) *Problem {
 	l := req.Tenant.Limits
 	var buf [2]RateLimit
 	limits := buf[:0]
-	if l.UserPerMinute > 0 {
+	switch {
+	case l.UserPerMinute > 0:
 		limits = append(limits, RateLimit{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key, req.UserToken),
 			PerMinute: l.UserPerMinute, Burst: burstOf(l.UserPerMinute, l.UserBurst)})
+	case session: // a bucket apart from the user's turns, named as the store names a user
+		limits = append(limits, RateLimit{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key+"\x00sessions", req.UserToken),
+			PerMinute: defaultSessionsPerMinute, Burst: defaultSessionBurst})
 	}
 	if l.TenantPerMinute > 0 {
 		limits = append(limits, RateLimit{Tenant: req.Tenant.Key, PerMinute: l.TenantPerMinute,

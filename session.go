@@ -89,7 +89,7 @@ func (e *Engine) SessionHandler() http.Handler {
 func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 	req, p := e.readHeadersWith(r, false)
 	if p == nil {
-		p = e.rateLimit(r.Context(), req) // a session costs what a turn does
+		p = e.rateLimitSession(r.Context(), req) // a session costs what a turn does
 	}
 	if p != nil {
 		writeProblem(w, p, req.idOrEmpty())
@@ -185,7 +185,9 @@ func (e *Engine) createSession(ctx context.Context, req *request, body *createSe
 		e.log.ErrorContext(ctx, "signing a session token failed", "requestId", req.ID, "err", err)
 		return nil, newProblem(http.StatusInternalServerError, CodeInternal, "the session could not be created")
 	}
-	if err := e.sessions.PutSession(ctx, s); err != nil {
+	if err := e.sessions.PutSession(ctx, s); errors.Is(err, ErrStoreFull) {
+		return nil, e.overloaded(ctx, BoundSessions, req, "the engine holds as many sessions as it can; try again later")
+	} else if err != nil {
 		e.log.ErrorContext(ctx, "storing a session failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
 		return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the session could not be stored; try again")
 	}
