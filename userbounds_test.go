@@ -1,10 +1,15 @@
 package engine_test
 
 import (
+	"context"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
@@ -62,4 +67,109 @@ func TestCreateSessionDefaultRateLimit(t *testing.T) {
 	h.createSession(t, withToken("another-user"), `{}`)
 	clk.Add(time.Second)
 	h.createSession(t, headers(), `{}`) // a second later, one more
+}
+
+// gatedLog is a MemoryTurnLog that counts the reads of each turn and, once gate is set, holds
+// the second read of every turn but open's (the resume's look-again) until gate closes.
+type gatedLog struct {
+	engine.MemoryTurnLog
+	open string
+
+	mu      sync.Mutex
+	reads   map[string]int
+	gate    chan struct{}
+	waiting atomic.Int32
+}
+
+func (l *gatedLog) ReadEvents(ctx context.Context, turn string, after, max int, wait time.Duration) (*engine.TurnRecord, error) {
+	l.mu.Lock()
+	if l.reads == nil {
+		l.reads = map[string]int{}
+	}
+	l.reads[turn]++
+	n, gate := l.reads[turn], l.gate
+	l.mu.Unlock()
+	if gate != nil && n == 2 && turn != l.open {
+		l.waiting.Add(1)
+		defer l.waiting.Add(-1)
+		select {
+		case <-gate:
+		case <-ctx.Done():
+		}
+	}
+	return l.MemoryTurnLog.ReadEvents(ctx, turn, after, max, wait)
+}
+
+func (l *gatedLog) readsOf(turn string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.reads[turn]
+}
+
+// TestStrangerResumesDoNotHoldTheOwners: 300 resumes of random turn ids at once from one
+// stranger, each looking again for its turn, leave the owner's resume of their own turn the
+// room to stream; an unknown id and another user's turn both take the look-again path before
+// their 404.
+func TestStrangerResumesDoNotHoldTheOwners(t *testing.T) {
+	const strangers = 300
+	log := &gatedLog{}
+	h := newHarness(t, engine.Config{TurnLog: log, Model: &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Your balance is 12.")}}})
+	res := h.turn(`{"transcript":"balance"}`)
+	victimTurn := res.spec.Meta.TurnID
+
+	// Another user's turn, and an unknown one, are looked for twice.
+	unknown := uuid.NewString()
+	for _, id := range []string{victimTurn, unknown} {
+		resp := resumeTurn(t, h, withToken("stranger"), id, "")
+		if p := readProblem(t, resp); resp.StatusCode != http.StatusNotFound || p.Code != engine.CodeNotFound {
+			t.Fatalf("a stranger's resume: %d %s", resp.StatusCode, p.Code)
+		}
+	}
+	if a, b := log.readsOf(victimTurn), log.readsOf(unknown); a != 2 || b != 2 {
+		t.Errorf("reads before the 404 of another user's turn: %d, of an unknown turn: %d; want 2 and 2", a, b)
+	}
+
+	log.mu.Lock()
+	log.open, log.gate = victimTurn, make(chan struct{})
+	log.mu.Unlock()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: strangers}}
+	defer client.CloseIdleConnections()
+	var (
+		wg       sync.WaitGroup
+		answered atomic.Int32
+		statuses sync.Map
+	)
+	for range strangers {
+		wg.Go(func() {
+			defer answered.Add(1)
+			hdr := withToken("stranger")
+			hdr.Set("Accept", "text/event-stream")
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, h.srv.URL+engine.PathTurns+uuid.NewString(), nil)
+			req.Header = hdr
+			resp, err := client.Do(req)
+			if err != nil {
+				statuses.Store(err.Error(), true)
+				return
+			}
+			resp.Body.Close()
+			statuses.Store(resp.StatusCode, true)
+		})
+	}
+	waitFor(t, "the stranger's resumes to wait or be answered", func() bool {
+		return int(log.waiting.Load())+int(answered.Load()) == strangers
+	})
+	resp := resumeTurn(t, h, headers(), victimTurn, "")
+	evs := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
+	resp.Body.Close()
+	close(log.gate)
+	wg.Wait()
+	if resp.StatusCode != http.StatusOK || len(evs) == 0 || evs[len(evs)-1].name != engine.EventDone {
+		t.Errorf("the owner's resume during %d strangers' resumes: %d, %d events", strangers, resp.StatusCode, len(evs))
+	}
+	statuses.Range(func(k, _ any) bool {
+		if k != http.StatusNotFound {
+			t.Errorf("a stranger's resume of a random id: %v, want 404", k)
+		}
+		return true
+	})
 }
