@@ -2,8 +2,10 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -172,4 +174,75 @@ func TestStrangerResumesDoNotHoldTheOwners(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// startOf returns the data of a turn stream's start event.
+func startOf(t *testing.T, res *turnResult) map[string]any {
+	t.Helper()
+	var start map[string]any
+	if len(res.events) == 0 || res.events[0].Name != engine.EventStart || json.Unmarshal([]byte(res.events[0].Data), &start) != nil {
+		t.Fatalf("no start event: %+v", res.events)
+	}
+	return start
+}
+
+// TestTurnLogFloodKeepsFinishedTurns: turns of many users that fill the turn log do not push
+// out a finished turn before its time: the victim still resumes it whole. The turns that
+// found the log full ran and answered as usual, their start event saying they cannot be
+// resumed, and the observer counted them.
+func TestTurnLogFloodKeepsFinishedTurns(t *testing.T) {
+	var notKept atomic.Int32
+	obs := engine.Observer{Overload: func(_ context.Context, e engine.OverloadEvent) {
+		if e.Bound == engine.BoundTurnLog {
+			notKept.Add(1)
+		}
+	}}
+	h := newHarness(t, engine.Config{TurnLog: &engine.MemoryTurnLog{MaxBytes: 64 << 10}, Observer: &obs,
+		Model: &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Your balance is 12 dollars and 40 cents.")}}})
+	victim := h.turn(`{"transcript":"balance"}`)
+	if start := startOf(t, victim); start["resumable"] != true {
+		t.Fatalf("the victim's start event: %v", start)
+	}
+	unresumable := 0
+	for i := range 300 {
+		res := h.turnWith(withToken("flood-"+strconv.Itoa(i)), `{"transcript":"balance"}`)
+		if res.spec.Speak == "" {
+			t.Fatalf("flood turn %d answered nothing", i)
+		}
+		if startOf(t, res)["resumable"] == false {
+			unresumable++
+		}
+	}
+	if unresumable == 0 || int(notKept.Load()) != unresumable {
+		t.Errorf("%d flood turns said they were not kept, the observer counted %d", unresumable, notKept.Load())
+	}
+	resp := resumeTurn(t, h, headers(), victim.spec.Meta.TurnID, "")
+	evs := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || len(evs) != len(victim.events) {
+		t.Fatalf("the victim's resume after the flood: %d, %d events of %d", resp.StatusCode, len(evs), len(victim.events))
+	}
+}
+
+// TestTurnLogKeepsOneUsersConcurrentTurns: 64 turns of one user at once, as the load tool
+// runs them, all answer and are all kept with the default bounds.
+func TestTurnLogKeepsOneUsersConcurrentTurns(t *testing.T) {
+	h := newHarness(t, engine.Config{TurnLog: &engine.MemoryTurnLog{},
+		Model: &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Your balance is 12.")}}})
+	var wg sync.WaitGroup
+	var kept atomic.Int32
+	for range 64 {
+		wg.Go(func() {
+			resp := h.doStreaming(t.Context(), http.MethodPost, "/engine", headers(), `{"transcript":"balance"}`)
+			defer resp.Body.Close()
+			evs := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
+			if resp.StatusCode == http.StatusOK && len(evs) > 0 && strings.Contains(evs[0].data, `"resumable":true`) && evs[len(evs)-1].name == engine.EventDone {
+				kept.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if kept.Load() != 64 {
+		t.Errorf("%d of 64 turns of one user at once answered and were kept", kept.Load())
+	}
 }
