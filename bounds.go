@@ -17,6 +17,7 @@ const (
 	defaultMaxSockets                   = 1024
 	defaultMaxSocketsPerUser            = 4
 	defaultAudioMemory            int64 = 64 << 20
+	defaultHeaderMemory           int64 = 16 << 20
 	defaultWriteTimeout                 = 10 * time.Second
 )
 

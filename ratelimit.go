@@ -111,32 +111,35 @@ func burstOf(perMinute, burst int) int {
 // When the shared limiter fails, the request is checked against this process's own buckets:
 // rate limits protect capacity, and an outage of their store should not stop every request.
 func (e *Engine) rateLimit(ctx context.Context, req *request) *Problem {
-	return e.limitRequest(ctx, req, false)
-}
-
-// rateLimitSession is rateLimit for create-session, whose user has a bucket of its own when
-// the tenant sets no limit per user: each session costs the store's memory for its lifetime,
-// and the default keeps one user (one X-Token) from creating thousands a second.
-func (e *Engine) rateLimitSession(ctx context.Context, req *request) *Problem {
-	return e.limitRequest(ctx, req, true)
-}
-
-func (e *Engine) limitRequest(ctx context.Context, req *request, session bool) *Problem {
 	l := req.Tenant.Limits
 	var buf [2]RateLimit
 	limits := buf[:0]
-	switch {
-	case l.UserPerMinute > 0:
+	if l.UserPerMinute > 0 {
 		limits = append(limits, RateLimit{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key, req.UserToken),
 			PerMinute: l.UserPerMinute, Burst: burstOf(l.UserPerMinute, l.UserBurst)})
-	case session: // a bucket apart from the user's turns, named as the store names a user
-		limits = append(limits, RateLimit{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key+"\x00sessions", req.UserToken),
-			PerMinute: defaultSessionsPerMinute, Burst: defaultSessionBurst})
 	}
 	if l.TenantPerMinute > 0 {
 		limits = append(limits, RateLimit{Tenant: req.Tenant.Key, PerMinute: l.TenantPerMinute,
 			Burst: burstOf(l.TenantPerMinute, l.TenantBurst)})
 	}
+	return e.applyLimits(ctx, req, limits)
+}
+
+// rateLimitSession takes a session about to be stored from its user's bucket of sessions when
+// the tenant sets no limit per user (rateLimit applied the tenant's own): each session costs
+// the store's memory for its lifetime, and the default keeps one user (one X-Token) from
+// creating thousands a second. A request refused for its body costs nothing from it.
+func (e *Engine) rateLimitSession(ctx context.Context, req *request) *Problem {
+	if req.Tenant.Limits.UserPerMinute > 0 {
+		return nil
+	}
+	// A bucket apart from the user's turns, named as a user's bucket is.
+	return e.applyLimits(ctx, req, []RateLimit{{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key+"\x00sessions", req.UserToken),
+		PerMinute: defaultSessionsPerMinute, Burst: defaultSessionBurst}})
+}
+
+// applyLimits takes a request from every bucket of limits, or answers 429.
+func (e *Engine) applyLimits(ctx context.Context, req *request, limits []RateLimit) *Problem {
 	if len(limits) == 0 {
 		return nil
 	}

@@ -89,7 +89,7 @@ func (e *Engine) SessionHandler() http.Handler {
 func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 	req, p := e.readHeadersWith(r, false)
 	if p == nil {
-		p = e.rateLimitSession(r.Context(), req) // a session costs what a turn does
+		p = e.rateLimit(r.Context(), req) // a session costs what a turn does
 	}
 	if p != nil {
 		writeProblem(w, p, req.idOrEmpty())
@@ -176,6 +176,9 @@ func (e *Engine) createSession(ctx context.Context, req *request, body *createSe
 		s.Metadata = buf.Bytes()
 	}
 
+	if p := e.rateLimitSession(ctx, req); p != nil {
+		return nil, p
+	}
 	claims := &token.SessionClaims{SID: s.ID, TID: s.TenantKey, IAT: now.Unix(), EXP: s.ExpiresAt.Unix()}
 	if s.KeyThumbprint != "" {
 		claims.Cnf = &token.Cnf{JKT: s.KeyThumbprint}

@@ -3,7 +3,12 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -245,4 +250,72 @@ func TestTurnLogKeepsOneUsersConcurrentTurns(t *testing.T) {
 	if kept.Load() != 64 {
 		t.Errorf("%d of 64 turns of one user at once answered and were kept", kept.Load())
 	}
+}
+
+// TestHeaderMemoryIsBounded: connections that each send most of a header block and then stall
+// hold at most Config.HeaderMemory together: past it, the connection whose bytes do not fit is
+// closed, and counted. Once they close, an ordinary request is served again.
+func TestHeaderMemoryIsBounded(t *testing.T) {
+	var closed atomic.Int32
+	obs := engine.Observer{Overload: func(_ context.Context, e engine.OverloadEvent) {
+		if e.Bound == engine.BoundHeaders {
+			closed.Add(1)
+		}
+	}}
+	h := newHarness(t, engine.Config{HeaderMemory: 1 << 20, Observer: &obs,
+		Model: &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h.engine.Handler(), MaxHeaderBytes: 128 << 10}
+	go srv.Serve(h.engine.Listener(srv, ln))
+	t.Cleanup(func() { srv.Close() })
+	base := "http://" + ln.Addr().String()
+
+	var block strings.Builder
+	block.WriteString("POST /engine HTTP/1.1\r\nHost: engine\r\n")
+	for i := range 100 {
+		fmt.Fprintf(&block, "X-Pad-%03d: %s\r\n", i, strings.Repeat("v", 1000))
+	}
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 20 { // 2 MB of header blocks that never end
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		c.Write([]byte(block.String()))
+	}
+	waitFor(t, "connections past the header memory to be closed", func() bool { return closed.Load() > 0 })
+	open := 0
+	for _, c := range conns {
+		c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, err := c.Read(make([]byte, 1)); errors.Is(err, os.ErrDeadlineExceeded) {
+			open++
+		}
+	}
+	if open < 8 || open > 10 || int(closed.Load()) != 20-open {
+		t.Errorf("of 20 connections holding 100 kB of headers each in 1 MiB: %d open, %d closed as counted", open, closed.Load())
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = nil
+	waitFor(t, "a turn once the stalled connections closed", func() bool {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+engine.PathTurn, strings.NewReader(`{"transcript":"hi"}`))
+		req.Header = headers()
+		resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+		if err != nil {
+			return false
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 }
