@@ -53,6 +53,7 @@ func TestSessionFloodKeepsOtherUsersSessions(t *testing.T) {
 	if refused == 0 {
 		t.Fatal("200 sessions fit in 20 kB: the store is not bounded")
 	}
+	t.Logf("200 strangers' create-sessions in a store of 20 kB: %d refused 503", refused)
 	resp, p := h.turnStatus(t, h.srv.URL+"/engine", withAuth("Bearer", victim.SessionToken))
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("the victim's turn after the flood: %d %s %s", resp.StatusCode, p.Code, p.Detail)
@@ -218,6 +219,7 @@ func TestTurnLogFloodKeepsFinishedTurns(t *testing.T) {
 			unresumable++
 		}
 	}
+	t.Logf("300 turns of other users in a log of 64 KiB: %d not kept", unresumable)
 	if unresumable == 0 || int(notKept.Load()) != unresumable {
 		t.Errorf("%d flood turns said they were not kept, the observer counted %d", unresumable, notKept.Load())
 	}
@@ -300,6 +302,7 @@ func TestHeaderMemoryIsBounded(t *testing.T) {
 			open++
 		}
 	}
+	t.Logf("20 connections of 100 kB of headers each, header memory 1 MiB: %d held, %d closed", open, closed.Load())
 	if open < 8 || open > 10 || int(closed.Load()) != 20-open {
 		t.Errorf("of 20 connections holding 100 kB of headers each in 1 MiB: %d open, %d closed as counted", open, closed.Load())
 	}
