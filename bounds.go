@@ -17,17 +17,21 @@ const (
 	defaultMaxSockets                   = 1024
 	defaultMaxSocketsPerUser            = 4
 	defaultAudioMemory            int64 = 64 << 20
+	defaultHeaderMemory           int64 = 16 << 20
 	defaultWriteTimeout                 = 10 * time.Second
 )
 
 // Names of the bounds, in [OverloadEvent].
 const (
-	BoundTurns       = "turns"        // Config.MaxConcurrentTurns
-	BoundSyntheses   = "syntheses"    // Config.MaxConcurrentSyntheses
-	BoundSockets     = "sockets"      // StreamOptions.MaxSockets
-	BoundUserSockets = "user_sockets" // StreamOptions.MaxSocketsPerUser
-	BoundAudioMemory = "audio_memory" // StreamOptions.AudioMemory
-	BoundResumes     = "resumes"      // turns resumed at once (GET /engine/turns/{id})
+	BoundTurns       = "turns"         // Config.MaxConcurrentTurns
+	BoundSyntheses   = "syntheses"     // Config.MaxConcurrentSyntheses
+	BoundSockets     = "sockets"       // StreamOptions.MaxSockets
+	BoundUserSockets = "user_sockets"  // StreamOptions.MaxSocketsPerUser
+	BoundAudioMemory = "audio_memory"  // StreamOptions.AudioMemory
+	BoundResumes     = "resumes"       // turns resumed at once (GET /engine/turns/{id})
+	BoundSessions    = "sessions"      // the SessionStore is full (ErrStoreFull): create-session is refused
+	BoundTurnLog     = "turn_log"      // the TurnLog is full (ErrStoreFull): a turn runs without being kept
+	BoundHeaders     = "header_memory" // header bytes of connections still sending them (Engine.Listener)
 )
 
 // OverloadEvent describes work a bound refused.
@@ -44,8 +48,11 @@ func (e *Engine) overloaded(ctx context.Context, bound string, req *request, det
 		e.obs.Overload(ctx, OverloadEvent{Bound: bound, RequestID: req.ID, Tenant: req.Tenant.Key})
 	}
 	status, code, retry := http.StatusServiceUnavailable, CodeOverloaded, 1
-	if bound == BoundUserSockets {
+	switch bound {
+	case BoundUserSockets:
 		status, code, retry = http.StatusTooManyRequests, CodeRateLimited, 5
+	case BoundSessions: // room comes back as sessions expire or their users replace them
+		retry = 60
 	}
 	p := newProblem(status, code, detail)
 	p.header = http.Header{"Retry-After": {strconv.Itoa(retry)}}

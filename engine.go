@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,6 +91,11 @@ type Config struct {
 	// each of which may hold a synthesizer process until its client has read the audio; one
 	// past it is answered 503 overloaded. Negative means no bound.
 	MaxConcurrentSyntheses int
+	// HeaderMemory bounds the bytes of the header blocks that connections served through
+	// [Engine.Listener] are still sending, all connections together (default 16 MiB):
+	// http.Server.MaxHeaderBytes bounds one block, not how many arrive at once. A connection
+	// whose header bytes would pass it is closed. Negative means no bound.
+	HeaderMemory int64
 	// WriteTimeout bounds how long one write of a response may wait for a client that does not
 	// read (default 10s): the tts endpoint's audio and the turn stream's events. The response
 	// is then abandoned and its synthesis or turn stopped, so that a slow reader cannot hold
@@ -167,6 +173,7 @@ type Engine struct {
 	socketSlots   slots
 	userSockets   *perUser
 	audioMemory   *budget
+	headerMemory  *budget
 	writeTimeout  time.Duration
 	environmentOf func(r *http.Request) string
 	identifyHook  func(r *http.Request) (Identity, error)
@@ -216,6 +223,7 @@ func New(cfg Config) (*Engine, error) {
 		now:           cfg.Now,
 		turnSlots:     newSlots(cfg.MaxConcurrentTurns, defaultMaxConcurrentTurns),
 		synthSlots:    newSlots(cfg.MaxConcurrentSyntheses, defaultMaxConcurrentSyntheses),
+		headerMemory:  &budget{limit: cmp.Or(cfg.HeaderMemory, defaultHeaderMemory)},
 		writeTimeout:  cfg.WriteTimeout,
 		environmentOf: cfg.Environment,
 		identifyHook:  cfg.Identify,

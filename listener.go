@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/convengine/engine/internal/headers"
 )
@@ -20,6 +22,10 @@ import (
 //     X-Tenant-Id; the listener reads the names from the connection's bytes, and the backend
 //     receives X-Tenant-ID byte for byte. HTTP/2 and HTTP/3 send every name in lower case, and
 //     over them (or without this listener) what arrives is what Go's server made of it.
+//   - The header blocks that connections are still sending hold at most Config.HeaderMemory
+//     bytes together: a connection whose header bytes would pass it is closed, so that many
+//     connections each sending a block just under srv.MaxHeaderBytes, slowly, cannot hold the
+//     process's memory.
 //   - A header block larger than srv.MaxHeaderBytes is answered with an RFC 9457 problem
 //     (431 headers_too_large, with the request's X-Request-ID when it came before the limit) and
 //     logged, instead of Go's plain-text 431.
@@ -52,7 +58,7 @@ func (l *scanningListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &scanningConn{Conn: c, e: l.e, maxHeader: l.maxHeader}, nil
+	return &scanningConn{Conn: c, e: l.e, maxHeader: l.maxHeader, inHeader: true}, nil
 }
 
 type scanningConnKey struct{}
@@ -82,6 +88,14 @@ type scanningConn struct {
 	line  []byte   // the current line's name, or X-Request-ID's value, so far
 	tail  [10]byte // the last bytes of the line being skipped, to find a request line's end
 	ntail int
+	// The header block being received: whether the connection is in one, its last four
+	// bytes, and how many of its bytes it counts in Engine.headerMemory (also given back by
+	// Close, from another goroutine).
+	inHeader   bool
+	headerEnd  uint32
+	nextHeader int // where in the bytes scanned last a request's header block starts, or -1
+	held       atomic.Int64
+	closed     atomic.Bool
 
 	mu        sync.Mutex
 	spellings map[string]string // canonical name → as sent
@@ -96,16 +110,80 @@ const (
 	scanSkip                   // skipping to the line's end
 )
 
+// errHeaderMemory closes a connection whose header bytes would pass Config.HeaderMemory.
+var errHeaderMemory = errors.New("engine: the header blocks being received fill the engine's header memory")
+
 func (c *scanningConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.scan(p[:n])
+	if !c.countHeader(p[:n]) {
+		c.Conn.Close()
+		if c.e.obs.Overload != nil {
+			c.e.obs.Overload(context.Background(), OverloadEvent{Bound: BoundHeaders})
+		}
+		c.e.log.Debug("a connection closed: the header blocks being received fill the header memory", "limit", c.e.headerMemory.limit)
+		return 0, errHeaderMemory
+	}
 	return n, err
+}
+
+// countHeader counts the bytes of b that belong to a header block in Engine.headerMemory
+// until the block's blank line, which gives them back, or reports false when they do not fit.
+// Past what the server reads of one block (srv.MaxHeaderBytes and its 4 KiB of slack) the
+// bytes cannot be a header block the server will take: they are given back and no longer
+// counted.
+func (c *scanningConn) countHeader(b []byte) bool {
+	if c.nextHeader >= 0 { // a request line ended in b: its header block follows
+		c.countHeaderBytes(b[:c.nextHeader])
+		c.inHeader, c.headerEnd = true, 0
+		b = b[c.nextHeader:]
+	}
+	return c.countHeaderBytes(b)
+}
+
+func (c *scanningConn) countHeaderBytes(b []byte) bool {
+	if !c.inHeader || len(b) == 0 {
+		return true
+	}
+	n := len(b)
+	for i, ch := range b {
+		if c.headerEnd = c.headerEnd<<8 | uint32(ch); c.headerEnd == '\r'<<24|'\n'<<16|'\r'<<8|'\n' {
+			n = i + 1
+			c.inHeader = false
+			break
+		}
+	}
+	if c.inHeader && c.held.Load()+int64(n) > int64(c.maxHeaderBytes())+4096 {
+		c.inHeader = false
+	}
+	if !c.inHeader {
+		c.e.headerMemory.give(c.held.Swap(0))
+		return true
+	}
+	if !c.e.headerMemory.take(int64(n)) {
+		c.e.headerMemory.give(c.held.Swap(0))
+		return false
+	}
+	c.held.Add(int64(n))
+	if c.closed.Load() { // closed meanwhile: Close gave back what it saw
+		c.e.headerMemory.give(c.held.Swap(0))
+	}
+	return true
+}
+
+// Close closes the connection and gives back the header bytes it holds.
+func (c *scanningConn) Close() error {
+	c.closed.Store(true)
+	c.e.headerMemory.give(c.held.Swap(0))
+	return c.Conn.Close()
 }
 
 // scan follows lines through b. A line that cannot be a forwarded header or X-Request-ID is
 // skipped to its end at the speed of bytes.IndexByte, so that bodies and socket frames cost
 // little.
 func (c *scanningConn) scan(b []byte) {
+	all := len(b)
+	c.nextHeader = -1
 	for len(b) > 0 {
 		switch c.state {
 		case scanSkip:
@@ -117,6 +195,7 @@ func (c *scanningConn) scan(b []byte) {
 			c.keepTail(b[:i])
 			if isRequestLineEnd(c.tail[len(c.tail)-c.ntail:]) {
 				c.newRequest()
+				c.nextHeader = all - len(b) + i + 1
 			}
 			b = b[i+1:]
 			c.state, c.line, c.ntail = scanName, c.line[:0], 0

@@ -12,9 +12,11 @@ const (
 )
 
 // sessionTable holds a MemoryStore's sessions in the order they were created, which is also
-// the order they expire in (every session of an engine lives as long). Past its bounds (the
-// bytes of all sessions, the sessions of one user) the oldest sessions go first: their next
-// request gets 401 invalid_session, and the client creates a new one.
+// the order they expire in (every session of an engine lives as long). A user past their bound
+// loses their own oldest session: its next request gets 401 invalid_session, and the client
+// creates a new one. A table past its bytes keeps every session it holds and refuses new ones
+// until some expire: evicting the oldest of all would let anyone who creates sessions fast
+// enough log every other user out.
 type sessionTable struct {
 	byID    map[string]*Session
 	order   []string // ids by creation; some may be gone already
@@ -31,34 +33,17 @@ func (t *sessionTable) get(id string, now time.Time) (*Session, bool) {
 	return s, true
 }
 
-// put adds s, then drops expired sessions, the user's oldest past maxPerUser, and the oldest
-// of all past maxBytes.
-func (t *sessionTable) put(s *Session, now time.Time, maxBytes int64, maxPerUser int) {
+// put drops expired sessions, then adds s, dropping the user's oldest past maxPerUser. It
+// reports false, and changes nothing else, when s would take the table past maxBytes.
+func (t *sessionTable) put(s *Session, now time.Time, maxBytes int64, maxPerUser int) bool {
 	if t.byID == nil {
 		t.byID = make(map[string]*Session)
 		t.perUser = make(map[string][]string)
 	}
-	if old, ok := t.byID[s.ID]; ok {
-		t.remove(old)
-	}
-	t.byID[s.ID] = s
-	t.order = append(t.order, s.ID)
-	t.bytes += sessionSize(s)
-	if s.User != "" {
-		ids := append(t.perUser[s.User], s.ID)
-		if maxPerUser > 0 && len(ids) > maxPerUser {
-			oldest := ids[0]
-			ids = ids[1:]
-			t.perUser[s.User] = ids
-			t.remove(t.byID[oldest])
-		} else {
-			t.perUser[s.User] = ids
-		}
-	}
 	for t.head < len(t.order) {
 		id := t.order[t.head]
 		old, ok := t.byID[id]
-		if ok && now.Before(old.ExpiresAt) && (maxBytes <= 0 || t.bytes <= maxBytes) {
+		if ok && now.Before(old.ExpiresAt) {
 			break
 		}
 		t.head++
@@ -70,6 +55,33 @@ func (t *sessionTable) put(s *Session, now time.Time, maxBytes int64, maxPerUser
 		t.order = append([]string(nil), t.order[t.head:]...)
 		t.head = 0
 	}
+	var replaced, evicted *Session // what s takes the place of
+	if old, ok := t.byID[s.ID]; ok {
+		replaced = old
+	}
+	if ids := t.perUser[s.User]; s.User != "" && maxPerUser > 0 && len(ids) >= maxPerUser && replaced == nil {
+		evicted = t.byID[ids[0]]
+	}
+	if maxBytes > 0 {
+		freed := int64(0)
+		for _, old := range [...]*Session{replaced, evicted} {
+			if old != nil {
+				freed += sessionSize(old)
+			}
+		}
+		if t.bytes-freed+sessionSize(s) > maxBytes {
+			return false
+		}
+	}
+	t.remove(replaced)
+	t.remove(evicted)
+	t.byID[s.ID] = s
+	t.order = append(t.order, s.ID)
+	t.bytes += sessionSize(s)
+	if s.User != "" {
+		t.perUser[s.User] = append(t.perUser[s.User], s.ID)
+	}
+	return true
 }
 
 // remove forgets s; its id may stay in order, where put skips it.

@@ -13,8 +13,10 @@ type MemoryStore struct {
 	Now func() time.Time
 	// MaxSessionBytes bounds the memory of the sessions kept, their metadata included (default
 	// 64 MiB; negative means no bound), and MaxSessionsPerUser the sessions of one user of a
-	// tenant (default 16; negative means no bound). Past them the oldest sessions are dropped:
-	// their next request gets 401 invalid_session, and the client creates a new one.
+	// tenant (default 16; negative means no bound). A user's session past MaxSessionsPerUser
+	// drops that user's oldest: its next request gets 401 invalid_session, and the client
+	// creates a new one. A session past MaxSessionBytes is refused with [ErrStoreFull] until
+	// sessions expire: no user's session is dropped to make room for another user's.
 	MaxSessionBytes    int64
 	MaxSessionsPerUser int
 
@@ -54,7 +56,7 @@ func (m *MemoryStore) now() time.Time {
 	return time.Now()
 }
 
-// PutSession stores s until s.ExpiresAt, within the store's bounds.
+// PutSession stores s until s.ExpiresAt, within the store's bounds, or returns [ErrStoreFull].
 func (m *MemoryStore) PutSession(_ context.Context, s *Session) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -66,7 +68,9 @@ func (m *MemoryStore) PutSession(_ context.Context, s *Session) error {
 		maxPerUser = defaultMaxSessionsPerUser
 	}
 	cp := *s
-	m.sessions.put(&cp, m.now(), maxBytes, maxPerUser)
+	if !m.sessions.put(&cp, m.now(), maxBytes, maxPerUser) {
+		return ErrStoreFull
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,19 +64,23 @@ func TestMemoryStoreForgetsExpiredClaims(t *testing.T) {
 	}
 }
 
-// TestMemoryStoreBoundsSessions: a user's sessions past MaxSessionsPerUser, and the oldest
-// sessions past MaxSessionBytes, are dropped oldest first; other users' stay; expired sessions
-// go as new ones come.
+// TestMemoryStoreBoundsSessions: a user's sessions past MaxSessionsPerUser drop that user's
+// oldest; a session past MaxSessionBytes is refused with ErrStoreFull and no other user's
+// session goes; expired sessions go as new ones come, and make room.
 func TestMemoryStoreBoundsSessions(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	m := &engine.MemoryStore{Now: func() time.Time { return now }, MaxSessionsPerUser: 3, MaxSessionBytes: 10_000}
-	put := func(id, user string, metadata int) {
+	put := func(id, user string, metadata int) error {
 		s := &engine.Session{ID: id, TenantKey: "pk", User: user, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
 		if metadata > 0 {
 			s.Metadata = []byte(`{"x":"` + strings.Repeat("a", metadata) + `"}`)
 		}
-		if err := m.PutSession(ctx, s); err != nil {
+		return m.PutSession(ctx, s)
+	}
+	mustPut := func(id, user string, metadata int) {
+		t.Helper()
+		if err := put(id, user, metadata); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,26 +88,31 @@ func TestMemoryStoreBoundsSessions(t *testing.T) {
 		_, err := m.Session(ctx, id)
 		return err == nil
 	}
-	put("bob-1", "bob", 0)
+	mustPut("bob-1", "bob", 0)
 	for i := range 5 {
-		put("alice-"+strconv.Itoa(i), "alice", 0)
+		mustPut("alice-"+strconv.Itoa(i), "alice", 0)
 	}
 	if has("alice-0") || has("alice-1") || !has("alice-2") || !has("alice-4") || !has("bob-1") {
 		t.Fatal("alice keeps more than 3 sessions, or bob lost his")
 	}
-	// 4 KB of metadata each from users of one session: the oldest sessions make room, as
-	// few as needed.
-	put("carol-1", "carol", 4000)
-	put("dave-1", "dave", 4000)
-	if has("bob-1") || !has("alice-2") || !has("carol-1") || !has("dave-1") {
-		t.Fatal("the oldest session did not make room for the new one, or more went")
+	// About 4 KB of metadata each from users of one session: two fit, the third is refused and
+	// takes nobody's place.
+	mustPut("carol-1", "carol", 3900)
+	mustPut("dave-1", "dave", 3900)
+	if err := put("erin-1", "erin", 4000); !errors.Is(err, engine.ErrStoreFull) {
+		t.Fatalf("a session past the bytes bound: %v, want ErrStoreFull", err)
 	}
-	put("erin-1", "erin", 4000)
-	if has("alice-4") || has("carol-1") || !has("dave-1") || !has("erin-1") {
-		t.Fatal("past the bytes bound, the oldest did not go first")
+	if has("erin-1") || !has("bob-1") || !has("alice-2") || !has("carol-1") || !has("dave-1") {
+		t.Fatal("a session past the bytes bound was kept, or took another user's place")
+	}
+	// A user at their bound replaces their own oldest, full store or not.
+	mustPut("alice-5", "alice", 0)
+	if has("alice-2") || !has("alice-5") || !has("bob-1") {
+		t.Fatal("alice's new session did not take the place of her oldest")
 	}
 	now = now.Add(2 * time.Hour)
-	if has("erin-1") {
+	if has("dave-1") {
 		t.Fatal("an expired session is found")
 	}
+	mustPut("erin-1", "erin", 4000) // the expired ones made room
 }

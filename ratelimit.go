@@ -20,6 +20,10 @@ const (
 	// rateLimiterPause is how long the engine decides with its own buckets after the shared
 	// rate limiter failed, rather than wait for it on every request.
 	rateLimiterPause = time.Second
+	// The bucket of create-session of each user of a tenant without Limits.UserPerMinute: a
+	// burst no client that keeps its session meets, and one more a second after it.
+	defaultSessionsPerMinute = 60
+	defaultSessionBurst      = 20
 )
 
 // A RateLimit is one token bucket a request takes from: its tenant's or its user's.
@@ -118,6 +122,24 @@ func (e *Engine) rateLimit(ctx context.Context, req *request) *Problem {
 		limits = append(limits, RateLimit{Tenant: req.Tenant.Key, PerMinute: l.TenantPerMinute,
 			Burst: burstOf(l.TenantPerMinute, l.TenantBurst)})
 	}
+	return e.applyLimits(ctx, req, limits)
+}
+
+// rateLimitSession takes a session about to be stored from its user's bucket of sessions when
+// the tenant sets no limit per user (rateLimit applied the tenant's own): each session costs
+// the store's memory for its lifetime, and the default keeps one user (one X-Token) from
+// creating thousands a second. A request refused for its body costs nothing from it.
+func (e *Engine) rateLimitSession(ctx context.Context, req *request) *Problem {
+	if req.Tenant.Limits.UserPerMinute > 0 {
+		return nil
+	}
+	// A bucket apart from the user's turns, named as a user's bucket is.
+	return e.applyLimits(ctx, req, []RateLimit{{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key+"\x00sessions", req.UserToken),
+		PerMinute: defaultSessionsPerMinute, Burst: defaultSessionBurst}})
+}
+
+// applyLimits takes a request from every bucket of limits, or answers 429.
+func (e *Engine) applyLimits(ctx context.Context, req *request, limits []RateLimit) *Problem {
 	if len(limits) == 0 {
 		return nil
 	}

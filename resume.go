@@ -77,21 +77,19 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, req.ID)
 		return
 	}
-	release, ok := e.resumes.tryAcquire()
-	if !ok {
-		writeProblem(w, e.overloaded(r.Context(), BoundResumes, req, "the engine is resuming as many turns as it can; try again in a moment"), req.ID)
-		return
-	}
-	defer release()
-
+	// The turn is looked up before a slot is taken: a stranger's resumes of ids that are none
+	// of theirs wait for no slot, and hold none that the turns' owners need.
 	ctx := r.Context()
-	rec, err := e.turnLog.ReadEvents(ctx, id, after, resumeBatch, 0)
+	owner := e.turnOwner(req)
+	rec, err := e.readOwnTurn(ctx, id, after, owner)
 	if errors.Is(err, ErrTurnNotFound) {
 		// A turn reaches its log a store round trip after its start event reached the client,
-		// which may have resumed already: look once more before saying it is none.
+		// which may have resumed already: look once more before saying it is none. Another
+		// user's turn takes the same path, so that the answer's delay does not tell which ids
+		// exist.
 		select {
 		case <-time.After(resumeNotYet):
-			rec, err = e.turnLog.ReadEvents(ctx, id, after, resumeBatch, 0)
+			rec, err = e.readOwnTurn(ctx, id, after, owner)
 		case <-ctx.Done():
 			return
 		}
@@ -103,11 +101,6 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		e.log.ErrorContext(ctx, "reading a turn's events failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
 		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the turn could not be read; try again"), req.ID)
-		return
-	}
-	owner := e.turnOwner(req)
-	if rec.Owner != owner {
-		writeProblem(w, notFound, req.ID)
 		return
 	}
 	if len(rec.Events) == 0 && after > 0 && rec.Done {
@@ -136,6 +129,12 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer e.resumesOfTurn.give(id)
+	release, ok := e.resumes.tryAcquire()
+	if !ok {
+		writeProblem(w, e.overloaded(ctx, BoundResumes, req, "the engine is resuming as many turns as it can; try again in a moment"), req.ID)
+		return
+	}
+	defer release()
 
 	stream := sse.NewWriter(w, e.now, e.writeTimeout, nil)
 	defer stream.Close()
@@ -182,6 +181,16 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 			return // the client resumes again from its last event
 		}
 	}
+}
+
+// readOwnTurn reads the turn's first events after after, or returns ErrTurnNotFound when it is
+// not owner's.
+func (e *Engine) readOwnTurn(ctx context.Context, id string, after int, owner TurnOwner) (*TurnRecord, error) {
+	rec, err := e.turnLog.ReadEvents(ctx, id, after, resumeBatch, 0)
+	if err == nil && rec.Owner != owner {
+		return nil, ErrTurnNotFound
+	}
+	return rec, err
 }
 
 func (e *Engine) logResume(ctx context.Context, req *request, turn string, events int) {

@@ -182,6 +182,9 @@ func (e *Engine) createSession(ctx context.Context, req *request, body *createSe
 		s.Metadata = buf.Bytes()
 	}
 
+	if p := e.rateLimitSession(ctx, req); p != nil {
+		return nil, p
+	}
 	claims := &token.SessionClaims{SID: s.ID, TID: s.TenantKey, IAT: now.Unix(), EXP: s.ExpiresAt.Unix()}
 	if s.KeyThumbprint != "" {
 		claims.Cnf = &token.Cnf{JKT: s.KeyThumbprint}
@@ -191,7 +194,9 @@ func (e *Engine) createSession(ctx context.Context, req *request, body *createSe
 		e.log.ErrorContext(ctx, "signing a session token failed", "requestId", req.ID, "err", err)
 		return nil, newProblem(http.StatusInternalServerError, CodeInternal, "the session could not be created")
 	}
-	if err := e.sessions.PutSession(ctx, s); err != nil {
+	if err := e.sessions.PutSession(ctx, s); errors.Is(err, ErrStoreFull) {
+		return nil, e.overloaded(ctx, BoundSessions, req, "the engine holds as many sessions as it can; try again later")
+	} else if err != nil {
 		e.log.ErrorContext(ctx, "storing a session failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
 		return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the session could not be stored; try again")
 	}

@@ -62,6 +62,12 @@ var ErrSessionNotFound = errors.New("engine: session not found")
 // which the client may retry; a store never reports "not found" or "claimed" instead.
 var ErrStoreUnavailable = errors.New("engine: store unavailable")
 
+// ErrStoreFull is returned by a store at its bound that keeps what it holds rather than drop
+// someone else's entries to make room: a [SessionStore] whose sessions fill its memory, or a
+// [TurnLog] that cannot keep one more turn. The engine answers a session it cannot store with
+// 503 overloaded and Retry-After, and runs a turn it cannot keep without keeping it.
+var ErrStoreFull = errors.New("engine: store full")
+
 // An ActionStore makes confirmed actions run at most once, across every replica: the execute
 // endpoint claims an action token's id before it calls the tool, and records the result after.
 // Each claim has an owner, a value unique to the execute that took it: only that execute can

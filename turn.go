@@ -245,7 +245,7 @@ func (s *sseTurn) started(t *turn) {
 	s.t = t
 	if s.e.turnLog != nil {
 		deadline, _ := t.events.deadline()
-		s.rec = s.e.startRecorder(t, deadline)
+		s.rec = s.e.startRecorder(t, deadline) // nil when the log will not keep the turn
 	}
 }
 
@@ -263,6 +263,18 @@ func (s *sseTurn) yield(ev Event, err error) bool {
 		s.stream.KeepAlive(s.e.ping)
 	}
 	s.n++
+	if ev.Type == EventStart && s.e.turnLog != nil {
+		// The engine keeps turns: the start event says whether it keeps this one.
+		data := sse.AppendStartResumable(nil, ev.TurnID, ev.ConversationID, s.rec != nil)
+		if s.rec == nil {
+			return s.stream.Replay(s.n, ev.Type, data) == nil
+		}
+		s.rec.add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
+		if s.stream.Replay(s.n, ev.Type, data) != nil {
+			s.broken = true
+		}
+		return true
+	}
 	if s.rec == nil {
 		if ev.Type == EventStart {
 			return s.stream.Start(ev.TurnID, ev.ConversationID) == nil

@@ -24,6 +24,16 @@ type TurnLog interface {
 	ReadEvents(ctx context.Context, turn string, after, max int, wait time.Duration) (*TurnRecord, error)
 }
 
+// A TurnReserver is a [TurnLog] that says, before a turn starts, whether it will keep it: the
+// engine calls ReserveTurn before the turn's start event, whose resumable member tells the
+// client the answer. It is called from many goroutines at once.
+type TurnReserver interface {
+	// ReserveTurn makes room for turn, of owner, to be kept until keep, as the first
+	// AppendEvents of the turn would. It returns [ErrStoreFull] when the log will not keep the
+	// turn; the engine then runs the turn without writing it to the log.
+	ReserveTurn(ctx context.Context, turn string, owner *TurnOwner, keep time.Time) error
+}
+
 // ErrTurnNotFound is returned by a [TurnLog] for a turn it does not hold.
 var ErrTurnNotFound = errors.New("engine: turn not found")
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -31,9 +32,27 @@ type turnRecorder struct {
 	over    bool // the turn has ended: what is pending is the last
 }
 
+// startRecorder starts writing the turn to the log, or returns nil when the log, a
+// [TurnReserver], will not keep it: the turn then runs as it would without a log, its start
+// event saying it cannot be resumed.
 func (e *Engine) startRecorder(t *turn, deadline time.Time) *turnRecorder {
 	r := &turnRecorder{e: e, turn: t.turnID, until: deadline, wake: make(chan struct{}, 1),
 		ended: make(chan struct{}), owner: e.turnOwner(t.req)}
+	if res, ok := e.turnLog.(TurnReserver); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+		err := res.ReserveTurn(ctx, r.turn, &r.owner, deadline.Add(e.resumeFor))
+		cancel()
+		if err != nil {
+			if errors.Is(err, ErrStoreFull) {
+				if e.obs.Overload != nil {
+					e.obs.Overload(context.Background(), OverloadEvent{Bound: BoundTurnLog, RequestID: t.req.ID, Tenant: r.owner.Tenant})
+				}
+			} else {
+				e.log.Warn("reserving a turn in its log failed; it cannot be resumed", "turnId", r.turn, "tenant", r.owner.Tenant, "err", err)
+			}
+			return nil
+		}
+	}
 	go r.run()
 	return r
 }

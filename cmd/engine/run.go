@@ -29,10 +29,11 @@ const (
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = 30 * time.Second
 	idleTimeout       = 120 * time.Second
-	// maxHeaderBytes lets a request with more forwarded headers than the engine takes reach it,
-	// so that the engine drops the excess and the turn goes on; past it the engine's listener
-	// answers 431 headers_too_large.
-	maxHeaderBytes = 1 << 20
+	// maxHeaderBytes lets a request with more forwarded headers than the engine takes reach it
+	// (70 of 1 KB), so that the engine drops the excess and the turn goes on; past it the
+	// engine's listener answers 431 headers_too_large. The header blocks still arriving on all
+	// connections together are bounded by the engine's Config.HeaderMemory.
+	maxHeaderBytes = 128 << 10
 	shutdownGrace  = 30 * time.Second
 )
 

@@ -2,6 +2,7 @@ package sse
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/widgets"
@@ -18,6 +19,14 @@ func AppendStart(b []byte, turnID, conversationID string) []byte {
 	b = append(b, `,"turnId":`...)
 	b = jsonenc.AppendString(b, turnID)
 	return append(b, '}')
+}
+
+// AppendStartResumable appends the data of a start event that says whether the turn is kept
+// for resumes.
+func AppendStartResumable(b []byte, turnID, conversationID string, resumable bool) []byte {
+	b = AppendStart(b, turnID, conversationID)
+	b = append(b[:len(b)-1], `,"resumable":`...)
+	return append(strconv.AppendBool(b, resumable), '}')
 }
 
 // AppendSpeak appends the data of a speak event. It is the hot path of a turn: the delta is
