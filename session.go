@@ -165,10 +165,11 @@ func (e *Engine) createSession(ctx context.Context, req *request, body *createSe
 		// proves actions.
 		s.GateKey, s.GateCredential = nil, cred
 	}
-	if p := e.bindPasskey(ctx, req, s); p != nil {
+	// The bank's word first: a key it refuses binds no credential id.
+	if p := e.checkSessionDevice(ctx, req, s); p != nil {
 		return nil, p
 	}
-	if p := e.checkSessionDevice(ctx, req, s); p != nil {
+	if p := e.bindPasskey(ctx, req, s); p != nil {
 		return nil, p
 	}
 	if len(body.Metadata) > 0 && string(body.Metadata) != "null" {
