@@ -203,7 +203,7 @@ func TestExecuteDeclinedAndUnreachable(t *testing.T) {
 	d := newDemo(t, nil)
 	declined := confirmFor(t, d, demobank.EngineKey, "send 5000 dollars to Alex")
 	status, body := execute(t, d, demobank.EngineKey, executeBody(declined.Execute, freshAuth()))
-	if status != 200 || !strings.Contains(body, `"type":"error","title":"Transfer not sent","line1":"checking holds`) {
+	if status != 200 || !strings.Contains(body, `"type":"error","title":"Transfer not sent","line1":"Checking holds`) {
 		t.Fatalf("declined: %d %s", status, body)
 	}
 
