@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -12,26 +13,32 @@ import (
 // The engine key is public and any X-Token is accepted, so whatever a stranger can start is
 // bounded: these are the bounds a request can meet besides the rate limits, and their defaults.
 const (
-	defaultMaxConcurrentTurns           = 1024
-	defaultMaxConcurrentSyntheses       = 32
-	defaultMaxSockets                   = 1024
-	defaultMaxSocketsPerUser            = 4
-	defaultAudioMemory            int64 = 64 << 20
-	defaultHeaderMemory           int64 = 16 << 20
-	defaultWriteTimeout                 = 10 * time.Second
+	defaultMaxConcurrentTurns             = 1024
+	defaultMaxConcurrentSyntheses         = 32
+	defaultMaxSynthesesPerUser            = 4
+	defaultMaxTranscriptions              = 8
+	defaultMaxTranscriptionsPerUser       = 2
+	defaultMaxSockets                     = 1024
+	defaultMaxSocketsPerUser              = 4
+	defaultAudioMemory              int64 = 64 << 20
+	defaultHeaderMemory             int64 = 16 << 20
+	defaultWriteTimeout                   = 10 * time.Second
 )
 
 // Names of the bounds, in [OverloadEvent].
 const (
-	BoundTurns       = "turns"         // Config.MaxConcurrentTurns
-	BoundSyntheses   = "syntheses"     // Config.MaxConcurrentSyntheses
-	BoundSockets     = "sockets"       // StreamOptions.MaxSockets
-	BoundUserSockets = "user_sockets"  // StreamOptions.MaxSocketsPerUser
-	BoundAudioMemory = "audio_memory"  // StreamOptions.AudioMemory
-	BoundResumes     = "resumes"       // turns resumed at once (GET /engine/turns/{id})
-	BoundSessions    = "sessions"      // the SessionStore is full (ErrStoreFull): create-session is refused
-	BoundTurnLog     = "turn_log"      // the TurnLog is full (ErrStoreFull): a turn runs without being kept
-	BoundHeaders     = "header_memory" // header bytes of connections still sending them (Engine.Listener)
+	BoundTurns              = "turns"               // Config.MaxConcurrentTurns
+	BoundSyntheses          = "syntheses"           // Config.MaxConcurrentSyntheses
+	BoundUserSyntheses      = "user_syntheses"      // Config.MaxSynthesesPerUser
+	BoundTranscriptions     = "transcriptions"      // Config.MaxConcurrentTranscriptions
+	BoundUserTranscriptions = "user_transcriptions" // Config.MaxTranscriptionsPerUser
+	BoundSockets            = "sockets"             // StreamOptions.MaxSockets
+	BoundUserSockets        = "user_sockets"        // StreamOptions.MaxSocketsPerUser
+	BoundAudioMemory        = "audio_memory"        // StreamOptions.AudioMemory
+	BoundResumes            = "resumes"             // turns resumed at once (GET /engine/turns/{id})
+	BoundSessions           = "sessions"            // the SessionStore is full (ErrStoreFull): create-session is refused
+	BoundTurnLog            = "turn_log"            // the TurnLog is full (ErrStoreFull): a turn runs without being kept
+	BoundHeaders            = "header_memory"       // header bytes of connections still sending them (Engine.Listener)
 )
 
 // OverloadEvent describes work a bound refused.
@@ -53,6 +60,8 @@ func (e *Engine) overloaded(ctx context.Context, bound string, req *request, det
 		status, code, retry = http.StatusTooManyRequests, CodeRateLimited, 5
 	case BoundSessions: // room comes back as sessions expire or their users replace them
 		retry = 60
+	case BoundUserSyntheses, BoundUserTranscriptions:
+		status, code = http.StatusTooManyRequests, CodeRateLimited
 	}
 	p := newProblem(status, code, detail)
 	p.header = http.Header{"Retry-After": {strconv.Itoa(retry)}}
@@ -126,6 +135,25 @@ type perUser struct {
 	limit int
 	mu    sync.Mutex
 	held  map[string]int
+}
+
+// newPerUser bounds each user to n at once: def when n is 0, no bound when it is negative.
+func newPerUser(n, def int) *perUser {
+	if n == 0 {
+		n = def
+	}
+	return &perUser{limit: n}
+}
+
+// acquireUser takes one of the slots of req's user in u (the user of the keyed bucket of the
+// rate limits), or answers 429 rate_limited, reported as bound, when the user holds them all.
+// what names a slot in the problem's detail.
+func (e *Engine) acquireUser(ctx context.Context, u *perUser, bound string, req *request, what string) (release func(), p *Problem) {
+	user := e.limits.userBucket(req.Tenant.Key, req.UserToken)
+	if !u.take(user) {
+		return nil, e.overloaded(ctx, bound, req, fmt.Sprintf("this user has %d %s at once; try again when one has ended", u.limit, what))
+	}
+	return func() { u.give(user) }, nil
 }
 
 // take counts one more for user, or reports false when the user holds the limit already.

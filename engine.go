@@ -96,6 +96,17 @@ type Config struct {
 	// http.Server.MaxHeaderBytes bounds one block, not how many arrive at once. A connection
 	// whose header bytes would pass it is closed. Negative means no bound.
 	HeaderMemory int64
+	// MaxSynthesesPerUser bounds the syntheses of the tts endpoint that one user of a tenant
+	// holds at once (default 4), so that one user's slow readers cannot take every slot; one
+	// past it is answered 429 rate_limited with Retry-After. Negative means no bound.
+	MaxSynthesesPerUser int
+	// MaxConcurrentTranscriptions bounds the audio being transcribed at once, running or
+	// waiting for the Transcriber (default 8), of turns and voice sockets alike: one past it is
+	// answered 503 overloaded at once (on a socket, an overloaded error message) rather than
+	// queued behind them. MaxTranscriptionsPerUser bounds those of one user of a tenant
+	// (default 2; past it 429 rate_limited with Retry-After). Negative means no bound.
+	MaxConcurrentTranscriptions int
+	MaxTranscriptionsPerUser    int
 	// WriteTimeout bounds how long one write of a response may wait for a client that does not
 	// read (default 10s): the tts endpoint's audio and the turn stream's events. The response
 	// is then abandoned and its synthesis or turn stopped, so that a slow reader cannot hold
@@ -172,6 +183,7 @@ type Engine struct {
 	synthSlots    slots
 	socketSlots   slots
 	userSockets   *perUser
+	userSyntheses *perUser
 	audioMemory   *budget
 	headerMemory  *budget
 	writeTimeout  time.Duration
@@ -186,6 +198,9 @@ type Engine struct {
 	hostWidgets     map[string]*WidgetType
 	hostWidgetSpecs []ToolSpec
 	webauthn        *webauthn.WebAuthn
+	// transcriptions bounds the audio being transcribed, userTranscriptions that of each user.
+	transcriptions     slots
+	userTranscriptions *perUser
 }
 
 // ErrConfig is wrapped by the errors [New] returns for an incomplete configuration.
@@ -228,6 +243,9 @@ func New(cfg Config) (*Engine, error) {
 		environmentOf: cfg.Environment,
 		identifyHook:  cfg.Identify,
 	}
+	e.userSyntheses = newPerUser(cfg.MaxSynthesesPerUser, defaultMaxSynthesesPerUser)
+	e.transcriptions = newSlots(cfg.MaxConcurrentTranscriptions, defaultMaxTranscriptions)
+	e.userTranscriptions = newPerUser(cfg.MaxTranscriptionsPerUser, defaultMaxTranscriptionsPerUser)
 	if e.speechText == nil {
 		e.speechText = verbalize.Text
 	}

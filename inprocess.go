@@ -330,8 +330,8 @@ func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*Exe
 // Synthesize speaks text in-process, as POST /engine/tts does: in voice, else the tenant's,
 // else the synthesizer's choice for the tenant's language, after the text is written as words
 // (Config.SpeechText). The audio streams as it is synthesized; the caller reads it and must
-// close its PCM, which holds one of the engine's synthesis slots (MaxConcurrentSyntheses)
-// until then. Cancelling ctx stops the synthesis. The error is a *[Problem] with the
+// close its PCM, which holds one of the engine's synthesis slots (MaxConcurrentSyntheses),
+// and one of the caller's user (MaxSynthesesPerUser), until then. Cancelling ctx stops the synthesis. The error is a *[Problem] with the
 // endpoint's status and code.
 func (e *Engine) Synthesize(ctx context.Context, c *Caller, text, voice string) (*Audio, error) {
 	req, p := e.inProcessRequest(ctx, c, true)

@@ -20,7 +20,9 @@ const (
 // hear transcribes 16 kHz samples of req's user in locale, with the tenant's own vocabulary
 // when the Transcriber can use it. Failures are problems; a cancelled ctx is returned as is
 // for the caller to notice. Speech heard but not understood ([ErrNotUnderstood]) is "" and no
-// problem.
+// problem. The transcription holds one of Config.MaxConcurrentTranscriptions and one of the
+// user's Config.MaxTranscriptionsPerUser while it runs; without a free one, the problem is
+// overloaded or rate_limited.
 func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale string) (string, *Problem) {
 	if e.transcriber == nil {
 		return "", newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "this engine has no speech recognition; send a transcript")
@@ -32,6 +34,19 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 	if pcm == nil {
 		return "", newProblem(http.StatusUnprocessableEntity, CodeNoSpeech, "no speech was found in the audio")
 	}
+	// A user holds a few transcriptions at most, and the process a bounded number, running or
+	// waiting for the transcriber: past them the audio is refused at once, rather than waiting
+	// in a queue that delays everyone's turns past their deadlines.
+	releaseUser, p := e.acquireUser(ctx, e.userTranscriptions, BoundUserTranscriptions, req, "recordings being transcribed")
+	if p != nil {
+		return "", p
+	}
+	defer releaseUser()
+	release, ok := e.transcriptions.tryAcquire()
+	if !ok {
+		return "", e.overloaded(ctx, BoundTranscriptions, req, "the engine is transcribing as much speech as it can; try again in a moment")
+	}
+	defer release()
 	var (
 		text string
 		err  error
@@ -44,6 +59,8 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 	}
 	e.observeSpeech(ctx, "transcription", req.Tenant.Key, start, err)
 	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "", newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "the audio was not transcribed within the turn's time limit")
 	case ctx.Err() != nil:
 		return "", newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "the request ended before the audio was transcribed")
 	case errors.Is(err, ErrNotUnderstood):

@@ -68,7 +68,7 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 
 // synthesize checks a line of text and a voice as the tts endpoint takes them, and starts
 // speaking the text in the voice chosen for it, which it returns. The audio holds one of the
-// engine's synthesis slots until its PCM is closed.
+// engine's synthesis slots, and one of its user's, until its PCM is closed.
 func (e *Engine) synthesize(ctx context.Context, req *request, text, voice *string) (*Audio, string, *Problem) {
 	switch {
 	case text == nil:
@@ -87,9 +87,20 @@ func (e *Engine) synthesize(ctx context.Context, req *request, text, voice *stri
 		requested = strings.TrimSpace(*voice)
 	}
 	chosen := e.voiceFor(req.Tenant, requested, req.Tenant.Locale)
-	release, ok := e.synthSlots.tryAcquire()
+	// A user holds a few syntheses at most, so that one user's slow readers leave slots to
+	// the others.
+	releaseUser, p := e.acquireUser(ctx, e.userSyntheses, BoundUserSyntheses, req, "syntheses running")
+	if p != nil {
+		return nil, "", p
+	}
+	releaseSlot, ok := e.synthSlots.tryAcquire()
 	if !ok {
+		releaseUser()
 		return nil, "", e.overloaded(ctx, BoundSyntheses, req, "the engine is synthesizing as much speech as it can; try again in a moment")
+	}
+	release := func() {
+		releaseSlot()
+		releaseUser()
 	}
 	start := e.now()
 	speech, err := e.synthesizer.Synthesize(ctx, e.speechText(*text, req.Tenant.Locale), chosen)

@@ -159,6 +159,17 @@ func TestTTSClientGoneStopsSynthesis(t *testing.T) {
 // response's first bytes and then nothing more, as an attacker holding a synthesis would.
 func slowReader(t *testing.T, h *harness, text string) net.Conn {
 	t.Helper()
+	conn, status := unreadTTS(t, h, headers(), text)
+	if status != "HTTP/1.1 200" {
+		t.Fatalf("%q", status)
+	}
+	return conn
+}
+
+// unreadTTS sends a tts request with hdr as slowReader does, and returns the connection and
+// the response's status line up to its code, such as "HTTP/1.1 200".
+func unreadTTS(t *testing.T, h *harness, hdr http.Header, text string) (net.Conn, string) {
+	t.Helper()
 	conn, err := net.Dial("tcp", h.srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +179,7 @@ func slowReader(t *testing.T, h *harness, text string) net.Conn {
 	body := ttsBody(text)
 	var req strings.Builder
 	fmt.Fprintf(&req, "POST %s HTTP/1.1\r\nHost: engine\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", engine.PathTTS, len(body))
-	for name, vals := range headers() {
+	for name, vals := range hdr {
 		fmt.Fprintf(&req, "%s: %s\r\n", name, vals[0])
 	}
 	req.WriteString("\r\n" + body)
@@ -176,10 +187,43 @@ func slowReader(t *testing.T, h *harness, text string) net.Conn {
 		t.Fatal(err)
 	}
 	head := make([]byte, 12)
-	if _, err := io.ReadFull(conn, head); err != nil || string(head) != "HTTP/1.1 200" {
-		t.Fatalf("%q %v", head, err)
+	if _, err := io.ReadFull(conn, head); err != nil {
+		t.Fatal(err)
 	}
-	return conn
+	return conn, string(head)
+}
+
+// TestTTSSynthesesPerUser: a user holds Config.MaxSynthesesPerUser syntheses at most (default
+// 4): one user's readers that read nothing are refused 429 rate_limited past them, and
+// another user's speech still finds a slot.
+func TestTTSSynthesesPerUser(t *testing.T) {
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Synthesizer: &fakeSynthesizer{rate: 16000, endless: true},
+		MaxConcurrentSyntheses: 6, WriteTimeout: time.Minute})
+	statuses := map[string]int{}
+	for range 8 {
+		conn, status := unreadTTS(t, h, headers(), "hello")
+		statuses[status]++
+		if status == "HTTP/1.1 429" {
+			resp, err := http.ReadResponse(bufio.NewReader(io.MultiReader(strings.NewReader(status), conn)), nil)
+			if err != nil || resp.Header.Get("Retry-After") == "" {
+				t.Errorf("429 without Retry-After: %v", err)
+			}
+		}
+	}
+	if statuses["HTTP/1.1 200"] != 4 || statuses["HTTP/1.1 429"] != 4 {
+		t.Errorf("one user's 8 syntheses: %v", statuses)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	resp := h.doStreaming(ctx, http.MethodPost, engine.PathTTS, userHeaders("another-user"), ttsBody("hello"))
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("another user's synthesis: %d", resp.StatusCode)
+	}
+	if _, err := audio.ReadWAVHeader(resp.Body); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestTTSBoundsSyntheses: past MaxConcurrentSyntheses a request is answered 503 overloaded at

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -76,11 +77,13 @@ type turnRequest struct {
 
 	// What callers inside the engine fix beyond the body: unclear marks a voice turn whose
 	// speech the transcriber did not understand; heard, a transcript that came from audio;
-	// wav, audio to transcribe (Engine.Turn's); turnID, the turn's id when chosen before.
-	unclear bool
-	heard   bool
-	wav     []byte
-	turnID  string
+	// wav, audio to transcribe (Engine.Turn's); turnID, the turn's id when chosen before;
+	// deadline, the turn's when it started before its body was read.
+	unclear  bool
+	heard    bool
+	wav      []byte
+	turnID   string
+	deadline time.Time
 }
 
 type historyMessage struct {
@@ -155,11 +158,6 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	var body turnRequest
-	if p := decodeBody(w, r, e.maxTurnBody, false, &body); p != nil {
-		writeProblem(w, p, req.ID)
-		return
-	}
 
 	// The stream is the turn's events as Engine.Turn yields them, written as they come; a
 	// write that fails (the client went away, or does not read) stops the turn.
@@ -167,8 +165,22 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 	defer st.close()
 	ctx := r.Context()
 	if e.turnLog != nil {
-		// The turn is kept: it outlives its connection, so that the client can resume it.
-		ctx = context.WithoutCancel(ctx)
+		// The turn is kept once it has started: it outlives its connection, so that the client
+		// can resume it. Until then (its body, its audio's transcription) it ends with the
+		// connection, and an abandoned upload holds nothing.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(context.WithoutCancel(ctx))
+		defer cancel()
+		st.keep = context.AfterFunc(r.Context(), cancel)
+		defer st.keep()
+	}
+	// The turn's deadline starts now: reading the body and transcribing its audio count
+	// against it.
+	var body turnRequest
+	body.deadline = time.Now().Add(req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
+	if p := readBodyWithin(ctx, body.deadline, w, r, e.maxTurnBody, &body); p != nil {
+		writeProblem(w, p, req.ID)
+		return
 	}
 	e.playTurn(ctx, req, &body, st)
 	t := st.t
@@ -197,9 +209,16 @@ func (e *Engine) turnEvents(ctx context.Context, req *request, body *turnRequest
 // playTurn is turnEvents with its consumer as an interface, for the turn stream, whose writer
 // takes the events without the closures of a range loop.
 func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, to turnConsumer) {
+	// The deadline covers the transcription of the turn's audio, however long it waits.
+	deadline := body.deadline
+	if deadline.IsZero() {
+		deadline = time.Now().Add(req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
+	}
+	tctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	t, p := newTurn(req, body)
 	if p == nil {
-		p = e.hearTurn(ctx, t, body)
+		p = e.hearTurn(tctx, t, body)
 	}
 	if p == nil {
 		p = e.beforeTurn(ctx, t)
@@ -211,8 +230,6 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 		to.yield(Event{}, p)
 		return
 	}
-	tctx, cancel := context.WithTimeout(ctx, req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
-	defer cancel()
 	sink := &t.events
 	sink.to, sink.ctx, sink.cancel = to, tctx, cancel
 	t.out = sink
@@ -239,11 +256,14 @@ type sseTurn struct {
 	rec       *turnRecorder
 	n         int  // events so far, which number them as the stream does
 	broken    bool // the stream failed: events go to the log alone
+	// keep detaches the turn from its connection, once it starts; it reports false when the
+	// client has gone already, and the turn is then not kept.
+	keep func() bool
 }
 
 func (s *sseTurn) started(t *turn) {
 	s.t = t
-	if s.e.turnLog != nil {
+	if s.e.turnLog != nil && s.keep() {
 		deadline, _ := t.events.deadline()
 		s.rec = s.e.startRecorder(t, deadline) // nil when the log will not keep the turn
 	}
@@ -300,6 +320,35 @@ func (s *sseTurn) close() {
 	if s.stream != nil {
 		s.stream.Close()
 	}
+}
+
+// readBodyWithin decodes the body of r into v as decodeBody does, before deadline and while
+// ctx lasts: past them, the read is cut short, and a body that did not arrive before the
+// deadline is answered 408.
+func readBodyWithin(ctx context.Context, deadline time.Time, w http.ResponseWriter, r *http.Request, limit int64, v any) *Problem {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	rc := http.NewResponseController(w)
+	var (
+		mu      sync.Mutex
+		reading = true
+	)
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if reading {
+			_ = rc.SetReadDeadline(time.Now()) // a writer without deadlines reads on
+		}
+	})
+	defer stop()
+	p := decodeBody(w, r, limit, false, v)
+	mu.Lock()
+	reading = false
+	mu.Unlock()
+	if p != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return newProblem(http.StatusRequestTimeout, CodeInvalidRequest, "the body did not arrive within the turn's time limit")
+	}
+	return p
 }
 
 // deliver hands an event after start to a sink.

@@ -65,8 +65,10 @@ func TestBoundFlags(t *testing.T) {
 		env  map[string]string
 		bad  bool
 	}{
-		{args: []string{"-max-syntheses", "8", "-max-sockets", "100", "-max-user-sockets", "2", "-audio-memory", "16", "-write-timeout", "3s"}},
-		{env: map[string]string{"ENGINE_MAX_SYNTHESES": "8", "ENGINE_MAX_SOCKETS": "100", "ENGINE_MAX_USER_SOCKETS": "2", "ENGINE_AUDIO_MEMORY": "16", "ENGINE_WRITE_TIMEOUT": "3s"}},
+		{args: []string{"-max-syntheses", "8", "-max-sockets", "100", "-max-user-sockets", "2", "-audio-memory", "16", "-write-timeout", "3s",
+			"-max-user-syntheses", "3", "-max-transcriptions", "5", "-max-user-transcriptions", "1"}},
+		{env: map[string]string{"ENGINE_MAX_SYNTHESES": "8", "ENGINE_MAX_SOCKETS": "100", "ENGINE_MAX_USER_SOCKETS": "2", "ENGINE_AUDIO_MEMORY": "16", "ENGINE_WRITE_TIMEOUT": "3s",
+			"ENGINE_MAX_USER_SYNTHESES": "3", "ENGINE_MAX_TRANSCRIPTIONS": "5", "ENGINE_MAX_USER_TRANSCRIPTIONS": "1"}},
 		{env: map[string]string{"ENGINE_MAX_SOCKETS": "lots"}, bad: true},
 		{env: map[string]string{"ENGINE_WRITE_TIMEOUT": "3"}, bad: true},
 		{args: []string{"-write-timeout", "-1s"}, bad: true},
@@ -76,7 +78,8 @@ func TestBoundFlags(t *testing.T) {
 			t.Errorf("%v %v: err %v", tc.args, tc.env, err)
 			continue
 		}
-		if !tc.bad && (o.maxSyntheses != 8 || o.maxSockets != 100 || o.maxUserSockets != 2 || o.audioMemoryMiB != 16 || o.writeTimeout != 3*time.Second) {
+		if !tc.bad && (o.maxSyntheses != 8 || o.maxSockets != 100 || o.maxUserSockets != 2 || o.audioMemoryMiB != 16 || o.writeTimeout != 3*time.Second ||
+			o.maxUserSyntheses != 3 || o.maxTranscriptions != 5 || o.maxUserTranscriptions != 1) {
 			t.Errorf("%v %v: %+v", tc.args, tc.env, o)
 		}
 	}

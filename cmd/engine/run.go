@@ -48,6 +48,9 @@ type options struct {
 	// AudioMemory (in MiB); 0 means the engine's default.
 	maxTurns, maxSyntheses, maxSockets, maxUserSockets, audioMemoryMiB int
 	writeTimeout                                                       time.Duration
+
+	// Config.MaxSynthesesPerUser, MaxConcurrentTranscriptions and MaxTranscriptionsPerUser.
+	maxUserSyntheses, maxTranscriptions, maxUserTranscriptions int
 	// bargeIn and endOfSpeech are StreamOptions.BargeIn and EndOfSpeech.
 	bargeIn, endOfSpeech time.Duration
 
@@ -181,6 +184,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Synthesizer: chosen.synthesizer, Transcriber: chosen.transcriber,
 		PublicURL: opts.publicURL, Logger: log, MaxConcurrentTurns: opts.maxTurns,
 		MaxConcurrentSyntheses: opts.maxSyntheses, WriteTimeout: opts.writeTimeout,
+		MaxSynthesesPerUser: opts.maxUserSyntheses, MaxConcurrentTranscriptions: opts.maxTranscriptions,
+		MaxTranscriptionsPerUser: opts.maxUserTranscriptions,
 		Stream: &engine.StreamOptions{MaxSockets: opts.maxSockets, MaxSocketsPerUser: opts.maxUserSockets,
 			AudioMemory: int64(opts.audioMemoryMiB) << 20, BargeIn: opts.bargeIn, EndOfSpeech: opts.endOfSpeech},
 	}
@@ -290,6 +295,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	}
 	intFlag(&o.maxTurns, "max-turns", "ENGINE_MAX_TURNS", "turns the process runs at once, over SSE and voice sockets; past it a turn is answered 503 overloaded (0: 1024; negative: no bound)")
 	intFlag(&o.maxSyntheses, "max-syntheses", "ENGINE_MAX_SYNTHESES", "tts syntheses the process runs at once; past it 503 overloaded (0: 32; negative: no bound)")
+	intFlag(&o.maxUserSyntheses, "max-user-syntheses", "ENGINE_MAX_USER_SYNTHESES", "tts syntheses one user of a tenant may hold at once; past it 429 rate_limited (0: 4; negative: no bound)")
+	intFlag(&o.maxTranscriptions, "max-transcriptions", "ENGINE_MAX_TRANSCRIPTIONS", "recordings being transcribed or waiting for the recogniser at once, of turns and voice sockets; past it 503 overloaded at once (0: 8; negative: no bound)")
+	intFlag(&o.maxUserTranscriptions, "max-user-transcriptions", "ENGINE_MAX_USER_TRANSCRIPTIONS", "recordings of one user of a tenant being transcribed at once; past it 429 rate_limited (0: 2; negative: no bound)")
 	intFlag(&o.maxSockets, "max-sockets", "ENGINE_MAX_SOCKETS", "voice sockets open at once; past it 503 overloaded (0: 1024; negative: no bound)")
 	intFlag(&o.maxUserSockets, "max-user-sockets", "ENGINE_MAX_USER_SOCKETS", "voice sockets one user of a tenant may hold open; past it 429 rate_limited (0: 4; negative: no bound)")
 	intFlag(&o.audioMemoryMiB, "audio-memory", "ENGINE_AUDIO_MEMORY", "MiB of users' speech all voice sockets together hold before transcription; past it the utterance is refused as overloaded (0: 64; negative: no bound)")

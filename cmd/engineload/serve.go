@@ -231,7 +231,8 @@ func serverOf(cfg *config, vt *voiceTimer) (http.Handler, func(), error) {
 			SigningKey: key, Logger: log, Transcriber: transcriber, Synthesizer: synthesizer,
 			Observer: &engine.Observer{Socket: vt.socket},
 			// A bench measures what the engine can do: no bound of a public deployment applies.
-			MaxConcurrentTurns: -1, MaxConcurrentSyntheses: -1,
+			MaxConcurrentTurns: -1, MaxConcurrentSyntheses: -1, MaxSynthesesPerUser: -1,
+			MaxConcurrentTranscriptions: -1, MaxTranscriptionsPerUser: -1,
 			Stream: &engine.StreamOptions{MaxSockets: -1, MaxSocketsPerUser: -1, AudioMemory: -1}})
 		if err != nil {
 			return nil, nop, err
