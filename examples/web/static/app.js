@@ -414,7 +414,11 @@ async function confirmAction(widget, ui) {
     ui.fail(problemSentence(err, state.locale), again);
     if (unenrolled) {
       const c = client;
-      c.gatePublicKey().then((key) => offerEnrolment(key, { then: () => c === client && $("enrolment").replaceChildren() }), () => {});
+      const enrolled = () => {
+        $("enrolment").replaceChildren();
+        $("session-note").textContent = t("sessionReady");
+      };
+      c.gatePublicKey().then((key) => c === client && offerEnrolment(key, { then: enrolled }), () => {});
     }
   }
   scrollToEnd();
