@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"net/http"
 
 	"github.com/convengine/engine"
@@ -33,11 +34,41 @@ func routes(eng *engine.Engine, mx *metrics, demoWeb bool, d *demo) http.Handler
 		mux.Handle("GET /metrics", mx.handler)
 	}
 	if demoWeb {
-		mux.Handle("GET /demo/", http.StripPrefix("/demo", web.Handler()))
+		page := http.StripPrefix("/demo", web.Handler())
+		if d != nil {
+			page = toLocalhost(page)
+		}
+		mux.Handle("GET /demo/", page)
 		if d != nil {
 			// The demo's stand-in for the bank's own app: the library never relays enrolment.
 			mux.Handle("POST /demo/bank/", http.StripPrefix("/demo/bank", d.enrolment))
 		}
 	}
 	return mux
+}
+
+// toLocalhost sends the offline demo's page asked at a loopback address (127.0.0.1, [::1]) to
+// localhost, same port, path and query: passkeys need a domain as their relying party (WebAuthn
+// refuses IP addresses, and the demo's is localhost), and one origin keeps one device key, one
+// enrolment and one theme whichever gate the page uses.
+func toLocalhost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, port, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host, port = r.Host, ""
+		}
+		if host != "127.0.0.1" && host != "::1" && host != "[::1]" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		u := scheme + "://localhost"
+		if port != "" {
+			u += ":" + port
+		}
+		http.Redirect(w, r, u+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	})
 }

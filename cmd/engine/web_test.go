@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,12 +83,19 @@ func runBrowserFile(t *testing.T, file string, speech bool, timeout time.Duratio
 }
 
 // TestWebClientInBrowser runs the reference web client's browser tests
-// (examples/web/test/browser.test.mjs) in Chromium against the offline demo. The screenshots
-// go to the test's artifact folder: keep them with go test -artifacts.
+// (examples/web/test/browser.test.mjs) in Chromium against the offline demo. The proof
+// tenant's tests read the demo bank's one-time codes on the server's console, which this test
+// serves to them. The screenshots go to the test's artifact folder: keep them with
+// go test -artifacts.
 func TestWebClientInBrowser(t *testing.T) {
 	needChromium(t)
-	base, _ := startServer(t, nil, nil)
-	runBrowserFile(t, "browser.test.mjs", true, 5*time.Minute, base)
+	base, out := startServer(t, nil, nil)
+	console := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, out.String())
+	}))
+	defer console.Close()
+	runBrowserFile(t, "browser.test.mjs", true, 5*time.Minute, base, console.URL)
 }
 
 // TestWebVoiceSocketInBrowser runs the web client's live voice tests
@@ -126,6 +134,28 @@ func TestDemoWebRoutes(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), base+"/demo/") {
 			t.Errorf("the banner does not name the web client:\n%s", out.String())
+		}
+		// Passkeys need a domain: the page asked at a loopback address goes to localhost, path
+		// and query kept; the API stays where it is.
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		port := base[strings.LastIndex(base, ":")+1:]
+		for _, tc := range []struct{ host, path, want string }{
+			{"127.0.0.1:" + port, "/demo/?key=pk_demo_proof&gate=passkey", "http://localhost:" + port + "/demo/?key=pk_demo_proof&gate=passkey"},
+			{"[::1]:" + port, "/demo/app.js", "http://localhost:" + port + "/demo/app.js"},
+			{"127.0.0.1", "/demo/", "http://localhost/demo/"},
+			{"localhost:" + port, "/demo/", ""},
+			{"127.0.0.1:" + port, "/healthz", ""},
+		} {
+			req, _ := http.NewRequest(http.MethodGet, base+tc.path, nil)
+			req.Host = tc.host
+			resp, err := noFollow.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if loc := resp.Header.Get("Location"); loc != tc.want || (tc.want != "") != (resp.StatusCode == http.StatusTemporaryRedirect) {
+				t.Errorf("GET %s at %s: %d, Location %q, want %q", tc.path, tc.host, resp.StatusCode, loc, tc.want)
+			}
 		}
 	})
 	tenant, err := demobank.Tenant("http://placeholder.invalid", "")

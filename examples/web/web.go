@@ -8,7 +8,10 @@
 //	mux.Handle("GET /demo/", http.StripPrefix("/demo", web.Handler()))
 //
 // The files are embedded, so a Go binary serves them with nothing else installed. The page
-// talks to the engine of its own origin; ?key=pk_… picks another engine key than pk_demo.
+// talks to the engine of its own origin; ?key=pk_… picks another engine key than pk_demo, and
+// ?gate=passkey (the page's "Confirm with" control) confirms actions with a passkey. On a
+// tenant whose bank enrols devices, the page offers the bank's enrolment (enrol.js, the demo's
+// stand-in for the bank's own app, which calls the bank's routes at /demo/bank/).
 package web
 
 import (

@@ -3,7 +3,8 @@
 // confirms actions behind a passcode, holds live voice conversations over the voice socket
 // (voice.js) and, without live voice, records whole voice messages.
 
-import { EngineClient, EngineError } from "./engine.js";
+import { DeviceNotEnrolledError, EngineClient, EngineError } from "./engine.js";
+import { DemoBank, enrolmentPanel } from "./enrol.js";
 import { Recorder, base64 } from "./wav.js";
 import { renderWidget, renderCard } from "./widgets.js";
 import { strings, problemSentence } from "./text.js";
@@ -13,6 +14,9 @@ import { voiceStrings } from "./voice-strings.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
+const engineKey = params.get("key") || "pk_demo";
+// ?gate=passkey: a platform passkey, asked before each action, is the device check.
+const gate = params.get("gate") === "passkey" ? "passkey" : "key";
 
 const state = {
   locale: localStorage.getItem("engine-demo.locale") || "en",
@@ -37,12 +41,12 @@ let turnAbort = null; // aborts the turn under way
 
 function newClient() {
   return new EngineClient({
-    engineKey: params.get("key") || "pk_demo",
-    // ?gate=passkey: a platform passkey, asked before each action, is the device check.
-    gate: params.get("gate") === "passkey" ? "passkey" : "key",
+    engineKey,
+    gate,
     userToken: state.user,
     onSession: (s) => {
       applyTheme(s.theme);
+      keepTheme(s.theme);
       $("session-note").textContent = t("sessionReady");
     },
     onRequest: (r) => state.log.push(r),
@@ -94,6 +98,27 @@ function applyTheme(theme = {}) {
   }
 }
 
+// The tenant's theme is kept for the next visit, so that the page wears it before a session
+// exists: while the device is enrolled, say, or its passkey created.
+const THEME_ITEM = "engine-demo.theme:" + engineKey;
+
+function keepTheme(theme) {
+  try {
+    localStorage.setItem(THEME_ITEM, JSON.stringify(theme ?? {}));
+  } catch {
+    // storage full or refused: the theme comes with the next session anyway
+  }
+}
+
+function keptTheme() {
+  try {
+    const v = JSON.parse(localStorage.getItem(THEME_ITEM) ?? "{}");
+    return v && typeof v === "object" ? v : {};
+  } catch {
+    return {};
+  }
+}
+
 // --- page chrome ---------------------------------------------------------------------------
 
 function applyLocale() {
@@ -114,6 +139,9 @@ function applyLocale() {
   $("mic-label").textContent = micText;
   $("mic").title = state.recorder || state.live ? micText : t("speak");
   $("live-voice-label").textContent = vt("liveVoice");
+  document.querySelector('label.field:has(#gate) span').textContent = t("gate");
+  $("gate").options[0].textContent = t("gateKey");
+  $("gate").options[1].textContent = t("gatePasskey");
   $("send").title = $("send-label").textContent = t("send");
   document.querySelector('label.field:has(#locale) span').textContent = t("language");
   document.querySelector('label.field:has(#user) span').textContent = t("account");
@@ -379,9 +407,19 @@ async function confirmAction(widget, ui) {
     if (state.autospeak && res.speak) play(res.speak);
     if (res.speak) state.history.push({ role: "assistant", content: res.speak });
   } catch (err) {
-    // Retryable failures (the bank unreachable, the call still running) leave the token usable.
-    const again = err instanceof EngineError && err.retryable;
+    // Retryable failures (the bank unreachable, the call still running) leave the token usable;
+    // so does a device the bank does not know (yet): nothing ran, and it may be enrolled now.
+    const unenrolled = err instanceof EngineError && err.code === "device_not_enrolled";
+    const again = err instanceof EngineError && (err.retryable || unenrolled);
     ui.fail(problemSentence(err, state.locale), again);
+    if (unenrolled) {
+      const c = client;
+      const enrolled = () => {
+        $("enrolment").replaceChildren();
+        $("session-note").textContent = t("sessionReady");
+      };
+      c.gatePublicKey().then((key) => c === client && offerEnrolment(key, { then: enrolled }), () => {});
+    }
   }
   scrollToEnd();
 }
@@ -611,12 +649,80 @@ function onMic() {
 
 // --- start ---------------------------------------------------------------------------------
 
-async function start() {
-  $("session-note").textContent = t("connecting");
+// --- device enrolment ------------------------------------------------------------------------
+
+/** bankName is how the enrolment names the bank: the tenant's display name when known. */
+function bankName() {
+  const name = keptTheme().display_name;
+  return typeof name === "string" && name ? name : "Demo Bank";
+}
+
+/**
+ * offerEnrolment shows the bank's enrolment for publicKey: the demo's stand-in for the bank's
+ * own app, which calls the bank and never the engine. then runs once the bank enrolled it.
+ */
+function offerEnrolment(publicKey, { then }) {
+  const c = client;
+  $("session-note").textContent = t("enrolNeeded", bankName());
+  const panel = enrolmentPanel({
+    bank: new DemoBank({ userToken: state.user }),
+    publicKey,
+    bankName: bankName(),
+    passkey: c.gate === "passkey",
+    t,
+    onEnrolled: () => (c === client ? then() : undefined),
+  });
+  $("enrolment").replaceChildren(panel);
+  scrollToEnd();
+}
+
+/**
+ * offerPasskey asks the user to create the passkey the page's passkey gate needs; why says
+ * why the last try failed, when the user made it.
+ */
+function offerPasskey(why = "") {
+  $("session-note").textContent = why || t("passkeyNeeded");
+  const b = document.createElement("button");
+  b.type = "button";
+  b.className = "primary";
+  b.id = "passkey-create";
+  b.textContent = t("passkeyCreate");
+  b.addEventListener("click", () => start({ userAsked: true }));
+  $("enrolment").replaceChildren(b);
+}
+
+const IP_HOST = /^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/i;
+
+// --- start ---------------------------------------------------------------------------------
+
+/**
+ * start creates the session and runs the home turn. A device the tenant's bank has not
+ * enrolled is offered the bank's enrolment instead of a failure; with the passkey gate, a
+ * passkey not created (yet) is offered again, unless the user asked for it and it failed.
+ */
+async function start({ userAsked = false } = {}) {
+  const note = $("session-note");
+  note.textContent = t("connecting");
+  $("enrolment").replaceChildren();
+  if (client.gate === "passkey" && IP_HOST.test(location.host.replace(/:\d+$/, ""))) {
+    const url = new URL(location.href);
+    url.hostname = "localhost";
+    note.textContent = t("passkeyNeedsName", url.href);
+    return;
+  }
   try {
     await client.createSession();
   } catch (err) {
-    $("session-note").textContent = problemSentence(err, state.locale);
+    if (err instanceof DeviceNotEnrolledError && err.publicKey) {
+      offerEnrolment(err.publicKey, { then: () => start() });
+      return;
+    }
+    if (client.gate === "passkey" && err.code === "gate_failed") {
+      // On load the browser may refuse a passkey the user did not ask for: no failure then.
+      offerPasskey(userAsked ? problemSentence(err, state.locale) : "");
+      return;
+    }
+    note.textContent = problemSentence(err, state.locale);
     return;
   }
   await runTurn({}, { mode: "home", speakAfter: false });
@@ -643,6 +749,8 @@ function wire() {
   $("user").value = state.user;
   $("autospeak").checked = state.autospeak;
   $("live-voice").checked = state.liveVoice;
+  $("gate").value = gate;
+  applyTheme(keptTheme());
   $("composer").addEventListener("submit", (e) => {
     e.preventDefault();
     const input = $("text");
@@ -667,6 +775,14 @@ function wire() {
     state.user = e.target.value;
     localStorage.setItem("engine-demo.user", state.user);
     reset();
+  });
+  $("gate").addEventListener("change", (e) => {
+    // The gate is the page's address: a passkey page belongs at a domain name, which the
+    // reference server sends a loopback address's passkey page to.
+    const url = new URL(location.href);
+    if (e.target.value === "passkey") url.searchParams.set("gate", "passkey");
+    else url.searchParams.delete("gate");
+    location.assign(url.href);
   });
   $("autospeak").addEventListener("change", (e) => {
     state.autospeak = e.target.checked;

@@ -55,6 +55,25 @@ export class EngineError extends Error {
   }
 }
 
+/**
+ * DeviceNotEnrolledError is create-session's 403 device_not_enrolled: the tenant's service does
+ * not know the key that would prove this session's actions. publicKey is that key's public JWK
+ * (kty, crv, x, y): enrol it with the service (its own app, a one-time code), then create the
+ * session again. The engine relays no enrolment.
+ */
+export class DeviceNotEnrolledError extends EngineError {
+  constructor(problem, publicKey) {
+    super(problem);
+    this.name = "DeviceNotEnrolledError";
+    this.publicKey = publicKey;
+  }
+}
+
+/** publicJWK keeps the members of a public EC key that a JWK needs, in RFC 7638 order. */
+function publicJWK({ crv, kty, x, y }) {
+  return { crv, kty, x, y };
+}
+
 async function problemOf(resp) {
   let p = {};
   try {
@@ -220,13 +239,15 @@ export class Passkey {
     const name = "passkey:" + (await key.thumbprint());
     try {
       const kept = await idb("readonly", (store) => store.get(name));
-      if (kept?.registration?.rawId) return new Passkey(kept.registration);
+      // A registration kept without its public key (an older page's) is replaced: the key is
+      // what a bank enrols.
+      if (kept?.registration?.rawId && kept.publicKey?.kty === "EC") return new Passkey(kept.registration, kept.publicKey);
     } catch {
       // no IndexedDB: a passkey registration for this page only
     }
     const passkey = await Passkey.register(key);
     try {
-      await idb("readwrite", (store) => store.put({ registration: passkey.registration }, name));
+      await idb("readwrite", (store) => store.put({ registration: passkey.registration, publicKey: passkey.publicKey }, name));
     } catch {
       // kept for this page only
     }
@@ -258,6 +279,17 @@ export class Passkey {
       throw new EngineError({ code: "gate_failed", detail: `no passkey was created (${err.name})` });
     }
     const r = cred.response;
+    let publicKey = null;
+    try {
+      // The passkey's public key, SubjectPublicKeyInfo DER, as the JWK a bank enrols.
+      const spki = r.getPublicKey?.();
+      if (spki) {
+        const imported = await crypto.subtle.importKey("spki", spki, { name: "ECDSA", namedCurve: "P-256" }, true, ["verify"]);
+        publicKey = publicJWK(await crypto.subtle.exportKey("jwk", imported));
+      }
+    } catch {
+      // not a P-256 key, or a browser without getPublicKey: the passkey cannot be enrolled
+    }
     return new Passkey({
       id: cred.id,
       rawId: b64url(cred.rawId),
@@ -268,11 +300,12 @@ export class Passkey {
         transports: r.getTransports?.() ?? [],
       },
       clientExtensionResults: cred.getClientExtensionResults?.() ?? {},
-    });
+    }, publicKey);
   }
 
-  constructor(registration) {
+  constructor(registration, publicKey = null) {
     this.registration = registration; // the PublicKeyCredential's JSON: create-session's gate_credential
+    this.publicKey = publicKey; // its public key as a JWK (kty, crv, x, y), or null when unknown
   }
 
   /**
@@ -348,8 +381,27 @@ export class EngineClient {
   }
 
   /**
+   * gatePublicKey returns the public JWK (kty, crv, x, y) of the key that proves this client's
+   * actions, the one a tenant that requires device proofs must have enrolled: the device key
+   * with the key gate, the passkey's public key with the passkey gate. Both are kept in
+   * IndexedDB, so an enrolled device stays enrolled across reloads. With the passkey gate the
+   * first call registers the passkey (the browser asks the user).
+   */
+  async gatePublicKey() {
+    this.key ??= await DeviceKey.load();
+    if (this.gate !== "passkey") return publicJWK(this.key.jwk);
+    this.passkey ??= await Passkey.load(this.key);
+    if (!this.passkey.publicKey) {
+      throw new EngineError({ code: "gate_failed", detail: "this browser does not tell the passkey's public key, so no service can enrol it" });
+    }
+    return { ...this.passkey.publicKey };
+  }
+
+  /**
    * createSession creates a session bound to the device key, generating the key once; with
    * the passkey gate, the passkey registered for that key is the session's gate credential.
+   * A tenant whose service has not enrolled the gate's key answers 403 device_not_enrolled,
+   * thrown as a DeviceNotEnrolledError that names the key to enrol.
    */
   async createSession() {
     this.key ??= await DeviceKey.load();
@@ -372,7 +424,11 @@ export class EngineClient {
     }
     this.onRequest({ path, status: resp.status });
     this.saveNonce(resp);
-    if (resp.status !== 201) throw await problemOf(resp);
+    if (resp.status !== 201) {
+      const problem = await problemOf(resp);
+      if (problem.code === "device_not_enrolled") throw new DeviceNotEnrolledError(problem, await this.gatePublicKey().catch(() => null));
+      throw problem;
+    }
     const s = await resp.json();
     this.session = { id: s.session_id, token: s.session_token, expiresAt: s.expires_at, theme: s.theme || {} };
     this.onSession(this.session);

@@ -244,7 +244,8 @@ test("a live voice turn over the socket, then a barge-in", async () => {
   assert.match(headers["x-request-id"], /^prod-web-/);
   assert.match(headers.authorization, /^DPoP ey/, "the session's token");
   const claims = JSON.parse(Buffer.from(headers.dpop.split(".")[1], "base64url"));
-  assert.equal(claims.htu, new URL("/engine/stream-ticket", base).href, "a DPoP proof for the ticket request");
+  // The page's origin: the reference server sends a loopback address's demo page to localhost.
+  assert.equal(claims.htu, new URL("/engine/stream-ticket", page.url()).href, "a DPoP proof for the ticket request");
   assert.equal(sockets.length, 1, "one socket");
   const ws = sockets[0];
   assert.equal(new URL(ws.url).pathname, "/engine/stream");

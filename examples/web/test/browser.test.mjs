@@ -1,19 +1,22 @@
 // Browser tests of the reference web client, in Debian's Chromium driven by playwright-core
 // (no browser download). Usage:
 //
-//	node browser.test.mjs <engine base URL> <screenshot folder>
+//	node browser.test.mjs <engine base URL> <screenshot folder> <server console: URL or file>
 //
 // The engine must run the offline demo (cmd/engine with no tenants file), which serves the
-// client at /demo/. CHROMIUM names the browser (default /usr/bin/chromium). Each test saves a
-// screenshot named after it; the process exits 1 when a test fails. cmd/engine's
-// TestWebClientInBrowser runs this file against a server it starts.
+// client at /demo/. The proof tenant's tests read the demo bank's one-time codes on the
+// server's console (its standard output): give a URL that serves it, or a file it goes to
+// (go run ./cmd/engine | tee console.txt). CHROMIUM names the browser (default
+// /usr/bin/chromium). Each test saves a screenshot named after it; the process exits 1 when a
+// test fails. cmd/engine's TestWebClientInBrowser runs this file against a server it starts.
 
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
 import path from "node:path";
 import assert from "node:assert/strict";
 import { args, launch, lastAnswer, lastAnswerDone, shot as saveShot, spokenQuestion, startsFresh, suite } from "./harness.mjs";
 
-const { base, outDir, demoURL } = args("browser.test.mjs");
+const { base, outDir, demoURL, rest: [consoleSource] } = args("browser.test.mjs", "<server console: URL or file>");
 
 // The fake microphone says the question once.
 const browser = await launch(outDir, {
@@ -90,7 +93,9 @@ test("balance shows a stat widget", async () => {
   const header = JSON.parse(Buffer.from(h64, "base64url"));
   const claims = JSON.parse(Buffer.from(p64, "base64url"));
   assert.deepEqual([header.typ, header.alg, header.jwk.crv, "d" in header.jwk], ["dpop+jwt", "ES256", "P-256", false]);
-  assert.equal(claims.htu, new URL("/engine", base).href);
+  // The reference server sent the page at 127.0.0.1 to localhost, where passkeys can work.
+  assert.equal(new URL(page.url()).hostname, "localhost");
+  assert.equal(claims.htu, new URL("/engine", page.url()).href);
   assert.match(headers["x-request-id"], /^prod-/);
   const key = await page.evaluate(() => {
     const k = window.__demo.client.key.privateKey;
@@ -181,62 +186,209 @@ test("transfer: confirm, passcode, success card, executed once", async () => {
   await page.close();
 });
 
-test("transfer with a passkey: approved with user verification, refused without, moved once", async () => {
-  // WebAuthn refuses IP addresses as relying parties: the page is opened at localhost, which
-  // the reference server names as its relying party when it serves the web client.
-  const url = new URL("/demo/?key=pk_demo_proof&gate=passkey", base);
-  url.hostname = "localhost";
+// --- the proof tenant: devices enrolled by the bank -----------------------------------------
+
+/** userLabel is how the demo bank names the user of token on its console: SHA-256's first 6 hex digits. */
+const userLabel = (token) => "user " + createHash("sha256").update(token).digest("hex").slice(0, 6);
+
+/** consoleText reads the reference server's console: from the URL or the file given as the third argument. */
+async function consoleText() {
+  assert.ok(consoleSource, "pass the server's console (a URL that serves it, or a file it is written to) as the third argument");
+  if (/^https?:/.test(consoleSource)) return (await fetch(consoleSource)).text();
+  return readFile(consoleSource, "utf8");
+}
+
+/** codesFor returns the one-time codes the demo bank printed for token's user, oldest first. */
+async function codesFor(token) {
+  const line = new RegExp(`^demo bank: one-time code for ${userLabel(token)}: ([0-9]{6})$`, "gm");
+  return [...(await consoleText()).matchAll(line)].map((m) => m[1]);
+}
+
+/**
+ * enrolByCode goes through the bank's enrolment on page: the user asks for a code, reads it on
+ * the server's console (the bank's SMS in this demo), types it and enrols. With wrong, a wrong
+ * code is typed first, and the bank's refusal is checked.
+ */
+async function enrolByCode(page, token, { wrong = false } = {}) {
+  const panel = page.locator(".enrol");
+  await panel.waitFor();
+  const before = (await codesFor(token)).length;
+  await panel.getByRole("button", { name: "Send me a code" }).click();
+  const sent = panel.locator("#enrol-sent");
+  await sent.waitFor();
+  assert.equal(await sent.textContent(),
+    `Demo Bank sent a one-time code. In this demo it is printed on the engine's console: look for the line 'demo bank: one-time code for ${userLabel(token)}'.`);
+  let codes = [];
+  for (const until = Date.now() + 5000; codes.length <= before && Date.now() < until;) {
+    codes = await codesFor(token);
+    if (codes.length <= before) await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.ok(codes.length > before, "the bank printed a new code on the console");
+  const code = codes.at(-1);
+  if (wrong) {
+    await panel.getByLabel("One-time code").fill(String((Number(code) + 1) % 1e6).padStart(6, "0"));
+    await panel.getByRole("button", { name: "Enrol device" }).click();
+    const error = panel.getByRole("alert");
+    await error.waitFor();
+    assert.equal(await error.textContent(), "The code is wrong, or was sent for another key. 4 tries left.", "the bank's own message");
+  }
+  await panel.getByLabel("One-time code").fill(code);
+  await panel.getByRole("button", { name: "Enrol device" }).click();
+  await panel.waitFor({ state: "detached" });
+}
+
+/**
+ * openProofPage opens the page on the proof tenant for user (with gate, if given) at the
+ * loopback address the server printed, and records the page's calls. Its settings are
+ * fresh once: a reload or a switch of the gate keeps what the page stored since.
+ */
+async function openProofPage(user, { gate, cdp: wantCDP = false } = {}) {
   const page = await context.newPage();
-  const cdp = await context.newCDPSession(page);
-  await cdp.send("WebAuthn.enable", { enableUI: false });
-  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      ctap2Version: "ctap2_1",
-      transport: "internal",
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
+  let cdp = null;
+  let authenticatorId = "";
+  if (wantCDP) {
+    cdp = await context.newCDPSession(page);
+    await cdp.send("WebAuthn.enable", { enableUI: false });
+    ({ authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+      options: {
+        protocol: "ctap2",
+        ctap2Version: "ctap2_1",
+        transport: "internal",
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    }));
+  }
+  const calls = [];
   const bodies = { session: [], execute: [] };
   page.on("request", (r) => {
     if (r.url().endsWith("/api/v1/create-session")) bodies.session.push(JSON.parse(r.postData()));
     if (r.url().endsWith("/engine/execute")) bodies.execute.push(JSON.parse(r.postData()));
   });
-  const statuses = [];
-  page.on("response", (r) => r.url().endsWith("/engine/execute") && statuses.push(r.status()));
+  page.on("response", (r) => {
+    const u = new URL(r.url());
+    if (u.pathname.startsWith("/engine") || u.pathname.startsWith("/api/") || u.pathname.startsWith("/demo/bank/")) calls.push(`${u.pathname} ${r.status()}`);
+  });
   const errors = [];
   page.on("pageerror", (e) => errors.push(e));
-  await startsFresh(page, "en", { "engine-demo.user": "passkey-user" });
+  await page.addInitScript((u) => {
+    if (sessionStorage.getItem("fresh")) return;
+    sessionStorage.setItem("fresh", "1");
+    localStorage.clear();
+    localStorage.setItem("engine-demo.locale", "en");
+    localStorage.setItem("engine-demo.user", u);
+  }, user);
+  const url = new URL("/demo/?key=pk_demo_proof", base);
+  if (gate) url.searchParams.set("gate", gate);
   await page.goto(url.href);
+  return { page, calls, bodies, errors, cdp, authenticatorId };
+}
+
+/** sendToAlex asks for a transfer of 20 dollars to Alex and confirms it; passcode for the key gate. */
+async function sendToAlex(page, { passcode = true } = {}) {
+  const answer = await ask(page, "send 20 dollars to Alex");
+  const widget = answer.locator(".widget.confirm");
+  await widget.getByRole("button", { name: "Send" }).click();
+  if (passcode) {
+    await page.locator("#passcode").fill("2468");
+    await page.locator("#passcode").press("Enter");
+  }
+  const card = widget.locator(".card");
+  await card.waitFor();
+  return card;
+}
+
+test("proof tenant, key gate: the bank enrols the device by one-time code, then money moves", async () => {
+  const user = "proof-key-user";
+  const { page, calls, bodies, errors } = await openProofPage(user);
+
+  // Not enrolled: the bank's enrolment is offered, and nothing failed before the user acted.
+  const panel = page.locator(".enrol");
+  await panel.waitFor();
+  assert.equal(await page.locator("#session-note").textContent(), "This device is not enrolled with Demo Bank yet.");
+  assert.equal(await page.locator(".error:visible, [role=alert]:visible").count(), 0, "no failure shown on load");
+  assert.deepEqual(calls, ["/api/v1/create-session 403"]);
+  await shot(page, "enrol-offered");
+
+  await enrolByCode(page, user, { wrong: true });
+  // The bank enrolled the device key, the one that signs the session's requests and proofs.
+  const enrolled = (await page.evaluate(() => window.__demo.client.gatePublicKey()));
+  assert.deepEqual(Object.keys(enrolled).sort(), ["crv", "kty", "x", "y"]);
+  assert.equal(enrolled.x, bodies.session[0].public_key.x);
+  const home = await lastAnswerDone(page);
+  assert.ok(await home.locator(".widget.stat").count(), "the home glance, once enrolled");
+  assert.equal(await page.locator("#brand-name").textContent(), "Demo Bank");
+  assert.deepEqual(calls.filter((c) => !c.startsWith("/engine ")), [
+    "/api/v1/create-session 403",
+    "/demo/bank/devices/code 202",
+    "/demo/bank/devices 403",
+    "/demo/bank/devices 201",
+    "/api/v1/create-session 201",
+  ]);
+
+  const before = await balanceOf(page);
+  const card = await sendToAlex(page);
+  assert.equal(await card.locator(".card-title").textContent(), "Money sent");
+  assert.ok(bodies.execute[0].auth.proof, "the device key signed the action's proof");
+  assert.equal(Math.round((before - (await balanceOf(page))) * 100), 2000, "the bank moved $20.00");
+  await shot(page, "enrolled-transfer");
+
+  // The key is kept in IndexedDB: after a reload the device is still enrolled.
+  const mark = calls.length;
+  await page.reload();
+  await lastAnswerDone(page);
+  assert.equal(await page.locator(".enrol").count(), 0, "no enrolment after a reload");
+  assert.deepEqual(calls.slice(mark).filter((c) => c.startsWith("/api/")), ["/api/v1/create-session 201"]);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("proof tenant, passkey chosen on the page: enrolled, themed, approved with user verification, refused without", async () => {
+  const user = "proof-passkey-user";
+  // The device key first, so that the page has met the tenant's theme.
+  const { page, calls, bodies, errors, cdp, authenticatorId } = await openProofPage(user, { cdp: true });
+  await enrolByCode(page, user);
   await lastAnswerDone(page);
 
-  // The session was created with a passkey of the platform authenticator as its gate.
+  // The page's own control switches to the passkey gate.
+  await page.getByLabel("Confirm with").selectOption("passkey");
+  await page.waitForURL((u) => u.searchParams.get("gate") === "passkey");
+  assert.equal(new URL(page.url()).hostname, "localhost", "passkeys need a domain: the page is at localhost");
+  const panel = page.locator(".enrol");
+  await panel.waitFor();
+  // The passkey was created for this device key; the bank does not know it yet.
   const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
   assert.equal(credentials.length, 1, "one passkey registered");
   assert.equal(credentials[0].rpId, "localhost");
-  assert.equal(bodies.session[0].gate_credential.rawId, credentials[0].credentialId.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""));
+  assert.match(await panel.textContent(), /this passkey is yours/);
+  assert.equal(await page.locator("#brand-name").textContent(), "Demo Bank", "the tenant's theme is kept before the session");
+  assert.equal(await page.locator(".error:visible").count(), 0, "no failure shown before the user acted");
+  await shot(page, "enrol-passkey");
+
+  await enrolByCode(page, user);
+  await lastAnswerDone(page);
+  const withPasskey = bodies.session.filter((b) => b.gate_credential);
+  assert.equal(withPasskey.at(-1).gate_credential.rawId, credentials[0].credentialId.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""));
+  assert.deepEqual(calls.filter((c) => c.startsWith("/api/")).slice(-2), ["/api/v1/create-session 403", "/api/v1/create-session 201"]);
+  const primary = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue("--primary").trim());
+  assert.equal(primary.toLowerCase(), "#0b5fff", "the theme's primary colour in passkey mode");
 
   const before = await balanceOf(page);
-  let answer = await ask(page, "send 20 dollars to Alex");
-  let widget = answer.locator(".widget.confirm");
-  await widget.getByRole("button", { name: "Send" }).click();
-  const card = widget.locator(".card");
-  await card.waitFor();
+  const card = await sendToAlex(page, { passcode: false });
   assert.equal(await card.locator(".card-title").textContent(), "Money sent");
   assert.ok(!(await page.locator("#passcode-dialog").isVisible()), "the passkey's prompt is the check: no passcode dialog");
-  const sent = bodies.execute[0].auth;
+  const sent = bodies.execute.at(-1).auth;
   assert.ok(sent.webauthn?.signature && !sent.proof, "the action is approved by the passkey's assertion");
-  assert.deepEqual(statuses, [200]);
   await shot(page, "transfer-passkey");
 
   // The user's verification fails: the authenticator refuses, nothing is sent, the confirm
   // stays usable.
+  const executes = () => calls.filter((c) => c.startsWith("/engine/execute "));
   await cdp.send("WebAuthn.setUserVerified", { authenticatorId, isUserVerified: false });
-  answer = await ask(page, "send 5 dollars to Sam");
-  widget = answer.locator(".widget.confirm");
+  const answer = await ask(page, "send 5 dollars to Sam");
+  const widget = answer.locator(".widget.confirm");
   await widget.getByRole("button", { name: "Send" }).click();
   await widget.locator(".error").waitFor();
   assert.match(await widget.locator(".error").textContent(), /device check did not pass/);
@@ -252,7 +404,7 @@ test("transfer with a passkey: approved with user verification, refused without,
     }
   });
   assert.equal(refused, "403 invalid_device_proof");
-  assert.deepEqual(statuses, [200, 403], "the refused assertion is the only other execute");
+  assert.deepEqual(executes(), ["/engine/execute 200", "/engine/execute 403"], "the refused assertion is the only other execute");
   const after = await balanceOf(page);
   assert.equal(Math.round((before - after) * 100), 2000, `balance ${before} → ${after}: only the approved transfer moved`);
   assert.deepEqual(errors, []);
