@@ -271,11 +271,16 @@ func clientMetadata(vals []string) (map[string]any, *Problem) {
 
 // decodeBody reads a JSON request body of at most limit bytes into v. An empty body is "{}"
 // when emptyOK. Errors are problems naming the field at fault.
+//
+// The body must be labelled application/json: a cross-site form or a no-cors fetch can send
+// text/plain, a form type or no type without a CORS preflight, so that a host that knows its
+// users by a cookie would otherwise run their turns for any page. An empty body, where one is
+// allowed, carries nothing and needs no type.
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, emptyOK bool, v any) *Problem {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return newProblem(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body must be application/json")
+	ct := r.Header.Get("Content-Type")
+	if ct != "" || !emptyOK {
+		if p := jsonContentType(ct); p != nil {
+			return p
 		}
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
@@ -293,8 +298,22 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, emptyOK boo
 		} else {
 			return newProblem(http.StatusBadRequest, CodeInvalidRequest, "the body is empty; it must be a JSON object")
 		}
+	} else if ct == "" {
+		return jsonContentType(ct)
 	}
 	return unmarshalStrictly(data, v)
+}
+
+// jsonContentType is nil when ct, a Content-Type, is application/json, with any parameters.
+func jsonContentType(ct string) *Problem {
+	mt, _, err := mime.ParseMediaType(ct)
+	switch {
+	case ct == "":
+		return newProblem(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body has no Content-Type; it must be application/json")
+	case err != nil || mt != "application/json":
+		return newProblem(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body must be application/json")
+	}
+	return nil
 }
 
 // unmarshalStrictly decodes one JSON object into v and names the field of a type mismatch.

@@ -179,6 +179,7 @@ func testDemoConversations(t *testing.T, env map[string]string) {
 		req.Header.Set("X-Engine-Key", "pk_unknown")
 		req.Header.Set("X-Token", "t")
 		req.Header.Set("X-Request-ID", "prod-x")
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -372,6 +373,7 @@ func TestTenantsReloadOnHangup(t *testing.T) {
 		req.Header.Set("X-Engine-Key", key)
 		req.Header.Set("X-Token", "demo-user-token")
 		req.Header.Set("X-Request-ID", "prod-reload")
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
