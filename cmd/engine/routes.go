@@ -9,9 +9,9 @@ import (
 )
 
 // routes serves the engine's API with what an operator expects next to it: health probes, the
-// OpenAPI and AsyncAPI documents, metrics when on, and with demoWeb the reference web client at
-// /demo/.
-func routes(eng *engine.Engine, mx *metrics, demoWeb bool) http.Handler {
+// OpenAPI and AsyncAPI documents, and with demoWeb the reference web client at /demo/. Metrics
+// are served on the debug address only (serveDebug).
+func routes(eng *engine.Engine, demoWeb bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", eng.Handler())
 	mux.Handle("/healthz", eng.HealthHandler())
@@ -29,9 +29,6 @@ func routes(eng *engine.Engine, mx *metrics, demoWeb bool) http.Handler {
 		w.Header().Set("Content-Type", "application/yaml")
 		w.Write(docs.AsyncAPI)
 	})
-	if mx != nil {
-		mux.Handle("GET /metrics", mx.handler)
-	}
 	if demoWeb {
 		mux.Handle("GET /demo/", http.StripPrefix("/demo", web.Handler()))
 	}
