@@ -223,7 +223,8 @@ func TestDeviceProofSessions(t *testing.T) {
 
 // TestProofsRepeatingAMember: a DPoP proof or a device proof whose payload names a claim twice
 // is refused, although the last "ath" of each, the one encoding/json keeps, is the right one: a
-// verifier that keeps the first would read another proof from the same signed text.
+// verifier that keeps the first would read another proof from the same signed text. So is an
+// execute body that names auth.proof or a member of auth.webauthn twice.
 func TestProofsRepeatingAMember(t *testing.T) {
 	g := newGated(t, true)
 	c := g.confirm(t)
@@ -248,6 +249,20 @@ func TestProofsRepeatingAMember(t *testing.T) {
 	json.Unmarshal(body, &p)
 	if status != http.StatusForbidden || p.Code != engine.CodeInvalidDeviceProof || !strings.Contains(p.Detail, "twice") {
 		t.Fatalf("a device proof with ath twice: %d %s, want 403 %s", status, body, engine.CodeInvalidDeviceProof)
+	}
+
+	// The execute body itself, which carries the proof or the passkey's assertion.
+	valid := actionProof(g.gate, c.Execute.Token, "faceid", now, nil)
+	sent := executeWithProof(c.Execute, "faceid", now, &valid)
+	for name, body := range map[string]string{
+		"auth.proof twice":    strings.Replace(sent, `"proof":`, `"proof":"another proof","proof":`, 1),
+		"auth.webauthn twice": strings.Replace(sent, `"proof":`, `"webauthn":{"credentialId":"a","signature":"b","signature":"c"},"proof":`, 1),
+	} {
+		status, reply := g.signed(t, engine.PathExecute, body)
+		json.Unmarshal(reply, &p)
+		if status != http.StatusBadRequest || p.Code != engine.CodeInvalidRequest || !strings.Contains(p.Detail, "twice") {
+			t.Errorf("%s: %d %s, want 400 %s", name, status, reply, engine.CodeInvalidRequest)
+		}
 	}
 	if n := len(g.tools.Calls()); n != 0 {
 		t.Fatalf("the action ran %d times", n)
