@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -218,4 +220,66 @@ func TestDeviceProofSessions(t *testing.T) {
 	if p := readProblem(t, resp); resp.StatusCode != 403 || p.Code != engine.CodeDeviceProofRequired {
 		t.Fatalf("an unbound session on a tenant that requires proofs: %d %+v", resp.StatusCode, p)
 	}
+}
+
+// TestProofsRepeatingAMember: a DPoP proof or a device proof whose payload names a claim twice
+// is refused, although the last "ath" of each, the one encoding/json keeps, is the right one: a
+// verifier that keeps the first would read another proof from the same signed text. So is an
+// execute body that names auth.proof or a member of auth.webauthn twice.
+func TestProofsRepeatingAMember(t *testing.T) {
+	g := newGated(t, true)
+	c := g.confirm(t)
+	now := time.Now().UTC().Format(time.RFC3339)
+	repeatAth := func(claims map[string]any) string {
+		b, _ := json.Marshal(claims)
+		return `{"ath":"` + ath("another token") + `",` + string(b[1:])
+	}
+
+	url := g.h.srv.URL + engine.PathTurn
+	h, cl := g.device.proofParts("POST", url, g.sess.SessionToken, time.Now())
+	hb, _ := json.Marshal(h)
+	resp := g.h.do(t.Context(), http.MethodPost, engine.PathTurn, withAuth("DPoP", g.sess.SessionToken, g.device.signRaw(string(hb), repeatAth(cl))), `{"transcript":"hi"}`)
+	p := readProblem(t, resp)
+	if resp.StatusCode != http.StatusUnauthorized || p.Code != engine.CodeInvalidDPoPProof || !strings.Contains(p.Detail, "twice") {
+		t.Fatalf("a DPoP proof with ath twice: %d %+v, want 401 %s", resp.StatusCode, p, engine.CodeInvalidDPoPProof)
+	}
+
+	proof := g.gate.signRaw(`{"typ":"action-proof+jwt","alg":"ES256"}`,
+		repeatAth(map[string]any{"ath": ath(c.Execute.Token), "method": "faceid", "verifiedAt": now, "iat": time.Now().Unix()}))
+	status, body := g.signed(t, engine.PathExecute, executeWithProof(c.Execute, "faceid", now, &proof))
+	json.Unmarshal(body, &p)
+	if status != http.StatusForbidden || p.Code != engine.CodeInvalidDeviceProof || !strings.Contains(p.Detail, "twice") {
+		t.Fatalf("a device proof with ath twice: %d %s, want 403 %s", status, body, engine.CodeInvalidDeviceProof)
+	}
+
+	// The execute body itself, which carries the proof or the passkey's assertion.
+	valid := actionProof(g.gate, c.Execute.Token, "faceid", now, nil)
+	sent := executeWithProof(c.Execute, "faceid", now, &valid)
+	for name, body := range map[string]string{
+		"auth.proof twice":    strings.Replace(sent, `"proof":`, `"proof":"another proof","proof":`, 1),
+		"auth.webauthn twice": strings.Replace(sent, `"proof":`, `"webauthn":{"credentialId":"a","signature":"b","signature":"c"},"proof":`, 1),
+	} {
+		status, reply := g.signed(t, engine.PathExecute, body)
+		json.Unmarshal(reply, &p)
+		if status != http.StatusBadRequest || p.Code != engine.CodeInvalidRequest || !strings.Contains(p.Detail, "twice") {
+			t.Errorf("%s: %d %s, want 400 %s", name, status, reply, engine.CodeInvalidRequest)
+		}
+	}
+	if n := len(g.tools.Calls()); n != 0 {
+		t.Fatalf("the action ran %d times", n)
+	}
+}
+
+// signRaw returns the compact ES256 JWS of header and claims, JSON texts signed as written.
+func (d *device) signRaw(header, claims string) string {
+	input := b64.EncodeToString([]byte(header)) + "." + b64.EncodeToString([]byte(claims))
+	sum := sha256.Sum256([]byte(input))
+	r, s, err := ecdsa.Sign(rand.Reader, d.key, sum[:])
+	if err != nil {
+		panic(err)
+	}
+	sig := make([]byte, 64)
+	r.FillBytes(sig[:32])
+	s.FillBytes(sig[32:])
+	return input + "." + b64.EncodeToString(sig)
 }

@@ -31,6 +31,21 @@ func TestConfirmShowsExactlyWhatIsSent(t *testing.T) {
 		{"a zero-width space", `{"amount":5,"to":"Al\u200bex"}`, "", "to holds characters that cannot be shown"},
 		{"a Cyrillic look-alike", `{"amount":5,"to":"\u0410lex"}`, "", "to mixes Cyrillic and Latin letters"},
 		{"decomposed", `{"amount":5,"to":"Jose\u0301"}`, "", "to is not in Unicode normal form NFC"},
+		{"Yoruba with a tone over a dotted letter", `{"amount":5,"to":"Ọ̀ṣun"}`, "Send $5.00 to Ọ̀ṣun?", ""},
+		{"Hindi with its vowel signs", `{"amount":5,"to":"राहुल"}`, "Send $5.00 to राहुल?", ""},
+		{"a no-break space", `{"amount":5,"to":"Alex\u00a0Smith"}`, "", "to holds a blank character (U+00A0)"},
+		{"a braille blank", `{"amount":5,"to":"Alex\u2800"}`, "", "to holds a blank character (U+2800)"},
+		{"ideographic spaces", `{"amount":5,"to":"Alex\u3000\u3000Smith"}`, "", "to holds a blank character (U+3000)"},
+		{"a Hangul filler", `{"amount":5,"to":"\u3164"}`, "", "to holds"},
+		{"a strikethrough", `{"amount":5,"to":"A\u0336l\u0336e\u0336x\u0336 Bob"}`, "", "to has a mark (U+0336) drawn over or around a letter"},
+		{"an underline", `{"amount":5,"to":"Al\u0332ex"}`, "", "to has a combining mark (U+0332) on the letter"},
+		{"stacked marks", `{"amount":5,"to":"Alex\u0301\u0300\u0302"}`, "", "to has a combining mark (U+0302) on the letter"},
+		{"a mark on a digit", `{"amount":5,"to":"Alex 1\u0301"}`, "", "to has a combining mark (U+0301) on a character that is not a letter"},
+		{"two spaces", `{"amount":5,"to":"Alex  Smith"}`, "", "to has spaces at its start or end, or two in a row"},
+		{"a leading space", `{"amount":5,"to":" Alex"}`, "", "to has spaces at its start or end"},
+		{"a question and an amount", `{"amount":5,"to":"Alex? Amount: $20.00"}`, "", "to holds a question mark"},
+		{"an amount of its own", `{"amount":5,"to":"Send \u20ac9000 to Alex"}`, "", "to holds a currency symbol"},
+		{"a bare amount", `{"amount":5,"to":"Alex 9,000.00"}`, "", "to holds an amount"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

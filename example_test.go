@@ -37,6 +37,7 @@ func ExampleNew() {
 	req.Header.Set("X-Engine-Key", "pk_example")
 	req.Header.Set("X-Token", "the-user's-backend-token")
 	req.Header.Set("X-Request-ID", "prod-1")
+	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	eng.Handler().ServeHTTP(rec, req)
 

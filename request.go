@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/convengine/engine/internal/jsonenc"
 )
 
 // Header names of the protocol.
@@ -217,11 +219,20 @@ func (e *Engine) readIdentified(r *http.Request, withSession bool) (*request, *P
 }
 
 // readRequest checks the common headers of r and decodes its JSON body, which may not be
-// empty, into body. It writes the problem and returns nil when either fails.
+// empty, into body. It writes the problem and returns nil when either fails. The body may not
+// name a member twice: it carries the device's proofs and passkey assertions of the execute
+// endpoint, which a parser that keeps the first of two members would read otherwise.
 func (e *Engine) readRequest(w http.ResponseWriter, r *http.Request, body any) *request {
 	req, p := e.readHeaders(r)
+	var data []byte
 	if p == nil {
-		p = decodeBody(w, r, e.maxBody, false, body)
+		data, p = readBody(w, r, e.maxBody, false)
+	}
+	if p == nil && jsonenc.HasDuplicateMembers(data) {
+		p = newProblem(http.StatusBadRequest, CodeInvalidRequest, "the body names a member of one object twice")
+	}
+	if p == nil {
+		p = unmarshalStrictly(data, body)
 	}
 	if p != nil {
 		writeProblem(w, p, req.idOrEmpty())
@@ -275,11 +286,25 @@ func clientMetadata(vals []string) (map[string]any, *Problem) {
 
 // decodeBody reads a JSON request body of at most limit bytes into v. An empty body is "{}"
 // when emptyOK. Errors are problems naming the field at fault.
+//
+// The body must be labelled application/json: a cross-site form or a no-cors fetch can send
+// text/plain, a form type or no type without a CORS preflight, so that a host that knows its
+// users by a cookie would otherwise run their turns for any page. An empty body, where one is
+// allowed, carries nothing and needs no type.
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, emptyOK bool, v any) *Problem {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return newProblem(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body must be application/json")
+	data, p := readBody(w, r, limit, emptyOK)
+	if p != nil {
+		return p
+	}
+	return unmarshalStrictly(data, v)
+}
+
+// readBody reads the JSON body of decodeBody.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, emptyOK bool) ([]byte, *Problem) {
+	ct := r.Header.Get("Content-Type")
+	if ct != "" || !emptyOK {
+		if p := jsonContentType(ct); p != nil {
+			return nil, p
 		}
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
@@ -287,18 +312,32 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, emptyOK boo
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return newProblem(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, fmt.Sprintf("the body is larger than %d bytes", limit))
+			return nil, newProblem(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, fmt.Sprintf("the body is larger than %d bytes", limit))
 		}
-		return newProblem(http.StatusBadRequest, CodeInvalidRequest, "the body could not be read")
+		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequest, "the body could not be read")
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		if emptyOK {
-			data = []byte("{}")
-		} else {
-			return newProblem(http.StatusBadRequest, CodeInvalidRequest, "the body is empty; it must be a JSON object")
+			return []byte("{}"), nil
 		}
+		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequest, "the body is empty; it must be a JSON object")
 	}
-	return unmarshalStrictly(data, v)
+	if ct == "" {
+		return nil, jsonContentType(ct)
+	}
+	return data, nil
+}
+
+// jsonContentType is nil when ct, a Content-Type, is application/json, with any parameters.
+func jsonContentType(ct string) *Problem {
+	mt, _, err := mime.ParseMediaType(ct)
+	switch {
+	case ct == "":
+		return newProblem(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body has no Content-Type; it must be application/json")
+	case err != nil || mt != "application/json":
+		return newProblem(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body must be application/json")
+	}
+	return nil
 }
 
 // unmarshalStrictly decodes one JSON object into v and names the field of a type mismatch.

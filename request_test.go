@@ -139,6 +139,56 @@ func TestBodyFailures(t *testing.T) {
 	}
 }
 
+// TestJSONBodiesNeedTheirType: every endpoint that reads a JSON body refuses one sent without
+// Content-Type: application/json, as a cross-site form or a no-cors fetch sends it (text/plain,
+// a form type or none at all, with no CORS preflight), so that a host that knows its users by
+// a cookie does not run a turn or an action for another site. The model and the tools are
+// never reached. Parameters are allowed, and create-session and stream-ticket still take an
+// empty body without a type.
+func TestJSONBodiesNeedTheirType(t *testing.T) {
+	tools := bankTools()
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Toolset: tools})
+	bodies := map[string]string{
+		engine.PathTurn: `{"transcript":"send 20 dollars to Alex"}`, engine.PathExecute: `{"execute":{"tool":"transfer","arguments":{},"token":"x"}}`,
+		engine.PathTTS: `{"text":"hello"}`, engine.PathCreateSession: `{"metadata":{}}`, engine.PathStreamTicket: `{}`,
+	}
+	for path, body := range bodies {
+		for _, ctype := range []string{"", "text/plain", "text/plain; charset=utf-8", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "application/vnd.example+json", "application/json-seq", "json"} {
+			t.Run(path+" "+ctype, func(t *testing.T) {
+				hdr := headers()
+				hdr.Del("Content-Type")
+				if ctype != "" {
+					hdr.Set("Content-Type", ctype)
+				}
+				resp := h.do(t.Context(), http.MethodPost, path, hdr, body)
+				p := readProblem(t, resp)
+				if resp.StatusCode != http.StatusUnsupportedMediaType || p.Code != engine.CodeUnsupportedMediaType {
+					t.Fatalf("got %d %s (%s), want 415 %s", resp.StatusCode, p.Code, p.Detail, engine.CodeUnsupportedMediaType)
+				}
+			})
+		}
+	}
+	for _, path := range []string{engine.PathCreateSession, engine.PathStreamTicket} {
+		hdr := headers()
+		hdr.Del("Content-Type")
+		resp := h.do(t.Context(), http.MethodPost, path, hdr, "")
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Errorf("%s with an empty body and no type: %d, want 201", path, resp.StatusCode)
+		}
+	}
+	hdr := headers()
+	hdr.Set("Content-Type", "Application/JSON; charset=UTF-8")
+	resp := h.do(t.Context(), http.MethodPost, engine.PathTTS, hdr, `{"text":"hello"}`)
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusUnsupportedMediaType {
+		t.Fatal("application/json with a charset: 415")
+	}
+	if len(tools.Calls()) != 0 {
+		t.Error("a tool ran for a refused request")
+	}
+}
+
 func TestRoutesAndMethods(t *testing.T) {
 	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}})
 	cases := []struct {

@@ -76,7 +76,8 @@ func (e *Engine) serveStreamTicket(w http.ResponseWriter, r *http.Request) {
 }
 
 // offeredTicket reads the subprotocols a socket's upgrade offers: the ticket, if one is
-// offered with the engine's subprotocol, or a problem for a list no client sends.
+// offered with the engine's subprotocol, or a problem for a list no client sends, or for the
+// engine's subprotocol offered with neither a ticket nor the engine's headers.
 func offeredTicket(r *http.Request) (ticket string, offered bool, p *Problem) {
 	var protos []string
 	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
@@ -100,6 +101,10 @@ func offeredTicket(r *http.Request) (ticket string, offered bool, p *Problem) {
 		}
 	}
 	switch {
+	case tickets == 0 && engine && !identified(r.Header):
+		// A browser's socket whose ticket is missing: say so, rather than name a header a
+		// browser cannot send.
+		return "", true, ticketProblem(CodeInvalidStreamTicket, "the upgrade offers "+SubprotocolEngine+" with no ticket and none of the engine's headers: offer a ticket."+subprotocolTicket+"<ticket> subprotocol from POST "+PathStreamTicket)
 	case tickets == 0:
 		return "", false, nil
 	case !engine:
@@ -108,6 +113,11 @@ func offeredTicket(r *http.Request) (ticket string, offered bool, p *Problem) {
 		return "", true, ticketProblem(CodeInvalidStreamTicket, "the ticket is malformed")
 	}
 	return ticket, true, nil
+}
+
+// identified reports whether h carries any of the headers that identify a request.
+func identified(h http.Header) bool {
+	return len(h.Values(HeaderEngineKey)) > 0 || len(h.Values(HeaderUserToken)) > 0 || len(h.Values(HeaderRequestID)) > 0
 }
 
 // ticketChars reports whether s holds only what a ticket is made of.

@@ -193,6 +193,35 @@ func TestStreamTicket(t *testing.T) {
 	}
 }
 
+// TestStreamWithoutTicket: a browser's upgrade that offers engine.v1 but no ticket, and none of
+// the engine's headers, is told its ticket is missing (401 invalid_stream_ticket), not that a
+// header it cannot send is (400 invalid_request_id). An upgrade with the headers, with or
+// without engine.v1, is checked as before.
+func TestStreamWithoutTicket(t *testing.T) {
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}})
+	_, p := dialTicket(t, h.wsURL(), []string{engine.SubprotocolEngine}, nil)
+	if p == nil || p.Status != http.StatusUnauthorized || p.Code != engine.CodeInvalidStreamTicket || !strings.Contains(p.Detail, engine.PathStreamTicket) {
+		t.Fatalf("engine.v1 alone: %+v, want 401 %s naming %s", p, engine.CodeInvalidStreamTicket, engine.PathStreamTicket)
+	}
+	noID := headers()
+	noID.Del("X-Request-ID")
+	for name, tc := range map[string]struct {
+		protocols []string
+		hdr       http.Header
+		code      string
+	}{
+		"engine.v1 and a header short":  {[]string{engine.SubprotocolEngine}, noID, engine.CodeInvalidRequestID},
+		"no subprotocol and no headers": {nil, nil, engine.CodeInvalidRequestID},
+	} {
+		if _, p := dialTicket(t, h.wsURL(), tc.protocols, tc.hdr); p == nil || p.Status != http.StatusBadRequest || p.Code != tc.code {
+			t.Errorf("%s: %+v, want 400 %s", name, p, tc.code)
+		}
+	}
+	if _, p := dialTicket(t, h.wsURL(), []string{engine.SubprotocolEngine}, headers()); p != nil {
+		t.Fatalf("engine.v1 with the headers: %+v", p)
+	}
+}
+
 // TestStreamTicketAcrossReplicas: a ticket minted by one replica opens the socket on another
 // that shares the signing key and the replay store, once.
 func TestStreamTicketAcrossReplicas(t *testing.T) {

@@ -94,6 +94,7 @@ func TestEngineTurns(t *testing.T) {
 			req.Header.Set("X-Engine-Key", "pk_demo")
 			req.Header.Set("X-Token", "user-token")
 			req.Header.Set("X-Request-ID", "prod-"+string(rune('a'+i)))
+			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

@@ -43,6 +43,7 @@ func TestARealTurnMakesSpansAndMetrics(t *testing.T) {
 		req.Header.Set("X-Engine-Key", key)
 		req.Header.Set("X-Token", userToken)
 		req.Header.Set("X-Request-ID", "prod-otel-1")
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -9,16 +9,22 @@ import (
 	"github.com/convengine/engine/internal/debugstats"
 )
 
-// serveDebug serves the process's runtime figures and pprof profiles on addr, apart from the
-// engine's routes so that they are never public by accident. It returns a function that stops
-// the server and the address it listens on.
-func serveDebug(addr string, log *slog.Logger) (stop func(), bound string, err error) {
+// serveDebug serves the process's runtime figures and pprof profiles on addr, and the
+// Prometheus metrics at /metrics when mx is not nil, apart from the engine's routes so that
+// they are never public by accident: a metric names tenants, tools and error counts. It returns
+// a function that stops the server and the address it listens on.
+func serveDebug(addr string, mx *metrics, log *slog.Logger) (stop func(), bound string, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("-debug-addr: %w", err)
 	}
+	mux := http.NewServeMux()
+	mux.Handle("/debug/", debugstats.Handler())
+	if mx != nil {
+		mux.Handle("GET /metrics", mx.handler)
+	}
 	srv := &http.Server{
-		Handler:           debugstats.Handler(),
+		Handler:           mux,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

@@ -14,7 +14,8 @@ import (
 	"github.com/convengine/engine/otel"
 )
 
-// metrics are the engine's OpenTelemetry metrics, exported for Prometheus at /metrics.
+// metrics are the engine's OpenTelemetry metrics, exported for Prometheus at /metrics of the
+// debug address.
 type metrics struct {
 	observer *engine.Observer
 	handler  http.Handler

@@ -59,6 +59,7 @@ func TestTwoReplicasShareActions(t *testing.T) {
 	req.Header.Set("X-Engine-Key", "pk_demo")
 	req.Header.Set("X-Token", "demo-user-token")
 	req.Header.Set("X-Request-ID", "prod-r-0")
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+session.SessionToken)
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
@@ -81,6 +82,7 @@ func TestTwoReplicasShareActions(t *testing.T) {
 		req.Header.Set("X-Engine-Key", "pk_demo")
 		req.Header.Set("X-Token", "demo-user-token")
 		req.Header.Set("X-Request-ID", "prod-r-2")
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -128,6 +130,7 @@ func TestTwoReplicasShareRateLimits(t *testing.T) {
 		req.Header.Set("X-Engine-Key", tn.Key)
 		req.Header.Set("X-Token", "demo-user-token")
 		req.Header.Set("X-Request-ID", "prod-limits")
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -10,9 +10,10 @@ import (
 )
 
 // routes serves the engine's API with what an operator expects next to it: health probes, the
-// OpenAPI and AsyncAPI documents, metrics when on, and with demoWeb the reference web client at
-// /demo/, with the reference bank's enrolment routes at /demo/bank/ when the demo runs.
-func routes(eng *engine.Engine, mx *metrics, demoWeb bool, d *demo) http.Handler {
+// OpenAPI and AsyncAPI documents, and with demoWeb the reference web client at /demo/, with the
+// reference bank's enrolment routes at /demo/bank/ when the demo runs. Metrics are served on the
+// debug address only (serveDebug).
+func routes(eng *engine.Engine, demoWeb bool, d *demo) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", eng.Handler())
 	mux.Handle("/healthz", eng.HealthHandler())
@@ -30,9 +31,6 @@ func routes(eng *engine.Engine, mx *metrics, demoWeb bool, d *demo) http.Handler
 		w.Header().Set("Content-Type", "application/yaml")
 		w.Write(docs.AsyncAPI)
 	})
-	if mx != nil {
-		mux.Handle("GET /metrics", mx.handler)
-	}
 	if demoWeb {
 		page := http.StripPrefix("/demo", web.Handler())
 		if d != nil {

@@ -209,7 +209,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer eng.Close() // after the server: stops warm-ups still running
 
 	srv := &http.Server{
-		Handler:           routes(eng, mx, demoWeb, demo),
+		Handler:           routes(eng, demoWeb, demo),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
@@ -226,12 +226,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(&banner, "\nWeb client: %s/demo/\n", base)
 	}
 	if opts.debugAddr != "" {
-		stopDebug, addr, err := serveDebug(opts.debugAddr, log)
+		stopDebug, addr, err := serveDebug(opts.debugAddr, mx, log)
 		if err != nil {
 			return err
 		}
 		defer stopDebug()
 		fmt.Fprintf(&banner, "\nDebug figures and profiles (private): http://%s/debug/stats\n", addr)
+		if mx != nil {
+			fmt.Fprintf(&banner, "Prometheus metrics (private): http://%s/metrics\n", addr)
+		}
 	}
 	// One write, so that whoever waits for the address sees the whole banner.
 	fmt.Fprintf(stdout, "%s\nengine listening on %s\n", banner.String(), base)
@@ -279,7 +282,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.tenants, "tenants", env("ENGINE_TENANTS", ""), "tenants file, YAML or JSON; replaces the demo tenant (ENGINE_TENANTS)")
 	fs.StringVar(&o.publicURL, "public-url", env("ENGINE_PUBLIC_URL", ""), "public base URL of the engine (ENGINE_PUBLIC_URL)")
 	fs.StringVar(&o.redisURL, "redis", env("ENGINE_REDIS_URL", ""), "Redis URL (redis://, rediss://, redis+cluster://) shared by every replica; empty keeps state in memory (ENGINE_REDIS_URL)")
-	fs.BoolVar(&o.metrics, "metrics", env("ENGINE_METRICS", "") == "true", "serve Prometheus metrics at /metrics (ENGINE_METRICS=true)")
+	fs.BoolVar(&o.metrics, "metrics", env("ENGINE_METRICS", "") == "true", "serve Prometheus metrics at /metrics of -debug-addr, which it needs (ENGINE_METRICS=true)")
 	fs.StringVar(&o.logLevel, "log-level", env("ENGINE_LOG_LEVEL", "info"), "debug, info, warn or error (ENGINE_LOG_LEVEL)")
 	fs.StringVar(&o.speech, "speech", env("ENGINE_SPEECH", "auto"), "auto: espeak-ng and pocketsphinx when installed; off: no speech (ENGINE_SPEECH)")
 	fs.BoolVar(&o.version, "version", false, "print the engine's version and exit")
@@ -330,6 +333,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	}
 	if o.writeTimeout < 0 || o.bargeIn < 0 || o.endOfSpeech < 0 {
 		return o, errors.New("-write-timeout, -barge-in and -end-of-speech cannot be negative")
+	}
+	if o.metrics && o.debugAddr == "" {
+		return o, errors.New("-metrics needs -debug-addr: metrics are served on the private debug address only, never on the engine's")
 	}
 	fs.Visit(func(f *flag.Flag) { o.demoWebSet = o.demoWebSet || f.Name == "demo-web" })
 	if fs.NArg() > 0 {

@@ -178,6 +178,7 @@ func testDemoConversations(t *testing.T, env map[string]string) {
 		req.Header.Set("X-Engine-Key", "pk_unknown")
 		req.Header.Set("X-Token", "t")
 		req.Header.Set("X-Request-ID", "prod-x")
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -310,10 +311,28 @@ func TestOperatorRoutes(t *testing.T) {
 	}
 }
 
+// TestPrometheusMetrics: metrics are served on the private debug address, never on the
+// engine's public one, where they would tell anyone the tenants, tools and error counts; -metrics
+// without a debug address does not start.
 func TestPrometheusMetrics(t *testing.T) {
-	base, _ := startServer(t, []string{"-metrics"}, nil)
+	if _, err := parseFlags([]string{"-metrics"}, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "-debug-addr") {
+		t.Errorf("-metrics without -debug-addr: %v", err)
+	}
+	base, out := startServer(t, []string{"-metrics", "-debug-addr", "127.0.0.1:0"}, nil)
+	m := regexp.MustCompile(`Prometheus metrics \(private\): (\S+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("the banner names no metrics address:\n%s", out.String())
+	}
 	turn(t, base, "prod-m-1", `{"transcript":"what is my balance"}`)
 	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the engine's public address answers /metrics with %s", resp.Status)
+	}
+	resp, err = http.Get(m[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,6 +390,7 @@ func TestTenantsReloadOnHangup(t *testing.T) {
 		req.Header.Set("X-Engine-Key", key)
 		req.Header.Set("X-Token", "demo-user-token")
 		req.Header.Set("X-Request-ID", "prod-reload")
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

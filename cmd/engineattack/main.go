@@ -14,8 +14,8 @@
 //
 // Example, against the reference server (docs/benchmarks.md#attacks):
 //
-//	go run ./cmd/engine -metrics &
-//	go run ./cmd/engineattack -pid $(pgrep -n engine) -attack all -n 300
+//	go run ./cmd/engine -metrics -debug-addr 127.0.0.1:8081 &
+//	go run ./cmd/engineattack -metrics http://127.0.0.1:8081/metrics -pid $(pgrep -n engine) -attack all -n 300
 package main
 
 import (
@@ -51,7 +51,7 @@ func main() {
 	attack := flag.String("attack", "all", "tts, sockets, sessions, metrics, headers or all")
 	flag.StringVar(&c.target, "target", "http://127.0.0.1:8080", "base URL of the engine")
 	flag.StringVar(&c.key, "key", "pk_demo", "engine key")
-	flag.StringVar(&c.metrics, "metrics", "", "URL of the engine's Prometheus metrics (default: -target/metrics)")
+	flag.StringVar(&c.metrics, "metrics", "", "URL of the engine's Prometheus metrics, on its debug address (-debug-addr); the metrics attack scrapes it")
 	flag.IntVar(&c.pid, "pid", 0, "process id of the engine (required)")
 	flag.IntVar(&c.n, "n", 300, "connections or requests of each attack")
 	flag.IntVar(&c.sessions, "sessions", 10000, "sessions the sessions attack creates")
@@ -60,9 +60,6 @@ func main() {
 	if c.pid == 0 {
 		fmt.Fprintln(os.Stderr, "engineattack: -pid is required: the engine's process id")
 		os.Exit(2)
-	}
-	if c.metrics == "" {
-		c.metrics = strings.TrimSuffix(c.target, "/") + "/metrics"
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -278,7 +275,9 @@ func metricsAttack(ctx context.Context, c *config) string {
 		return req
 	})
 	size := "no metrics"
-	if resp, err := http.Get(c.metrics); err == nil {
+	if c.metrics == "" {
+		size = "no scrape (-metrics names no URL)"
+	} else if resp, err := http.Get(c.metrics); err == nil {
 		n, _ := io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusOK {

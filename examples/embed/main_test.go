@@ -30,6 +30,7 @@ func TestEmbeddedEngine(t *testing.T) {
 	req.Header.Set("X-Engine-Key", "pk_shop")
 	req.Header.Set("X-Token", "u1")
 	req.Header.Set("X-Request-ID", "prod-1")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -47,6 +47,9 @@ func VerifyAction(raw string, c *ActionCheck) error {
 	if len(raw) > MaxProofLen {
 		return refuse("the device proof is longer than %d bytes", MaxProofLen)
 	}
+	if repeatsMember(raw) {
+		return refuse("the device proof's header or payload names a member twice")
+	}
 	jws, err := jose.ParseSignedCompact(raw, []jose.SignatureAlgorithm{jose.ES256})
 	var alg *jose.ErrUnexpectedSignatureAlgorithm
 	switch {

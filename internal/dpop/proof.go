@@ -3,6 +3,7 @@ package dpop
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"github.com/convengine/engine/internal/jsonenc"
 )
 
 // Bounds of a proof.
@@ -78,6 +81,9 @@ type proofClaims struct {
 func Verify(raw string, c *Check) (*Proof, error) {
 	if len(raw) > MaxProofLen {
 		return nil, refuse("the proof is longer than %d bytes", MaxProofLen)
+	}
+	if repeatsMember(raw) {
+		return nil, refuse("the proof's header or payload names a member twice")
 	}
 	jws, err := jose.ParseSignedCompact(raw, []jose.SignatureAlgorithm{jose.ES256})
 	var alg *jose.ErrUnexpectedSignatureAlgorithm
@@ -166,4 +172,20 @@ func numericDate(raw json.RawMessage) (time.Time, bool) {
 func AccessTokenHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return b64.EncodeToString(sum[:])
+}
+
+// repeatsMember reports whether the header or the payload of raw, a compact JWS, repeats a
+// member: a parser that keeps the first of two "ath" or "jwk" would read another proof from
+// the same signed text than this engine does. Segments that are not base64url are left to
+// go-jose to refuse.
+func repeatsMember(raw string) bool {
+	header, rest, _ := strings.Cut(raw, ".")
+	payload, _, _ := strings.Cut(rest, ".")
+	for _, seg := range []string{header, payload} {
+		b, err := base64.RawURLEncoding.DecodeString(seg)
+		if err == nil && jsonenc.HasDuplicateMembers(b) {
+			return true
+		}
+	}
+	return false
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +180,46 @@ func BenchmarkVerifyProof(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestProofRepeatsMember: a proof whose header or payload names a member twice is refused, even
+// when the last of each, the one encoding/json keeps, would make a valid proof.
+func TestProofRepeatsMember(t *testing.T) {
+	fx := newProofFixture(t)
+	jwk, _ := json.Marshal(fx.jwk)
+	header := `{"typ":"dpop+jwt","alg":"ES256","jwk":` + string(jwk) + `}`
+	claims := fmt.Sprintf(`{"jti":"j1","htm":"POST","htu":%q,"iat":%d,"ath":%q}`, fx.htu, fx.now.Unix(), AccessTokenHash(fx.token))
+	if _, err := Verify(fx.signRaw(header, claims), fx.check()); err != nil {
+		t.Fatalf("the proof without repeats: %v", err)
+	}
+	for _, tc := range []struct{ name, header, claims string }{
+		{"ath twice", header, `{"ath":"a",` + claims[1:]},
+		{"ath twice, in another case", header, `{"ATH":"a",` + claims[1:]},
+		{"htu twice", header, `{"htu":"https://evil.example/engine",` + claims[1:]},
+		{"alg twice", `{"alg":"none",` + header[1:], claims},
+		{"jwk twice", `{"jwk":{"kty":"EC"},` + header[1:], claims},
+		{"a jwk coordinate twice", strings.Replace(header, `"kty":"EC"`, `"kty":"EC","x":"AA"`, 1), claims},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Verify(fx.signRaw(tc.header, tc.claims), fx.check())
+			var pe *Error
+			if !errors.As(err, &pe) || !strings.Contains(pe.Reason, "names a member twice") {
+				t.Fatalf("Verify = %v, want a refusal of the repeated member", err)
+			}
+		})
+	}
+}
+
+// signRaw returns the compact ES256 JWS of header and claims, JSON texts signed as written.
+func (f *proofFixture) signRaw(header, claims string) string {
+	input := b64.EncodeToString([]byte(header)) + "." + b64.EncodeToString([]byte(claims))
+	sum := sha256.Sum256([]byte(input))
+	r, s, err := ecdsa.Sign(rand.Reader, f.key, sum[:])
+	if err != nil {
+		panic(err)
+	}
+	sig := make([]byte, 64)
+	r.FillBytes(sig[:32])
+	s.FillBytes(sig[32:])
+	return input + "." + b64.EncodeToString(sig)
 }

@@ -23,8 +23,9 @@ const minorUnits = 2
 
 // CheckShown reports, for the placeholders of texts, whether args can be shown exactly as they
 // will be sent: every {name|money} a number with at most two decimals, every string shown free
-// of invisible and control characters, in Unicode normal form NFC, and without a word that mixes
-// scripts (a Latin name with a Cyrillic look-alike letter). The error names the argument and
+// of invisible, blank and control characters, in Unicode normal form NFC, with single spaces,
+// without marks drawn over Latin letters, without a question mark or an amount of its own, and
+// without a word that mixes scripts (a Latin name with a Cyrillic look-alike letter). The error names the argument and
 // says what is wrong, for the model to read.
 func CheckShown(texts []string, args map[string]any) error {
 	for _, s := range texts {
@@ -65,6 +66,9 @@ func checkValue(name, format string, v any) error {
 		return fmt.Errorf("%s holds characters that cannot be shown to the user as they are (control, invisible or direction-changing characters)", name)
 	case out != str:
 		return fmt.Errorf("%s is not in Unicode normal form NFC; send it composed", name)
+	}
+	if err := checkPlain(name, str); err != nil {
+		return err
 	}
 	for word := range strings.FieldsFuncSeq(str, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.Is(unicode.Mn, r) }) {
 		if a, b, mixed := mixedScripts(word); mixed {

@@ -1,5 +1,6 @@
 // Package jsonenc appends JSON strings to byte slices without reflection, for the engine's hot
-// paths: the speech deltas of the turn stream and the voice socket's messages.
+// paths: the speech deltas of the turn stream and the voice socket's messages. It also tells
+// JSON whose objects repeat a member, which signed documents must not.
 package jsonenc
 
 import "unicode/utf8"
