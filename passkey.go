@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/convengine/engine/internal/dpop"
+	"github.com/convengine/engine/internal/jsonenc"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/protocol/webauthncose"
@@ -76,6 +78,14 @@ func (e *Engine) registerGate(raw json.RawMessage, deviceThumbprint string) (jso
 	if e.webauthn == nil {
 		return nil, errors.New("is not accepted: this engine has no WebAuthn relying party (Config.WebAuthn)")
 	}
+	var reg struct {
+		Response struct {
+			ClientDataJSON string `json:"clientDataJSON"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(raw, &reg) == nil && repeatsAMember(reg.Response.ClientDataJSON) {
+		return nil, errors.New("has a clientDataJSON that names a member twice")
+	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes(raw)
 	if err != nil {
 		return nil, fmt.Errorf("is not a WebAuthn registration: %s", webauthnReason(err))
@@ -109,6 +119,9 @@ func (e *Engine) verifyPasskey(stored json.RawMessage, deviceThumbprint string, 
 	var cred webauthn.Credential
 	if e.webauthn == nil || json.Unmarshal(stored, &cred) != nil {
 		return nil, 0, errors.New("the session's passkey cannot be checked by this engine")
+	}
+	if repeatsAMember(a.ClientDataJSON) {
+		return nil, 0, errors.New("auth.webauthn's clientDataJSON names a member twice")
 	}
 	body, _ := json.Marshal(map[string]any{
 		"id": a.CredentialID, "rawId": a.CredentialID, "type": "public-key",
@@ -216,4 +229,11 @@ func (e *Engine) bindPasskey(ctx context.Context, req *request, s *Session) *Pro
 		return invalidField("gate_credential", "names a credential id already registered with another public key for this user")
 	}
 	return nil
+}
+
+// repeatsAMember reports whether a base64url clientDataJSON names a member twice: its
+// challenge or origin could then read one way to the engine and another to the bank.
+func repeatsAMember(clientDataJSON string) bool {
+	raw, err := b64url.DecodeString(strings.TrimRight(clientDataJSON, "="))
+	return err == nil && jsonenc.HasDuplicateMembers(raw)
 }

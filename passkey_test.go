@@ -85,9 +85,13 @@ func (a *authenticator) register(challenge []byte) string {
 
 // assert returns auth.webauthn for challenge, the counter advanced first.
 func (a *authenticator) assert(challenge []byte, origin string) map[string]any {
+	return a.assertData(clientData("webauthn.get", challenge, origin))
+}
+
+// assertData returns auth.webauthn over the client data cd, the counter advanced first.
+func (a *authenticator) assertData(cd []byte) map[string]any {
 	a.counter++
 	data := a.authData(false)
-	cd := clientData("webauthn.get", challenge, origin)
 	sum := sha256.Sum256(cd)
 	digest := sha256.Sum256(append(append([]byte(nil), data...), sum[:]...))
 	sig, err := ecdsa.SignASN1(rand.Reader, a.key, digest[:])
@@ -157,6 +161,11 @@ func TestPasskeyGate(t *testing.T) {
 		{"from another origin", executeWithPasskey(c.Execute, now, auth.assert(tokenHash(c.Execute.Token), "https://evil.example"))},
 		{"by another authenticator", executeWithPasskey(c.Execute, now, newAuthenticator(t, rpID, origin).assert(tokenHash(c.Execute.Token), origin))},
 		{"a JWS of the device key instead", executeWithProof(c.Execute, "faceid", now, strPtr(actionProof(g.device, c.Execute.Token, "faceid", now, nil)))},
+		// Two challenges: a parser that keeps the first reads another action than one that
+		// keeps the last, so the engine and the bank could disagree on what was approved.
+		{"a clientDataJSON with two challenges", executeWithPasskey(c.Execute, now, auth.assertData([]byte(
+			`{"type":"webauthn.get","challenge":"`+b64.EncodeToString(tokenHash(other.Execute.Token))+`","challenge":"`+
+				b64.EncodeToString(tokenHash(c.Execute.Token))+`","origin":"`+origin+`"}`)))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := g.signed(t, engine.PathExecute, tc.body)
