@@ -82,4 +82,6 @@ done <<'TARGETS'
 . FuzzPlainAudioChunk
 . FuzzStreamMessage
 ./widgets FuzzStrictUnmarshal
+./internal/jsonenc FuzzHasDuplicateMembers
+./examples/demobank FuzzVerify
 TARGETS
