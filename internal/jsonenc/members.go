@@ -13,45 +13,103 @@ import (
 // a duplicate's meaning to each parser, so that a signer and a verifier can read two different
 // documents from one signed text; a verifier refuses them instead. Text that is not JSON may be
 // reported either way: the caller's own decoding refuses it.
+//
+// It scans raw once without a decoder: names are compared in place unless they hold escapes, so
+// that a proof's check allocates almost nothing.
 func HasDuplicateMembers(raw []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	// names holds, for each open container, the member names seen so far; nil for an array.
-	var names []map[string]bool
-	key := false // whether the next token of the innermost object is a member name
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				names = append(names, map[string]bool{})
-				key = true
-				continue
-			case '[':
-				names = append(names, nil)
-			default:
-				names = names[:len(names)-1]
+	var frames []frame // the open containers, innermost last
+	var names [][]byte // the member names of the open objects, each frame's from its first
+	expectKey := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case '{', '[':
+			frames = append(frames, frame{object: c == '{', first: len(names)})
+			expectKey = c == '{'
+		case '}', ']':
+			if len(frames) == 0 {
+				return false
 			}
-		case string:
-			if key {
-				name := foldName(t)
-				seen := names[len(names)-1]
-				if seen[name] {
+			names = names[:frames[len(frames)-1].first]
+			frames = frames[:len(frames)-1]
+			expectKey = false
+		case ',':
+			expectKey = len(frames) > 0 && frames[len(frames)-1].object
+		case '"':
+			end, escaped := stringEnd(raw, i)
+			if end < 0 {
+				return false
+			}
+			if expectKey && len(frames) > 0 {
+				name := raw[i+1 : end]
+				if escaped {
+					var s string
+					if json.Unmarshal(raw[i:end+1], &s) != nil {
+						return false
+					}
+					name = []byte(s)
+				}
+				f := &frames[len(frames)-1]
+				if f.seen(names[f.first:], name) {
 					return true
 				}
-				seen[name] = true
-				key = false
-				continue
+				names = append(names, name)
+				expectKey = false
+			}
+			i = end
+		}
+	}
+	return false
+}
+
+// frame is an open object or array.
+type frame struct {
+	object bool
+	first  int             // the index of its first name in the names of HasDuplicateMembers
+	folded map[string]bool // its names folded, once it has many
+}
+
+// manyNames is where an object's names go from a scan to a map: a scan costs nothing for the
+// few members of a proof, a map keeps a hostile object of many members linear.
+const manyNames = 16
+
+// seen reports whether name is one of the object's names so far.
+func (f *frame) seen(names [][]byte, name []byte) bool {
+	if len(names) < manyNames {
+		for _, n := range names {
+			if bytes.EqualFold(n, name) {
+				return true
 			}
 		}
-		if len(names) == 0 {
-			return false
-		}
-		key = names[len(names)-1] != nil
+		return false
 	}
+	if f.folded == nil {
+		f.folded = make(map[string]bool, 2*manyNames)
+		for _, n := range names {
+			f.folded[foldName(string(n))] = true
+		}
+	}
+	k := foldName(string(name))
+	if f.folded[k] {
+		return true
+	}
+	f.folded[k] = true
+	return false
+}
+
+// stringEnd returns the index of the quote that ends the string starting at raw[start], and
+// whether it holds escapes; -1 when it does not end.
+func stringEnd(raw []byte, start int) (int, bool) {
+	escaped := false
+	for i := start + 1; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			escaped = true
+			i++
+		case '"':
+			return i, escaped
+		}
+	}
+	return -1, escaped
 }
 
 // foldName is name with every letter replaced by the least of its simple case folding orbit,
