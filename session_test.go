@@ -61,16 +61,9 @@ func segment(v any) string {
 
 // sign returns the compact ES256 JWS of header and claims.
 func (d *device) sign(header, claims map[string]any) string {
-	input := segment(header) + "." + segment(claims)
-	sum := sha256.Sum256([]byte(input))
-	r, s, err := ecdsa.Sign(rand.Reader, d.key, sum[:])
-	if err != nil {
-		panic(err)
-	}
-	sig := make([]byte, 64)
-	r.FillBytes(sig[:32])
-	s.FillBytes(sig[32:])
-	return input + "." + b64.EncodeToString(sig)
+	h, _ := json.Marshal(header)
+	c, _ := json.Marshal(claims)
+	return d.signRaw(string(h), string(c))
 }
 
 func ath(token string) string {

@@ -58,11 +58,7 @@ type deviceRequest struct {
 // handleDeviceCode serves POST /devices/code {"public_key": JWK}: the bank sends the user a
 // one-time code that enrols that key, as its SMS would.
 func (b *Bank) handleDeviceCode(w http.ResponseWriter, r *http.Request) {
-	key, ok := authorize(w, r)
-	if !ok {
-		return
-	}
-	_, pub, ok := readDeviceRequest(w, r)
+	key, _, pub, ok := readDeviceRequest(w, r)
 	if !ok {
 		return
 	}
@@ -109,11 +105,7 @@ func (b *Bank) handleDeviceCode(w http.ResponseWriter, r *http.Request) {
 // handleEnrol serves POST /devices {"code", "public_key"}: with the code the bank sent for that
 // key, it enrols the key for the user.
 func (b *Bank) handleEnrol(w http.ResponseWriter, r *http.Request) {
-	key, ok := authorize(w, r)
-	if !ok {
-		return
-	}
-	req, pub, ok := readDeviceRequest(w, r)
+	key, req, pub, ok := readDeviceRequest(w, r)
 	if !ok {
 		return
 	}
@@ -183,11 +175,7 @@ func (u *user) locked(now time.Time) bool {
 // {"enrolled": true} when the key is enrolled for the user. It enrols nothing and creates no
 // user.
 func (b *Bank) handleDeviceCheck(w http.ResponseWriter, r *http.Request) {
-	key, ok := authorize(w, r)
-	if !ok {
-		return
-	}
-	_, pub, ok := readDeviceRequest(w, r)
+	key, _, pub, ok := readDeviceRequest(w, r)
 	if !ok {
 		return
 	}
@@ -200,20 +188,25 @@ func (b *Bank) handleDeviceCheck(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]bool{"enrolled": enrolled})
 }
 
-// readDeviceRequest reads a device route's body and its public key, or answers 400.
-func readDeviceRequest(w http.ResponseWriter, r *http.Request) (*deviceRequest, *device, bool) {
+// readDeviceRequest reads a device route's user, its body and its public key, or answers 401
+// or 400.
+func readDeviceRequest(w http.ResponseWriter, r *http.Request) (userKey, *deviceRequest, *device, bool) {
+	key, ok := authorize(w, r)
+	if !ok {
+		return userKey{}, nil, nil, false
+	}
 	var req deviceRequest
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err := dec.Decode(&req); err != nil {
 		writeInvalid(w, "the body must be a JSON object with public_key")
-		return nil, nil, false
+		return userKey{}, nil, nil, false
 	}
 	pub, err := parseJWK(req.PublicKey)
 	if err != nil {
 		writeInvalid(w, "public_key %v", err)
-		return nil, nil, false
+		return userKey{}, nil, nil, false
 	}
-	return &req, pub, true
+	return key, &req, pub, true
 }
 
 var b64 = base64.RawURLEncoding
