@@ -24,13 +24,13 @@ import (
 type proofDemo struct {
 	base, bank string // the engine, and pk_demo_proof's production bank
 	demoBank   string // pk_demo's production bank
-	out        *lineWriter
+	out, logs  *lineWriter
 }
 
 func startProofDemo(t *testing.T) *proofDemo {
-	base, out := startServer(t, []string{"-speech", "off"}, nil)
+	base, out, logs := startServerLogs(t, []string{"-speech", "off"}, nil)
 	banks := regexp.MustCompile(`(?m)^\s*(\S+) bank: production (http://\S+)\s+staging (http://\S+)`).FindAllStringSubmatch(out.String(), -1)
-	d := &proofDemo{base: base, out: out}
+	d := &proofDemo{base: base, out: out, logs: logs}
 	for _, m := range banks {
 		switch m[1] {
 		case demobank.EngineKey:
@@ -248,6 +248,12 @@ func TestProofBankRedTeam(t *testing.T) {
 	// The lock stops enrolment, never the devices already enrolled.
 	if res, err := transfer(t, c, "send 20 dollars to Alex"); err != nil || res.Done.Title != "Money sent" {
 		t.Fatalf("the enrolled device while enrolment is locked: %+v %v", res, err)
+	}
+	// Nothing of the user's token, the codes or the proofs reaches the server's log.
+	for _, secret := range []string{victim, "one-time code", "forged"} {
+		if strings.Contains(d.logs.String(), secret) {
+			t.Errorf("the server's log holds %q", secret)
+		}
 	}
 }
 
