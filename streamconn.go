@@ -541,8 +541,13 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 	heard := in.pcm != nil
 	unclear := false
 	samples := len(in.pcm)
+	// The turn's deadline starts now: the utterance's transcription counts against it, as an
+	// audio turn's does over HTTP.
+	deadline := time.Now().Add(c.req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
 	if heard {
-		transcript, p := e.hear(ctx, c.req, in.pcm, locale)
+		hctx, cancel := context.WithDeadline(ctx, deadline)
+		transcript, p := e.hear(hctx, c.req, in.pcm, locale)
+		cancel()
 		putPCM(in.pcm) // the transcriber is done with it
 		e.audioMemory.give(in.held)
 		in.pcm = nil
@@ -563,7 +568,7 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 	tc := in.context.turnContext
 	tc.SessionID = in.conversationID
 	body := &turnRequest{Transcript: &text, Mode: &mode, Messages: in.history, Context: &tc,
-		Meta: &turnMeta{Locale: locale}, unclear: unclear, heard: heard, turnID: in.id}
+		Meta: &turnMeta{Locale: locale}, unclear: unclear, heard: heard, turnID: in.id, deadline: deadline}
 
 	// The turn's events, as Engine.Turn yields them, go to the voice sink, which speaks them.
 	var (

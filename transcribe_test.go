@@ -129,6 +129,29 @@ func TestAudioTurnDeadline(t *testing.T) {
 	}
 }
 
+// TestSocketUtteranceDeadline: a voice socket's utterance is transcribed within the turn's time
+// limit too: past it the socket gets a transcriber_unavailable error message instead of waiting
+// on, and answers the next message.
+func TestSocketUtteranceDeadline(t *testing.T) {
+	slow := newSlowTranscriber()
+	tenant := testTenant()
+	tenant.Limits.TurnTimeout = engine.Duration(300 * time.Millisecond)
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Your", " balance.")}}
+	h := newHarness(t, engine.Config{Model: model, Transcriber: slow}, tenant)
+	h.shutdownAtEnd(t)
+	t.Cleanup(slow.release) // before the server waits for its handlers
+	c := h.dial(t, headers())
+	c.sendAudio(voiced(16000), nil)
+	c.send(map[string]any{"type": "end_of_speech"})
+	if m := c.expect("error"); m.Error.Code != engine.CodeTranscriberUnavailable {
+		t.Fatalf("an utterance past the turn's time limit: %s", m.raw)
+	}
+	c.send(map[string]any{"type": "text", "transcript": "hi"})
+	if v := c.turn(); v.spec.Speak != "Your balance." {
+		t.Errorf("the socket's next turn: %+v", v.spec)
+	}
+}
+
 // TestTranscriptionBounds: with 16 recordings of 16 users waiting for a busy transcriber, those
 // past Config.MaxConcurrentTranscriptions (default 8) are refused 503 overloaded at once, a
 // voice socket's utterance too, while a text turn is answered; the others are heard once the
