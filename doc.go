@@ -55,8 +55,13 @@
 // the engine's UI tools become widgets. A call of an action tool is never run during a turn:
 // it becomes a confirm widget carrying a signed token bound to the tenant, session, tool and
 // exact arguments, which the execute endpoint runs once the user confirmed on the device.
-// When the model is done, the widgets are sent, then done with the assembled spec. A client
-// that goes away cancels the model and the tools.
+// When the model is done, the widgets are sent, then done with the assembled spec.
+//
+// A client that goes away before the turn's first event (while its body is read or its audio
+// transcribed) cancels the turn. One that goes away later cancels the model and the tools too,
+// unless a [TurnLog] keeps the turn: then it runs to its end within its deadline, for the
+// client to resume it (GET /engine/turns/{id}). A confirmed action that has reached its
+// backend always runs to its end, whoever goes away.
 //
 // The voice socket runs the same turn loop behind transcription, and synthesizes the answer
 // sentence by sentence while the model is still writing.
