@@ -23,7 +23,7 @@ type fixture struct {
 	srv  *httptest.Server
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	d := enginetest.NewDemo(t, nil)
 	srv := httptest.NewServer(agui.Handler(d.Engine, nil))
