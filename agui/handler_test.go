@@ -259,12 +259,16 @@ func TestTransferEndsAsAnInterruptThatRunsOnce(t *testing.T) {
 		t.Fatalf("%d transfers, want 1", n)
 	}
 
-	// The same interrupt again: the engine's token runs once, whatever the client resends.
+	// The same interrupt again, as a client that lost the answer resends it: the first result,
+	// and the engine's token runs the action once.
 	again := f.run(t, nil, resumeInput("thread-2", "run-resume-2", id, "resolved", basicAuth()))
 	if again.status != 200 {
 		t.Fatalf("%d %v", again.status, again.problem)
 	}
 	checkSequence(t, again)
+	if done := again.customs("done"); len(done) != 1 || done[0]["title"] != "Money sent" || again.last()["type"] != "RUN_FINISHED" {
+		t.Errorf("the replayed resume: %v, want the first result again", again.events)
+	}
 	if n := f.demo.Bank.Transfers(userToken); n != 1 {
 		t.Fatalf("the replayed resume made %d transfers, want 1", n)
 	}
