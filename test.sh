@@ -84,4 +84,5 @@ done <<'TARGETS'
 ./widgets FuzzStrictUnmarshal
 ./internal/jsonenc FuzzHasDuplicateMembers
 ./examples/demobank FuzzVerify
+./agui FuzzRunAgentInput
 TARGETS
