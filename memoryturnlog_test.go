@@ -81,7 +81,9 @@ func TestMemoryTurnLogDroppedTurn(t *testing.T) {
 	}
 	followed := make(chan error, 1)
 	go func() {
-		_, err := l.ReadEvents(t.Context(), "a", 1, 10, 10*time.Second)
+		// Waiting for events past any the test writes, so that it is still waiting when the
+		// turn is dropped, however late it starts.
+		_, err := l.ReadEvents(t.Context(), "a", 1000, 10, 10*time.Second)
 		followed <- err
 	}()
 	var others []string
