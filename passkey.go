@@ -210,14 +210,10 @@ const passkeyBindingLifetime = 90 * 24 * time.Hour
 // passkey's public key, when the ReplayStore can bind: a registration that names an id already
 // bound to another key is refused, so that nothing downstream can take one passkey for another
 // by its id.
-func (e *Engine) bindPasskey(ctx context.Context, req *request, s *Session) *Problem {
+func (e *Engine) bindPasskey(ctx context.Context, req *request, s *Session, device *DeviceKey) *Problem {
 	b, ok := e.replay.(Binder)
-	if !ok || len(s.GateCredential) == 0 {
+	if !ok {
 		return nil
-	}
-	device, err := passkeyDevice(s.GateCredential)
-	if err != nil {
-		return invalidField("gate_credential", err.Error())
 	}
 	key := "passkey-credential:" + req.Tenant.Key + ":" + s.User + ":" + device.CredentialID
 	bound, err := b.Bind(ctx, key, device.Thumbprint, e.now().Add(passkeyBindingLifetime))

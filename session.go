@@ -165,11 +165,16 @@ func (e *Engine) createSession(ctx context.Context, req *request, body *createSe
 		// proves actions.
 		s.GateKey, s.GateCredential = nil, cred
 	}
-	// The bank's word first: a key it refuses binds no credential id.
-	if p := e.checkSessionDevice(ctx, req, s); p != nil {
-		return nil, p
+	device, p := sessionDevice(s)
+	if p == nil && req.Tenant.RequireActionProof && device != nil {
+		// The bank's word first: a key it refuses binds no credential id. Each execute asks
+		// again.
+		p = e.checkEnrolled(ctx, req, device)
 	}
-	if p := e.bindPasskey(ctx, req, s); p != nil {
+	if p == nil && device != nil && device.Kind == DeviceKeyPasskey {
+		p = e.bindPasskey(ctx, req, s, device)
+	}
+	if p != nil {
 		return nil, p
 	}
 	if len(body.Metadata) > 0 && string(body.Metadata) != "null" {
@@ -213,31 +218,24 @@ func (e *Engine) createSession(ctx context.Context, req *request, body *createSe
 		ExpiresAt: s.ExpiresAt.Format(time.RFC3339), Theme: theme}, nil
 }
 
-// checkSessionDevice asks the tenant's backend, for a tenant that requires device proofs,
-// whether the key that will prove the session's actions is enrolled for the user: a session
-// whose key the bank does not know is refused, 403 device_not_enrolled. Each execute asks again.
-func (e *Engine) checkSessionDevice(ctx context.Context, req *request, s *Session) *Problem {
-	if !req.Tenant.RequireActionProof {
-		return nil
-	}
-	var device *DeviceKey
+// sessionDevice is the key that will prove the session's actions: its passkey, its gate key,
+// or its device key; nil for a session that is not device-bound.
+func sessionDevice(s *Session) (*DeviceKey, *Problem) {
 	switch {
 	case len(s.GateCredential) > 0:
 		d, err := passkeyDevice(s.GateCredential)
 		if err != nil {
-			return invalidField("gate_credential", err.Error())
+			return nil, invalidField("gate_credential", err.Error())
 		}
-		device = d
+		return d, nil
 	case len(s.GateKey) > 0:
 		key, err := dpop.ParseKey(s.GateKey)
 		if err != nil {
-			return invalidField("gate_key", err.Error())
+			return nil, invalidField("gate_key", err.Error())
 		}
-		device = sessionGateKey(s, key)
-	default:
-		return nil // not device-bound: it can run no action here, and needs no check
+		return sessionGateKey(s, key), nil
 	}
-	return e.checkEnrolled(ctx, req, device)
+	return nil, nil
 }
 
 // tokenProblem answers a session token that is missing, malformed, expired, forged or

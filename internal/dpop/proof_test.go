@@ -61,20 +61,9 @@ func thumbprintOf(tb testing.TB, raw []byte) string {
 }
 
 func (f *proofFixture) sign(header, claims map[string]any) string {
-	enc := func(v any) string {
-		b, _ := json.Marshal(v)
-		return b64.EncodeToString(b)
-	}
-	input := enc(header) + "." + enc(claims)
-	sum := sha256.Sum256([]byte(input))
-	r, s, err := ecdsa.Sign(rand.Reader, f.key, sum[:])
-	if err != nil {
-		panic(err)
-	}
-	sig := make([]byte, 64)
-	r.FillBytes(sig[:32])
-	s.FillBytes(sig[32:])
-	return input + "." + b64.EncodeToString(sig)
+	h, _ := json.Marshal(header)
+	c, _ := json.Marshal(claims)
+	return f.signRaw(string(h), string(c))
 }
 
 func (f *proofFixture) proof(jti string) string {
