@@ -101,8 +101,8 @@ func TestAudioProblemDetail(t *testing.T) {
 }
 
 // TestUnclearSpeech: speech the transcriber heard but did not understand is answered "Sorry, I
-// didn't catch that" in the user's language, over SSE and the voice socket, without asking
-// the model: a mumble never becomes an action.
+// didn't catch that" in the user's language, without asking the model: a mumble never becomes
+// an action. (Package voice's TestStreamUnclearSpeech does the same over the socket.)
 func TestUnclearSpeech(t *testing.T) {
 	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{{engine.TextEvent("This must not be said.")}}}
 	unclear := transcriberFunc(func(context.Context, []int16, int, string) (string, error) {
@@ -119,14 +119,6 @@ func TestUnclearSpeech(t *testing.T) {
 		t.Errorf("in Spanish: %q", r.spec.Speak)
 	}
 
-	h.shutdownAtEnd(t)
-	c := h.dial(t, headers())
-	c.sendAudio(voiced(16000), nil)
-	c.send(map[string]any{"type": "end_of_speech"})
-	v := c.turn()
-	if v.spec.Speak != "Sorry, I didn't catch that. Could you say it again?" || len(v.spec.Widgets) != 0 {
-		t.Errorf("socket: %+v", v.spec)
-	}
 	if n := model.Calls(); n != 0 {
 		t.Errorf("the model was asked %d times", n)
 	}

@@ -34,11 +34,19 @@
 //	POST /engine                 Engine.TurnHandler     a turn, streamed as server-sent events
 //	POST /engine/execute         Engine.ExecuteHandler  a confirmed action, run at most once
 //	POST /engine/tts             Engine.TTSHandler      text spoken as a streamed WAV
-//	GET  /engine/stream          Engine.StreamHandler   the live voice socket
 //
 // [Engine.HealthHandler] answers probes. Every error is an RFC 9457 [Problem] with a stable
-// code. A host that shuts down calls [Engine.Shutdown] to close the voice sockets and
-// [Engine.Close] to end background work.
+// code. A host that shuts down calls [Engine.Shutdown], which tells the transports (the voice
+// sockets) to go, and [Engine.Close] to end background work.
+//
+// # Transports and capabilities
+//
+// This package is the engine's API, its contracts and the turn core. What speaks another wire
+// protocol is a package of its own, built on the exported API ([Engine.Turn], [Engine.Execute],
+// [Engine.Synthesize], [Engine.CreateSession]) and the few hooks a transport needs
+// ([Engine.CallerFromRequest], [Engine.Route], [Engine.Admit], [Engine.OnShutdown], tickets):
+// package voice serves the live voice socket (GET /engine/stream), package agui the AG-UI
+// protocol; [Engine.Handler] mounts a transport's routes beside the engine's.
 //
 // # The life of a turn
 //
@@ -63,8 +71,9 @@
 // client to resume it (GET /engine/turns/{id}). A confirmed action that has reached its
 // backend always runs to its end, whoever goes away.
 //
-// The voice socket runs the same turn loop behind transcription, and synthesizes the answer
-// sentence by sentence while the model is still writing.
+// The voice socket (package voice) runs the same turns through [Engine.Turn], from the
+// utterance's samples, and synthesizes the answer sentence by sentence while the model is still
+// writing.
 //
 // # Testing
 //

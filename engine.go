@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/go-webauthn/webauthn/webauthn"
 
+	"github.com/convengine/engine/internal/bound"
 	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/schema"
 	"github.com/convengine/engine/internal/token"
@@ -77,8 +77,6 @@ type Config struct {
 	MaxBody     int64
 	// PingInterval is the silence after which a turn stream sends ": ping" (default 15s).
 	PingInterval time.Duration
-	// Stream configures the voice socket; nil means its defaults.
-	Stream *StreamOptions
 	// RateLimiter keeps the tenants' and users' rate limits (Tenant.Limits); nil means
 	// buckets in this process's memory, so that N replicas allow N times the limits. While it
 	// fails, each process applies the limits alone.
@@ -176,31 +174,27 @@ type Engine struct {
 	maxBody       int64
 	ping          time.Duration
 	now           func() time.Time
-	streamOpts    StreamOptions
-	streams       streamRegistry
+	shutdown      shutdownHooks
 	limits        *rateLimiting
-	turnSlots     slots
-	synthSlots    slots
-	socketSlots   slots
-	userSockets   *perUser
-	userSyntheses *perUser
-	audioMemory   *budget
-	headerMemory  *budget
+	turnSlots     bound.Slots
+	synthSlots    bound.Slots
+	userSyntheses *bound.PerUser
+	headerMemory  *bound.Budget
 	writeTimeout  time.Duration
 	environmentOf func(r *http.Request) string
 	identifyHook  func(r *http.Request) (Identity, error)
 	guards        Guards
 	turnLog       TurnLog
 	resumeFor     time.Duration
-	resumes       slots
+	resumes       bound.Slots
 	resumesOfTurn resumesOfTurn
 	// hostWidgets are Config.Widgets by tool name; hostWidgetSpecs describe them to the model.
 	hostWidgets     map[string]*WidgetType
 	hostWidgetSpecs []ToolSpec
 	webauthn        *webauthn.WebAuthn
 	// transcriptions bounds the audio being transcribed, userTranscriptions that of each user.
-	transcriptions     slots
-	userTranscriptions *perUser
+	transcriptions     bound.Slots
+	userTranscriptions *bound.PerUser
 }
 
 // ErrConfig is wrapped by the errors [New] returns for an incomplete configuration.
@@ -236,16 +230,16 @@ func New(cfg Config) (*Engine, error) {
 		maxBody:       cfg.MaxBody,
 		ping:          cfg.PingInterval,
 		now:           cfg.Now,
-		turnSlots:     newSlots(cfg.MaxConcurrentTurns, defaultMaxConcurrentTurns),
-		synthSlots:    newSlots(cfg.MaxConcurrentSyntheses, defaultMaxConcurrentSyntheses),
-		headerMemory:  &budget{limit: cmp.Or(cfg.HeaderMemory, defaultHeaderMemory)},
+		turnSlots:     bound.NewSlots(cfg.MaxConcurrentTurns, defaultMaxConcurrentTurns),
+		synthSlots:    bound.NewSlots(cfg.MaxConcurrentSyntheses, defaultMaxConcurrentSyntheses),
+		headerMemory:  &bound.Budget{Limit: cmp.Or(cfg.HeaderMemory, defaultHeaderMemory)},
 		writeTimeout:  cfg.WriteTimeout,
 		environmentOf: cfg.Environment,
 		identifyHook:  cfg.Identify,
 	}
-	e.userSyntheses = newPerUser(cfg.MaxSynthesesPerUser, defaultMaxSynthesesPerUser)
-	e.transcriptions = newSlots(cfg.MaxConcurrentTranscriptions, defaultMaxTranscriptions)
-	e.userTranscriptions = newPerUser(cfg.MaxTranscriptionsPerUser, defaultMaxTranscriptionsPerUser)
+	e.userSyntheses = bound.NewPerUser(cfg.MaxSynthesesPerUser, defaultMaxSynthesesPerUser)
+	e.transcriptions = bound.NewSlots(cfg.MaxConcurrentTranscriptions, defaultMaxTranscriptions)
+	e.userTranscriptions = bound.NewPerUser(cfg.MaxTranscriptionsPerUser, defaultMaxTranscriptionsPerUser)
 	if e.speechText == nil {
 		e.speechText = verbalize.Text
 	}
@@ -265,7 +259,7 @@ func New(cfg Config) (*Engine, error) {
 	if e.resumeFor <= 0 {
 		e.resumeFor = defaultResumeFor
 	}
-	e.resumes = newSlots(0, defaultMaxResumes)
+	e.resumes = bound.NewSlots(0, defaultMaxResumes)
 	if err := e.initSessions(&cfg); err != nil {
 		errs = append(errs, err)
 	}
@@ -305,14 +299,7 @@ func New(cfg Config) (*Engine, error) {
 	if e.ping == 0 {
 		e.ping = 15 * time.Second
 	}
-	streamOpts, err := cfg.Stream.withDefaults(e.ping)
-	if err != nil {
-		return nil, err
-	}
-	e.streamOpts = streamOpts
-	e.socketSlots = newSlots(streamOpts.MaxSockets, defaultMaxSockets)
-	e.userSockets = &perUser{limit: streamOpts.MaxSocketsPerUser}
-	e.audioMemory = &budget{limit: streamOpts.AudioMemory}
+	var err error
 	if e.actionTokens, err = token.NewActions(cfg.SigningKey); err != nil {
 		return nil, fmt.Errorf("%w: SigningKey: %v", ErrConfig, err)
 	}
@@ -338,34 +325,27 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// Shutdown closes every voice socket with 1001 (going away) and refuses new ones. A socket
-// running a turn is closed when the turn has been answered; when ctx ends first, the turns
-// still running are cancelled and their sockets closed at once, and Shutdown returns
-// ctx.Err(). It returns when every socket is closed. An http.Server's Shutdown does not wait
-// for WebSockets, which it no longer tracks: call both.
+// Shutdown tells the transports that registered with [Engine.OnShutdown] that the engine is
+// going away, and waits until they are done: package voice closes its sockets with 1001 (going
+// away) and refuses new ones, a socket running a turn once the turn has been answered. When ctx
+// ends first, they stop what still runs at once, and Shutdown returns ctx.Err(). An
+// http.Server's Shutdown does not wait for WebSockets, which it no longer tracks: call both.
 func (e *Engine) Shutdown(ctx context.Context) error {
-	conns := e.streams.shutdown()
-	for _, c := range conns {
-		if !c.busy.Load() {
-			c.goAway() // a busy socket goes when its turn ends
-		}
+	e.shutdown.mu.Lock()
+	if !e.shutdown.closing {
+		e.shutdown.closing, e.shutdown.ctx = true, context.WithoutCancel(ctx)
 	}
-	all := make(chan struct{})
-	go func() {
-		e.streams.wg.Wait()
-		close(all)
-	}()
-	select {
-	case <-all:
-		return nil
-	case <-ctx.Done():
+	hooks := e.shutdown.hooks
+	e.shutdown.mu.Unlock()
+	errs := make([]error, len(hooks))
+	var wg sync.WaitGroup
+	for i, f := range hooks {
+		wg.Go(func() { errs[i] = f(ctx) })
 	}
-	var closers sync.WaitGroup
-	for _, c := range conns {
-		closers.Go(func() { c.abort(websocket.StatusGoingAway, "the server is shutting down") })
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
-	closers.Wait()
-	<-all
 	return ctx.Err()
 }
 
@@ -376,18 +356,23 @@ const (
 	PathExecute       = "/engine/execute"
 	PathTTS           = "/engine/tts"
 	PathStream        = "/engine/stream"
+	// PathStreamTicket is where a client that cannot set the voice socket's headers (a
+	// browser) gets a ticket to open it with.
+	PathStreamTicket = "/engine/stream-ticket"
 )
 
-// Handler returns a handler serving every route of the engine at its path. Unknown paths get a
-// 404 problem, a known path with another method a 405 problem.
-func (e *Engine) Handler() http.Handler {
+// Handler returns a handler serving every route of the engine at its path, and the routes of
+// transports given (package voice's socket). Unknown paths get a 404 problem, a known path with
+// another method a 405 problem.
+func (e *Engine) Handler(routes ...Route) http.Handler {
 	mux := http.NewServeMux()
+	for _, r := range routes {
+		mux.Handle(r.Pattern, r.Handler)
+	}
 	mux.Handle(PathCreateSession, e.SessionHandler())
 	mux.Handle(PathTurn, e.TurnHandler())
 	mux.Handle(PathExecute, e.ExecuteHandler())
 	mux.Handle(PathTTS, e.TTSHandler())
-	mux.Handle(PathStream, e.StreamHandler())
-	mux.Handle(PathStreamTicket, e.StreamTicketHandler())
 	mux.Handle(PathTurns, e.ResumeHandler())
 	mux.Handle("/", e.route("", "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, CodeNotFound, "no such route"), e.validRequestID(r))

@@ -14,7 +14,12 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/internal/openapitest"
+	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/voice"
 	"github.com/convengine/engine/widgets"
+	"go.uber.org/goleak"
 )
 
 const (
@@ -74,7 +79,13 @@ func newHarness(t *testing.T, cfg engine.Config, tenants ...*engine.Tenant) *har
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(e.Handler())
+	// The engine's routes with the voice socket's, as the reference server serves them: tests of
+	// every route (request ids, rate limits, sessions) cover the socket's upgrade too.
+	sockets, err := voice.New(e, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.Handler(sockets.Routes()...))
 	t.Cleanup(func() { e.Close() })
 	t.Cleanup(srv.Close)
 	return harnessOf(t, srv, e, logs)
@@ -89,7 +100,7 @@ func harnessOf(t *testing.T, srv *httptest.Server, e *engine.Engine, logs *engin
 		}
 	})
 	client := *srv.Client()
-	client.Transport = newValidatingTransport(t, srv.Client().Transport)
+	client.Transport = openapitest.NewTransport(t, srv.Client().Transport)
 	return &harness{t: t, srv: srv, engine: e, logs: logs, client: &client}
 }
 
@@ -185,4 +196,48 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// The speech the tests speak and hear with.
+var (
+	newEspeak = speechtest.Espeak
+	say       = speechtest.Say
+	voiced    = speechtest.Voiced
+	inRoom    = speechtest.InRoom
+	roomNoise = speechtest.RoomNoise
+	loudest   = speechtest.Loudest
+)
+
+type (
+	transcriberFunc = speechtest.TranscriberFunc
+	fakeSynthesizer = speechtest.FakeSynthesizer
+)
+
+func demoHeaders() http.Header {
+	h := headers()
+	h.Set("X-Engine-Key", demobank.EngineKey)
+	return h
+}
+
+// newDemoHarness serves the demo bank tenant as cmd/engine does: the intent model, the demo
+// bank over HTTP, espeak-ng and pocketsphinx. Fields of cfg already set are kept.
+func newDemoHarness(t *testing.T, cfg engine.Config) *harness {
+	t.Helper()
+	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: speechtest.WithSpeech(t, cfg)})
+	return harnessOf(t, d.Server, d.Engine, d.Logs)
+}
+
+// longAnswer is an answer that takes a while to stream with a delay between deltas.
+func longAnswer(sentences int) []engine.ModelEvent {
+	var words []string
+	for range sentences {
+		words = append(words, "This ", "is ", "a ", "sentence. ")
+	}
+	return enginetest.Text(words...)
+}
+
+// checkLeaks fails t if goroutines started during the test outlive it and its cleanups.
+func checkLeaks(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 }

@@ -73,6 +73,20 @@ type TurnInput struct {
 	CountryCode string
 	// Locale is the BCP 47 language of the answer; empty means the tenant's.
 	Locale string
+
+	// For transports (package voice, a telephony bridge). Samples is the user's speech as
+	// 16 kHz mono samples, instead of Transcript or Audio, at most 60 seconds: the turn
+	// transcribes it (Config.Transcriber) within its time limit, and speech heard but not
+	// understood makes a turn that says so. The turn is done with the samples once it has
+	// yielded its first event or error.
+	Samples []int16
+	// TurnID names the turn, for a transport that speaks of it before it starts (a cancel while
+	// its audio is transcribed): a UUID. Empty means a new one.
+	TurnID string
+	// Admission is the turn's place in the engine's bounds, taken before by [Engine.Admit]:
+	// the turn then counts no rate limit and takes no turn slot of its own. The one who took
+	// it releases it.
+	Admission *Admission
 }
 
 // Turn runs one turn in-process and yields its events: the same events, in the same order
@@ -98,13 +112,21 @@ type TurnInput struct {
 func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		start := e.now()
-		req, p := e.inProcessRequest(ctx, c, true)
+		req, p := e.callerRequest(ctx, c, true)
 		if p == nil && in == nil {
 			p = newProblem(http.StatusBadRequest, CodeInvalidRequest, "the turn input is nil")
 		}
 		var release func()
-		if p == nil {
-			release, p = e.acquireTurn(ctx, req)
+		switch {
+		case p != nil:
+		case in.Admission != nil && in.Admission.e != e:
+			p = newProblem(http.StatusInternalServerError, CodeInternal, "the turn's admission is another engine's")
+		case in.Admission != nil:
+			release = func() {}
+		default:
+			if p = e.rateLimit(ctx, req); p == nil {
+				release, p = e.acquireTurn(ctx, req)
+			}
 		}
 		if p != nil {
 			p.RequestID = req.idOrEmpty()
@@ -141,6 +163,15 @@ func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[E
 // the same order, with the same problems, and the session unless withSession is false (for
 // create-session, which makes one); then the rate limits of the tenant and the user.
 func (e *Engine) inProcessRequest(ctx context.Context, c *Caller, withSession bool) (*request, *Problem) {
+	req, p := e.callerRequest(ctx, c, withSession)
+	if p != nil {
+		return req, p
+	}
+	return req, e.rateLimit(ctx, req)
+}
+
+// callerRequest is inProcessRequest without the rate limits.
+func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool) (*request, *Problem) {
 	if c == nil {
 		return nil, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the caller is nil")
 	}
@@ -172,7 +203,7 @@ func (e *Engine) inProcessRequest(ctx context.Context, c *Caller, withSession bo
 		}
 		req.Forward = forwardedHeaders(h, nil)
 	}
-	return req, e.rateLimit(ctx, req)
+	return req, nil
 }
 
 // identify finds the tenant of key, its environment env ("" is production) and checks the
@@ -235,6 +266,21 @@ func (in *TurnInput) body() (*turnRequest, *Problem) {
 			return nil, invalidField("audio", "and transcript cannot both be given")
 		}
 		b.wav = in.Audio
+	}
+	if in.Samples != nil {
+		switch {
+		case in.Transcript != "" || in.Audio != nil:
+			return nil, invalidField("samples", "and transcript or audio cannot both be given")
+		case len(in.Samples) > maxInputSeconds*inputSampleRate:
+			return nil, invalidField("samples", fmt.Sprintf("hold more than %d seconds of audio", maxInputSeconds))
+		}
+		b.pcm = in.Samples
+	}
+	if in.TurnID != "" {
+		if _, err := uuid.Parse(in.TurnID); err != nil || len(in.TurnID) != 36 {
+			return nil, invalidField("turn_id", "must be a UUID")
+		}
+		b.turnID = in.TurnID
 	}
 	if in.Mode != "" {
 		m := string(in.Mode)

@@ -121,7 +121,7 @@ func (c *scanningConn) Read(p []byte) (int, error) {
 		if c.e.obs.Overload != nil {
 			c.e.obs.Overload(context.Background(), OverloadEvent{Bound: BoundHeaders})
 		}
-		c.e.log.Debug("a connection closed: the header blocks being received fill the header memory", "limit", c.e.headerMemory.limit)
+		c.e.log.Debug("a connection closed: the header blocks being received fill the header memory", "limit", c.e.headerMemory.Limit)
 		return 0, errHeaderMemory
 	}
 	return n, err
@@ -157,16 +157,16 @@ func (c *scanningConn) countHeaderBytes(b []byte) bool {
 		c.inHeader = false
 	}
 	if !c.inHeader {
-		c.e.headerMemory.give(c.held.Swap(0))
+		c.e.headerMemory.Give(c.held.Swap(0))
 		return true
 	}
-	if !c.e.headerMemory.take(int64(n)) {
-		c.e.headerMemory.give(c.held.Swap(0))
+	if !c.e.headerMemory.Take(int64(n)) {
+		c.e.headerMemory.Give(c.held.Swap(0))
 		return false
 	}
 	c.held.Add(int64(n))
 	if c.closed.Load() { // closed meanwhile: Close gave back what it saw
-		c.e.headerMemory.give(c.held.Swap(0))
+		c.e.headerMemory.Give(c.held.Swap(0))
 	}
 	return true
 }
@@ -174,7 +174,7 @@ func (c *scanningConn) countHeaderBytes(b []byte) bool {
 // Close closes the connection and gives back the header bytes it holds.
 func (c *scanningConn) Close() error {
 	c.closed.Store(true)
-	c.e.headerMemory.give(c.held.Swap(0))
+	c.e.headerMemory.Give(c.held.Swap(0))
 	return c.Conn.Close()
 }
 

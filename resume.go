@@ -129,7 +129,7 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer e.resumesOfTurn.give(id)
-	release, ok := e.resumes.tryAcquire()
+	release, ok := e.resumes.TryAcquire()
 	if !ok {
 		writeProblem(w, e.overloaded(ctx, BoundResumes, req, "the engine is resuming as many turns as it can; try again in a moment"), req.ID)
 		return

@@ -79,8 +79,8 @@ done <<'TARGETS'
 ./openai FuzzStreamReader
 ./redisstore FuzzRecords
 . FuzzRequestIDSyntax
-. FuzzPlainAudioChunk
-. FuzzStreamMessage
+./voice FuzzPlainAudioChunk
+./voice FuzzStreamMessage
 ./widgets FuzzStrictUnmarshal
 ./internal/jsonenc FuzzHasDuplicateMembers
 ./examples/demobank FuzzVerify

@@ -42,7 +42,7 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 		return "", p
 	}
 	defer releaseUser()
-	release, ok := e.transcriptions.tryAcquire()
+	release, ok := e.transcriptions.TryAcquire()
 	if !ok {
 		return "", e.overloaded(ctx, BoundTranscriptions, req, "the engine is transcribing as much speech as it can; try again in a moment")
 	}
@@ -82,6 +82,14 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 // hearTurn turns the audio of a turn's body, if any, into its transcript before the turn
 // starts.
 func (e *Engine) hearTurn(ctx context.Context, t *turn, b *turnRequest) *Problem {
+	if b.pcm != nil {
+		text, p := e.hear(ctx, t.req, b.pcm, t.locale)
+		if p != nil {
+			return p
+		}
+		t.transcript, t.heard, t.unclear = text, true, text == ""
+		return nil
+	}
 	if b.AudioBase64 == nil && b.wav == nil {
 		return nil
 	}

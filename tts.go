@@ -93,7 +93,7 @@ func (e *Engine) synthesize(ctx context.Context, req *request, text, voice *stri
 	if p != nil {
 		return nil, "", p
 	}
-	releaseSlot, ok := e.synthSlots.tryAcquire()
+	releaseSlot, ok := e.synthSlots.TryAcquire()
 	if !ok {
 		releaseUser()
 		return nil, "", e.overloaded(ctx, BoundSyntheses, req, "the engine is synthesizing as much speech as it can; try again in a moment")
@@ -186,4 +186,44 @@ func truncateText(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n]) + "…"
+}
+
+// Speaker speaks a turn's answer sentence by sentence, for a transport that speaks while the
+// answer is being written (package voice, a telephony bridge): in the tenant's voice for the
+// turn's locale, each sentence written as words first (Config.SpeechText). Unlike
+// [Engine.Synthesize] it takes no synthesis slot: the transport bounds its own speech, one
+// sentence at a time per connection.
+type Speaker struct {
+	e      *Engine
+	tenant string
+	voice  string
+	locale string
+}
+
+// Speaker returns the speaker of c's turns in locale (the Locale of the turn's start event),
+// or nil when the engine has no synthesizer or c's tenant cannot be found.
+func (e *Engine) Speaker(ctx context.Context, c *Caller, locale string) *Speaker {
+	if e.synthesizer == nil || c == nil {
+		return nil
+	}
+	t, err := e.tenants.Tenant(ctx, c.EngineKey)
+	if err != nil {
+		return nil
+	}
+	if locale == "" {
+		locale = t.Locale
+	}
+	return &Speaker{e: e, tenant: t.Key, voice: e.voiceFor(t, "", locale), locale: locale}
+}
+
+// Voice is the synthesizer's voice the speaker speaks in; "" is the synthesizer's default.
+func (s *Speaker) Voice() string { return s.voice }
+
+// Say starts speaking sentence; the caller reads the audio as it comes and closes its PCM.
+// Cancelling ctx stops the synthesis.
+func (s *Speaker) Say(ctx context.Context, sentence string) (*Audio, error) {
+	start := s.e.now()
+	speech, err := s.e.synthesizer.Synthesize(ctx, s.e.speechText(sentence, s.locale), s.voice)
+	s.e.observeSpeech(ctx, "synthesis", s.tenant, start, err)
+	return speech, err
 }

@@ -75,7 +75,7 @@ func (choosingSynthesizer) VoiceFor(locale string) string { return "voice-of-" +
 func TestTTSVoice(t *testing.T) {
 	tenant := testTenant()
 	tenant.Locale = "es-MX"
-	synth := &fakeSynthesizer{rate: 16000, seconds: 0.1}
+	synth := &fakeSynthesizer{Rate: 16000, Seconds: 0.1}
 	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Synthesizer: choosingSynthesizer{synth}}, tenant)
 	say := func(body string) string {
 		resp := h.do(t.Context(), http.MethodPost, engine.PathTTS, headers(), body)
@@ -84,7 +84,7 @@ func TestTTSVoice(t *testing.T) {
 		if resp.StatusCode != 200 || len(b) != 44+3200 {
 			t.Fatalf("%d, %d bytes", resp.StatusCode, len(b))
 		}
-		return synth.lastVoice()
+		return synth.LastVoice()
 	}
 	if v := say(ttsBody("hola")); v != "voice-of-es-MX" {
 		t.Errorf("no voice anywhere: %q, want the synthesizer's for the tenant's locale", v)
@@ -102,7 +102,7 @@ func TestTTSVoice(t *testing.T) {
 }
 
 func TestTTSFailures(t *testing.T) {
-	synth := &fakeSynthesizer{rate: 22050, seconds: 0.1}
+	synth := &fakeSynthesizer{Rate: 22050, Seconds: 0.1}
 	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Synthesizer: synth})
 	without := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}})
 	noKey := headers()
@@ -197,7 +197,7 @@ func unreadTTS(t *testing.T, h *harness, hdr http.Header, text string) (net.Conn
 // 4): one user's readers that read nothing are refused 429 rate_limited past them, and
 // another user's speech still finds a slot.
 func TestTTSSynthesesPerUser(t *testing.T) {
-	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Synthesizer: &fakeSynthesizer{rate: 16000, endless: true},
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Synthesizer: &fakeSynthesizer{Rate: 16000, Endless: true},
 		MaxConcurrentSyntheses: 6, WriteTimeout: time.Minute})
 	statuses := map[string]int{}
 	for range 8 {

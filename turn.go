@@ -77,11 +77,12 @@ type turnRequest struct {
 
 	// What callers inside the engine fix beyond the body: unclear marks a voice turn whose
 	// speech the transcriber did not understand; heard, a transcript that came from audio;
-	// wav, audio to transcribe (Engine.Turn's); turnID, the turn's id when chosen before;
+	// wav and pcm, audio to transcribe (Engine.Turn's); turnID, the turn's id when chosen before;
 	// deadline, the turn's when it started before its body was read.
 	unclear  bool
 	heard    bool
 	wav      []byte
+	pcm      []int16
 	turnID   string
 	deadline time.Time
 }
@@ -234,7 +235,7 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 	sink.to, sink.ctx, sink.cancel = to, tctx, cancel
 	t.out = sink
 	to.started(t)
-	if sink.send(Event{Type: EventStart, TurnID: t.turnID, ConversationID: t.conversationID}) != nil {
+	if sink.send(Event{Type: EventStart, TurnID: t.turnID, ConversationID: t.conversationID, Transcript: t.transcript, Locale: t.locale}) != nil {
 		return
 	}
 	e.runTurnSafely(tctx, t)
@@ -402,7 +403,7 @@ func newTurn(req *request, b *turnRequest) (*turn, *Problem) {
 	if b.turnID != "" {
 		t.turnID = b.turnID
 	}
-	if t.mode != ModeHome && t.transcript == "" && b.AudioBase64 == nil && b.wav == nil && !b.unclear {
+	if t.mode != ModeHome && t.transcript == "" && b.AudioBase64 == nil && b.wav == nil && b.pcm == nil && !b.unclear {
 		return nil, invalidField("transcript", "is required (or audio_base64) unless mode is \"home\"")
 	}
 	if len(b.Messages) > maxHistory {

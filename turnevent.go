@@ -19,6 +19,12 @@ type Event struct {
 	// TurnID and ConversationID: start. The done event's Spec.Meta holds them too.
 	TurnID         string
 	ConversationID string
+	// Transcript and Locale: start, for transports. Transcript is what the user said as the
+	// turn takes it (of speech, what the transcriber heard; "" when it did not understand),
+	// Locale the language of the answer. The stream's start event does not carry them; the
+	// done event's Spec.Meta holds them.
+	Transcript string
+	Locale     string
 	// Delta: speak. The deltas of a turn, joined, are its Spec.Speak.
 	Delta string
 	// Status and Tool: status, when a data tool starts running.

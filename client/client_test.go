@@ -27,6 +27,7 @@ import (
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/intent"
+	"github.com/convengine/engine/voice"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -46,11 +47,15 @@ type demo struct {
 	schemes map[string]string
 }
 
-func newDemo(t *testing.T, cfg engine.Config) *demo {
+func newDemo(t *testing.T, cfg engine.Config, opts ...*voice.Options) *demo {
 	t.Helper()
+	var sockets *voice.Options
+	if len(opts) > 0 {
+		sockets = opts[0]
+	}
 	d := &demo{t: t, clock: enginetest.NewClock(time.Now()), counts: map[string]int{}, schemes: map[string]string{}}
 	cfg.Now = d.clock.Now
-	d.Demo = enginetest.NewDemo(t, &enginetest.DemoOptions{Config: cfg, Handler: func(h http.Handler) http.Handler {
+	d.Demo = enginetest.NewDemo(t, &enginetest.DemoOptions{Config: cfg, Voice: sockets, Handler: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			d.mu.Lock()
 			d.counts[r.URL.Path]++

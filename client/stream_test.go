@@ -17,6 +17,7 @@ import (
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/client"
 	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/voice"
 )
 
 // voiceDemo is the demo with bench speech: a synthesizer of half a second of audio per
@@ -344,8 +345,7 @@ func TestStreamAnswersPingsBetweenTurns(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	d := newDemo(t, engine.Config{
 		Synthesizer: &enginetest.BenchSynthesizer{Duration: 500 * time.Millisecond, SampleRate: 16000},
-		Stream:      &engine.StreamOptions{PingInterval: 20 * time.Millisecond},
-	})
+	}, &voice.Options{PingInterval: 20 * time.Millisecond})
 	s := openStream(t, d.client(nil), nil)
 	time.Sleep(300 * time.Millisecond) // fifteen pings, none read by the app
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)

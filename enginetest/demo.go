@@ -15,6 +15,7 @@ import (
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/mcptools"
+	"github.com/convengine/engine/voice"
 )
 
 // DemoUserToken is the end user's token of [Demo.Headers].
@@ -34,6 +35,9 @@ type DemoOptions struct {
 	Extra func(demo *engine.Tenant) []*engine.Tenant
 	// Handler wraps the engine's handler, to watch or change its requests.
 	Handler func(http.Handler) http.Handler
+	// Voice configures the voice socket, which the demo serves as cmd/engine does; nil means
+	// its defaults.
+	Voice *voice.Options
 }
 
 // Demo is the reference server's demo, in process: the demo bank (behind a [Backend] that
@@ -47,6 +51,8 @@ type Demo struct {
 	// Handler is what Server serves: the engine's handler, wrapped by DemoOptions.Handler.
 	Handler http.Handler
 	Engine  *engine.Engine
+	// Voice is the engine's voice socket, served at its paths.
+	Voice   *voice.Server
 	Tenant  *engine.Tenant
 	Bank    *demobank.Bank
 	Backend *Backend
@@ -118,7 +124,10 @@ func NewDemo(t testing.TB, o *DemoOptions) *Demo {
 	if d.Engine, err = engine.New(cfg); err != nil {
 		t.Fatal(err)
 	}
-	d.Handler = d.Engine.Handler()
+	if d.Voice, err = voice.New(d.Engine, o.Voice); err != nil {
+		t.Fatal(err)
+	}
+	d.Handler = d.Engine.Handler(d.Voice.Routes()...)
 	if o.Handler != nil {
 		d.Handler = o.Handler(d.Handler)
 	}

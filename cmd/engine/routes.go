@@ -8,16 +8,17 @@ import (
 	"github.com/convengine/engine/agui"
 	"github.com/convengine/engine/docs"
 	"github.com/convengine/engine/examples/web"
+	"github.com/convengine/engine/voice"
 )
 
-// routes serves the engine's API with what an operator expects next to it: AG-UI runs at
+// routes serves the engine's API and its voice socket with what an operator expects next to it: AG-UI runs at
 // /engine/agui, health probes, the OpenAPI and AsyncAPI documents, and with demoWeb the
 // reference web client at /demo/, with the reference bank's enrolment routes at /demo/bank/
 // when the demo runs. Metrics are served on the
 // debug address only (serveDebug).
-func routes(eng *engine.Engine, demoWeb bool, d *demo) http.Handler {
+func routes(eng *engine.Engine, sockets *voice.Server, demoWeb bool, d *demo) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/", eng.Handler())
+	mux.Handle("/", eng.Handler(sockets.Routes()...))       // the voice socket at /engine/stream
 	mux.Handle("POST /engine/agui", agui.Handler(eng, nil)) // AG-UI clients (docs/agui.md)
 	mux.Handle("/healthz", eng.HealthHandler())
 	mux.Handle("/readyz", eng.HealthHandler())

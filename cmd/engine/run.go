@@ -21,6 +21,7 @@ import (
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/mcptools"
 	"github.com/convengine/engine/tenantfile"
+	"github.com/convengine/engine/voice"
 )
 
 // Server limits. Responses have no overall write time-out, a turn may take as long as its tenant
@@ -44,14 +45,14 @@ type options struct {
 	// debugAddr serves runtime figures and profiles, for soaks and diagnosis; off when empty.
 	debugAddr string
 	// The bounds on what strangers can start: Config.MaxConcurrentTurns,
-	// MaxConcurrentSyntheses and WriteTimeout, StreamOptions.MaxSockets, MaxSocketsPerUser and
+	// MaxConcurrentSyntheses and WriteTimeout, voice.Options.MaxSockets, MaxSocketsPerUser and
 	// AudioMemory (in MiB); 0 means the engine's default.
 	maxTurns, maxSyntheses, maxSockets, maxUserSockets, audioMemoryMiB int
 	writeTimeout                                                       time.Duration
 
 	// Config.MaxSynthesesPerUser, MaxConcurrentTranscriptions and MaxTranscriptionsPerUser.
 	maxUserSyntheses, maxTranscriptions, maxUserTranscriptions int
-	// bargeIn and endOfSpeech are StreamOptions.BargeIn and EndOfSpeech.
+	// bargeIn and endOfSpeech are voice.Options.BargeIn and EndOfSpeech.
 	bargeIn, endOfSpeech time.Duration
 
 	// webauthnRPID and webauthnOrigins name the relying party of passkeys (Config.WebAuthn).
@@ -186,8 +187,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxConcurrentSyntheses: opts.maxSyntheses, WriteTimeout: opts.writeTimeout,
 		MaxSynthesesPerUser: opts.maxUserSyntheses, MaxConcurrentTranscriptions: opts.maxTranscriptions,
 		MaxTranscriptionsPerUser: opts.maxUserTranscriptions,
-		Stream: &engine.StreamOptions{MaxSockets: opts.maxSockets, MaxSocketsPerUser: opts.maxUserSockets,
-			AudioMemory: int64(opts.audioMemoryMiB) << 20, BargeIn: opts.bargeIn, EndOfSpeech: opts.endOfSpeech},
 	}
 	if demo != nil {
 		cfg.Widgets = []engine.WidgetType{demobank.CardWidget} // the demo bank's own card
@@ -207,9 +206,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer eng.Close() // after the server: stops warm-ups still running
+	sockets, err := voice.New(eng, &voice.Options{MaxSockets: opts.maxSockets, MaxSocketsPerUser: opts.maxUserSockets,
+		AudioMemory: int64(opts.audioMemoryMiB) << 20, BargeIn: opts.bargeIn, EndOfSpeech: opts.endOfSpeech})
+	if err != nil {
+		return err
+	}
 
 	srv := &http.Server{
-		Handler:           routes(eng, demoWeb, demo),
+		Handler:           routes(eng, sockets, demoWeb, demo),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
@@ -252,10 +256,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer cancel()
 	// The server does not track voice sockets: the engine closes them (1001) itself, each
 	// once its running turn is answered.
-	sockets := make(chan error, 1)
-	go func() { sockets <- eng.Shutdown(sctx) }()
+	closed := make(chan error, 1)
+	go func() { closed <- eng.Shutdown(sctx) }()
 	err = srv.Shutdown(sctx)
-	if serr := <-sockets; serr != nil {
+	if serr := <-closed; serr != nil {
 		log.Warn("voice sockets still answering at the deadline were cut off", "err", serr)
 	}
 	if err != nil {

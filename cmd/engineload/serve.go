@@ -18,6 +18,7 @@ import (
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/httptools"
+	"github.com/convengine/engine/voice"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/internal/debugstats"
 )
@@ -232,12 +233,15 @@ func serverOf(cfg *config, vt *voiceTimer) (http.Handler, func(), error) {
 			Observer: &engine.Observer{Socket: vt.socket},
 			// A bench measures what the engine can do: no bound of a public deployment applies.
 			MaxConcurrentTurns: -1, MaxConcurrentSyntheses: -1, MaxSynthesesPerUser: -1,
-			MaxConcurrentTranscriptions: -1, MaxTranscriptionsPerUser: -1,
-			Stream: &engine.StreamOptions{MaxSockets: -1, MaxSocketsPerUser: -1, AudioMemory: -1}})
+			MaxConcurrentTranscriptions: -1, MaxTranscriptionsPerUser: -1})
 		if err != nil {
 			return nil, nop, err
 		}
-		return e.Handler(), func() { e.Close() }, nil
+		sockets, err := voice.New(e, &voice.Options{MaxSockets: -1, MaxSocketsPerUser: -1, AudioMemory: -1})
+		if err != nil {
+			return nil, nop, err
+		}
+		return e.Handler(sockets.Routes()...), func() { e.Close() }, nil
 	}
 	return nil, nop, fmt.Errorf("-serve: unknown server %q", cfg.serve)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/httptools"
+	"github.com/convengine/engine/voice"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/sphinx"
 )
@@ -61,7 +62,12 @@ func startDemo() (*demoEngine, error) {
 		d.Close()
 		return nil, err
 	}
-	srv := &http.Server{Handler: d.engine.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	sockets, err := voice.New(d.engine, nil)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	srv := &http.Server{Handler: d.engine.Handler(sockets.Routes()...), ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		d.Close()

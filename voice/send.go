@@ -1,13 +1,15 @@
-package engine
+package voice
 
 import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -152,7 +154,7 @@ func (c *voiceConn) writeLoop() {
 		}
 		if err != nil {
 			if c.ctx.Err() == nil {
-				c.e.log.Info("voice socket write failed", "requestId", c.req.ID, "tenant", c.req.Tenant.Key, "err", err)
+				c.e.Logger().Info("voice socket write failed", "requestId", c.caller.RequestID, "tenant", c.caller.EngineKey, "err", err)
 			}
 			c.cancel()
 			c.ws.CloseNow()
@@ -182,7 +184,7 @@ func (c *voiceConn) pingClient() {
 	cancel()
 	if err != nil {
 		if c.ctx.Err() == nil {
-			c.e.log.Info("voice socket ping failed", "requestId", c.req.ID, "tenant", c.req.Tenant.Key, "err", err)
+			c.e.Logger().Info("voice socket ping failed", "requestId", c.caller.RequestID, "tenant", c.caller.EngineKey, "err", err)
 			c.cancel()
 			c.ws.CloseNow()
 		}
@@ -200,7 +202,7 @@ func (c *voiceConn) pingClient() {
 func (c *voiceConn) checkIdle() {
 	wait := c.opts.IdleTimeout
 	if !c.busy.Load() {
-		since := c.e.now().Sub(time.Unix(0, c.lastActivity.Load()))
+		since := time.Since(time.Unix(0, c.lastActivity.Load()))
 		if since >= c.opts.IdleTimeout {
 			c.push(c.ctx, frame{close: websocket.StatusNormalClosure, reason: "idle"}, false)
 			return
@@ -283,4 +285,15 @@ func errorMessage(turnID, code, message string, retryable bool) []byte {
 	}
 	b, _ := json.Marshal(m)
 	return b
+}
+
+// errClientGone says that the client no longer reads the turn.
+var errClientGone = errors.New("voice: the client went away")
+
+// truncateText cuts s to n characters, marking the cut.
+func truncateText(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
 }

@@ -1,4 +1,4 @@
-package engine_test
+package voice_test
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/voice"
 )
 
 // mintTicket asks h for a stream ticket with hdr.
@@ -53,7 +54,7 @@ func dialTicket(t *testing.T, url string, protocols []string, hdr http.Header) (
 		}
 		return nil, &p
 	}
-	if ws.Subprotocol() != engine.SubprotocolEngine {
+	if ws.Subprotocol() != voice.SubprotocolEngine {
 		t.Errorf("the socket answered with subprotocol %q", ws.Subprotocol())
 	}
 	t.Cleanup(func() { ws.CloseNow() })
@@ -61,7 +62,7 @@ func dialTicket(t *testing.T, url string, protocols []string, hdr http.Header) (
 }
 
 // whoamiEngine is an engine whose model calls a tool that records who it ran for.
-func whoamiEngine(t *testing.T, cfg engine.Config) (*harness, func() []string) {
+func whoamiEngine(t *testing.T, cfg engine.Config, opts ...*voice.Options) (*harness, func() []string) {
 	var (
 		mu  sync.Mutex
 		who []string
@@ -83,7 +84,11 @@ func whoamiEngine(t *testing.T, cfg engine.Config) (*harness, func() []string) {
 		}
 		return enginetest.Text("Done.")
 	})
-	h := newHarness(t, cfg)
+	var o *voice.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	h := newHarnessWith(t, cfg, o)
 	return h, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -104,7 +109,7 @@ func TestStreamTicket(t *testing.T) {
 	if d := exp.Sub(clock.Now()); d <= 0 || d > time.Minute {
 		t.Errorf("the ticket lasts %v", d)
 	}
-	protocols := []string{engine.SubprotocolEngine, "ticket." + ticket}
+	protocols := []string{voice.SubprotocolEngine, "ticket." + ticket}
 
 	c, p := dialTicket(t, h.wsURL(), protocols, nil)
 	if p != nil {
@@ -127,35 +132,35 @@ func TestStreamTicket(t *testing.T) {
 	refused("used again", protocols, nil, engine.CodeStreamTicketReused)
 
 	other, _ := mintTicket(t, h, headers())
-	refused("another tenant's key beside it", []string{engine.SubprotocolEngine, "ticket." + other},
+	refused("another tenant's key beside it", []string{voice.SubprotocolEngine, "ticket." + other},
 		http.Header{"X-Engine-Key": {"pk_other"}}, engine.CodeStreamTicketWrongTenant)
-	refused("the ticket's key and another tenant's beside it", []string{engine.SubprotocolEngine, "ticket." + other},
+	refused("the ticket's key and another tenant's beside it", []string{voice.SubprotocolEngine, "ticket." + other},
 		http.Header{"X-Engine-Key": {headers().Get("X-Engine-Key"), "pk_other"}}, engine.CodeStreamTicketWrongTenant)
 
 	late, _ := mintTicket(t, h, headers())
 	clock.Add(61 * time.Second)
-	refused("expired", []string{engine.SubprotocolEngine, "ticket." + late}, nil, engine.CodeStreamTicketExpired)
+	refused("expired", []string{voice.SubprotocolEngine, "ticket." + late}, nil, engine.CodeStreamTicketExpired)
 
 	tampered := []byte(ticket)
 	tampered[len(tampered)/2] ^= 1
 	if tampered[len(tampered)/2] < '0' {
 		tampered[len(tampered)/2] = 'A'
 	}
-	many := []string{engine.SubprotocolEngine}
+	many := []string{voice.SubprotocolEngine}
 	for i := range 99 {
 		many = append(many, "p"+strings.Repeat("x", i%5))
 	}
 	for name, protos := range map[string][]string{
-		"forged":                {engine.SubprotocolEngine, "ticket.st1_" + strings.Repeat("A", 80)},
-		"changed":               {engine.SubprotocolEngine, "ticket." + string(tampered)},
-		"10 KB":                 {engine.SubprotocolEngine, "ticket." + strings.Repeat("A", 10<<10)},
-		"20 KB":                 {engine.SubprotocolEngine, "ticket." + strings.Repeat("A", 20<<10)},
-		"not base64url":         {engine.SubprotocolEngine, "ticket.st1_abc.def"},
+		"forged":                {voice.SubprotocolEngine, "ticket.st1_" + strings.Repeat("A", 80)},
+		"changed":               {voice.SubprotocolEngine, "ticket." + string(tampered)},
+		"10 KB":                 {voice.SubprotocolEngine, "ticket." + strings.Repeat("A", 10<<10)},
+		"20 KB":                 {voice.SubprotocolEngine, "ticket." + strings.Repeat("A", 20<<10)},
+		"not base64url":         {voice.SubprotocolEngine, "ticket.st1_abc.def"},
 		"without engine.v1":     {"ticket." + other},
-		"two tickets":           {engine.SubprotocolEngine, "ticket." + other, "ticket." + other},
-		"an empty ticket first": {engine.SubprotocolEngine, "ticket.", "ticket." + other},
+		"two tickets":           {voice.SubprotocolEngine, "ticket." + other, "ticket." + other},
+		"an empty ticket first": {voice.SubprotocolEngine, "ticket.", "ticket." + other},
 		"100 subprotocols":      append(many, "ticket."+other),
-		"too short":             {engine.SubprotocolEngine, "ticket.x"},
+		"too short":             {voice.SubprotocolEngine, "ticket.x"},
 	} {
 		refused(name, protos, nil, engine.CodeInvalidStreamTicket)
 	}
@@ -199,7 +204,7 @@ func TestStreamTicket(t *testing.T) {
 // without engine.v1, is checked as before.
 func TestStreamWithoutTicket(t *testing.T) {
 	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}})
-	_, p := dialTicket(t, h.wsURL(), []string{engine.SubprotocolEngine}, nil)
+	_, p := dialTicket(t, h.wsURL(), []string{voice.SubprotocolEngine}, nil)
 	if p == nil || p.Status != http.StatusUnauthorized || p.Code != engine.CodeInvalidStreamTicket || !strings.Contains(p.Detail, engine.PathStreamTicket) {
 		t.Fatalf("engine.v1 alone: %+v, want 401 %s naming %s", p, engine.CodeInvalidStreamTicket, engine.PathStreamTicket)
 	}
@@ -210,14 +215,14 @@ func TestStreamWithoutTicket(t *testing.T) {
 		hdr       http.Header
 		code      string
 	}{
-		"engine.v1 and a header short":  {[]string{engine.SubprotocolEngine}, noID, engine.CodeInvalidRequestID},
+		"engine.v1 and a header short":  {[]string{voice.SubprotocolEngine}, noID, engine.CodeInvalidRequestID},
 		"no subprotocol and no headers": {nil, nil, engine.CodeInvalidRequestID},
 	} {
 		if _, p := dialTicket(t, h.wsURL(), tc.protocols, tc.hdr); p == nil || p.Status != http.StatusBadRequest || p.Code != tc.code {
 			t.Errorf("%s: %+v, want 400 %s", name, p, tc.code)
 		}
 	}
-	if _, p := dialTicket(t, h.wsURL(), []string{engine.SubprotocolEngine}, headers()); p != nil {
+	if _, p := dialTicket(t, h.wsURL(), []string{voice.SubprotocolEngine}, headers()); p != nil {
 		t.Fatalf("engine.v1 with the headers: %+v", p)
 	}
 }
@@ -229,7 +234,7 @@ func TestStreamTicketAcrossReplicas(t *testing.T) {
 	a, _ := whoamiEngine(t, engine.Config{Replay: shared})
 	b, who := whoamiEngine(t, engine.Config{Replay: shared})
 	ticket, _ := mintTicket(t, a, headers())
-	protocols := []string{engine.SubprotocolEngine, "ticket." + ticket}
+	protocols := []string{voice.SubprotocolEngine, "ticket." + ticket}
 	c, p := dialTicket(t, b.wsURL(), protocols, nil)
 	if p != nil {
 		t.Fatalf("replica B: %+v", p)
@@ -272,7 +277,7 @@ func TestStreamTicketSize(t *testing.T) {
 	hdr.Set("X-Token", strings.Repeat("t", 8000))
 	hdr.Set("X-Client-Metadata", `{"note":"`+strings.Repeat("<", 1300)+`"}`)
 	ticket, _ := mintTicket(t, h, hdr)
-	if _, p := dialTicket(t, h.wsURL(), []string{engine.SubprotocolEngine, "ticket." + ticket}, nil); p != nil {
+	if _, p := dialTicket(t, h.wsURL(), []string{voice.SubprotocolEngine, "ticket." + ticket}, nil); p != nil {
 		t.Errorf("the long ticket was refused: %d %s %s", p.Status, p.Code, p.Detail)
 	}
 
@@ -289,10 +294,10 @@ func TestStreamTicketSize(t *testing.T) {
 // TestStreamTicketKeptWhenToldToRetry: a ticket refused with a problem that says to try again
 // (the user's sockets are all open) is not spent: it opens the socket once one is closed.
 func TestStreamTicketKeptWhenToldToRetry(t *testing.T) {
-	h, _ := whoamiEngine(t, engine.Config{Stream: &engine.StreamOptions{MaxSocketsPerUser: 1}})
+	h, _ := whoamiEngine(t, engine.Config{}, &voice.Options{MaxSocketsPerUser: 1})
 	first := h.dial(t, headers())
 	ticket, _ := mintTicket(t, h, headers())
-	protocols := []string{engine.SubprotocolEngine, "ticket." + ticket}
+	protocols := []string{voice.SubprotocolEngine, "ticket." + ticket}
 	if _, p := dialTicket(t, h.wsURL(), protocols, nil); p == nil || p.Status != http.StatusTooManyRequests {
 		t.Fatalf("a second socket of a user allowed one: %+v", p)
 	}

@@ -1,4 +1,4 @@
-package engine_test
+package voice_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/voice"
 )
 
 // expectRefused reads an error message with code, retryable and about no turn, and checks that
@@ -99,8 +100,8 @@ func TestSocketTurnsShareTheTurnBound(t *testing.T) {
 		}
 		h.waitForFreeSlot(t)
 		go func() { <-m.started; m.release <- struct{}{} }()
-		if res := h.turn(helloTurn); res.spec.Speak != "Done." {
-			t.Errorf("after the socket's turn the SSE answer is %q", res.spec.Speak)
+		if res := h.turn(helloTurn); res.turn.Spec.Speak != "Done." {
+			t.Errorf("after the socket's turn the SSE answer is %q", res.turn.Spec.Speak)
 		}
 	})
 
@@ -113,8 +114,8 @@ func TestSocketTurnsShareTheTurnBound(t *testing.T) {
 		c.send(map[string]any{"type": "cancel"})
 		c.expect("cancelled")
 		go func() { <-m.started; m.release <- struct{}{} }()
-		if res := h.turn(helloTurn); res.spec.Speak != "Done." {
-			t.Errorf("after the cancel the SSE answer is %q", res.spec.Speak)
+		if res := h.turn(helloTurn); res.turn.Spec.Speak != "Done." {
+			t.Errorf("after the cancel the SSE answer is %q", res.turn.Spec.Speak)
 		}
 	})
 }
@@ -180,8 +181,7 @@ func TestSocketBounds(t *testing.T) {
 		refused[e.Bound]++
 		mu.Unlock()
 	}}
-	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Observer: obs,
-		Stream: &engine.StreamOptions{MaxSockets: 3, MaxSocketsPerUser: 2}})
+	h := newHarnessWith(t, engine.Config{Model: &enginetest.ScriptedModel{}, Observer: obs}, &voice.Options{MaxSockets: 3, MaxSocketsPerUser: 2})
 	h.shutdownAtEnd(t)
 
 	a1 := h.dial(t, userHeaders("user-a"))
@@ -225,8 +225,7 @@ func TestAudioMemoryBound(t *testing.T) {
 	}}
 	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hello.")}}
 	const second = 16000 * 2 // bytes of one second of 16 kHz audio
-	h := newHarness(t, engine.Config{Model: model, Transcriber: hearsHi, Observer: obs,
-		Stream: &engine.StreamOptions{AudioMemory: 2 * second}})
+	h := newHarnessWith(t, engine.Config{Model: model, Transcriber: hearsHi, Observer: obs}, &voice.Options{AudioMemory: 2 * second})
 	h.shutdownAtEnd(t)
 
 	talker, other := h.dial(t, userHeaders("user-a")), h.dial(t, userHeaders("user-b"))

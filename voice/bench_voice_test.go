@@ -1,4 +1,4 @@
-package engine_test
+package voice_test
 
 import (
 	"bufio"
@@ -25,6 +25,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/voice"
 )
 
 // voiceBenchServer serves an engine whose model streams a three-sentence answer over one
@@ -138,7 +139,11 @@ func BenchmarkIdleSocketMemory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(e.Handler())
+	v, err := voice.New(e, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(e.Handler(v.Routes()...))
 	defer srv.Close()
 	defer e.Shutdown(context.Background())
 

@@ -1,8 +1,10 @@
-package engine
+package voice
 
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/convengine/engine"
 )
 
 // Every speak message joined from two says what the two said, one after the other.
@@ -42,7 +44,8 @@ func FuzzPlainAudioChunk(f *testing.F) {
 			return
 		}
 		var m clientMessage
-		if p := unmarshalStrictly(data, &m); p != nil {
+		if err := engine.DecodeJSON(data, &m); err != nil {
+			p := err.(*engine.Problem)
 			// The fast path took a message the decoder refuses: only a chunk that is not
 			// base64 may differ (both paths refuse it then).
 			if validBase64(b64) { // base64 without line breaks, quotes or escapes

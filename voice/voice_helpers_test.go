@@ -1,16 +1,12 @@
-package engine_test
+package voice_test
 
 import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"io"
-	"math"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,89 +15,23 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/enginetest"
-	"github.com/convengine/engine/espeak"
 	"github.com/convengine/engine/examples/demobank"
-	"github.com/convengine/engine/intent"
-	"github.com/convengine/engine/internal/proctest"
-	"github.com/convengine/engine/sphinx"
+	"github.com/convengine/engine/internal/speechtest"
 	"github.com/convengine/engine/widgets"
 )
-
-// speechPrograms are the programs the voice tests drive; none may outlive a test.
-var speechPrograms = []string{"espeak-ng", "pocketsphinx_continuous"}
-
-// requireSpeech skips in -short mode, and fails naming the Debian packages when the speech
-// programs are missing.
-func requireSpeech(t testing.TB) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("drives espeak-ng and pocketsphinx")
-	}
-	t.Cleanup(func() { proctest.NoChildren(t, speechPrograms...) })
-}
-
-func newEspeak(t testing.TB) *espeak.Synthesizer {
-	t.Helper()
-	requireSpeech(t)
-	s, err := espeak.New(nil)
-	if err != nil {
-		t.Fatalf("%v: install it with apt-get install espeak-ng", err)
-	}
-	return s
-}
-
-func newSphinx(t testing.TB) *sphinx.Transcriber {
-	t.Helper()
-	requireSpeech(t)
-	s, err := sphinx.New(&sphinx.Options{Grammar: func(tenant *engine.Tenant, known func(string) bool) (string, error) {
-		return intent.Grammar(tenant.Intents, &intent.GrammarOptions{Known: known})
-	}})
-	if err != nil {
-		t.Fatalf("%v: install them with apt-get install pocketsphinx pocketsphinx-en-us", err)
-	}
-	return s
-}
 
 // newDemoHarness serves the demo bank tenant as cmd/engine does: the intent model, the demo
 // bank over HTTP, espeak-ng and pocketsphinx. Fields of cfg already set are kept.
 func newDemoHarness(t *testing.T, cfg engine.Config) *harness {
 	t.Helper()
-	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: withSpeech(t, cfg)})
+	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: speechtest.WithSpeech(t, cfg)})
 	return harnessOf(t, d.Server, d.Engine, d.Logs)
-}
-
-// withSpeech fills in cfg's Synthesizer and Transcriber with espeak-ng and pocketsphinx.
-func withSpeech(t testing.TB, cfg engine.Config) engine.Config {
-	t.Helper()
-	if cfg.Synthesizer == nil {
-		cfg.Synthesizer = newEspeak(t)
-	}
-	if cfg.Transcriber == nil {
-		cfg.Transcriber = newSphinx(t)
-	}
-	return cfg
 }
 
 func demoHeaders() http.Header {
 	h := headers()
 	h.Set("X-Engine-Key", demobank.EngineKey)
 	return h
-}
-
-// say speaks text with espeak-ng's US English voice, resampled to 16 kHz as a client sends it.
-func say(t testing.TB, text string) []int16 {
-	t.Helper()
-	s := newEspeak(t)
-	a, err := s.Synthesize(context.Background(), text, "en-us")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.PCM.Close()
-	b, err := io.ReadAll(a.PCM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return audio.Resample(audio.PCMFromBytes(b), a.SampleRate, 16000)
 }
 
 // serverMessage is any message of the voice socket.
@@ -294,93 +224,4 @@ func (c *voiceClient) turn() *voiceTurn {
 			c.t.Fatalf("unknown message %s", m.raw)
 		}
 	}
-}
-
-// transcriberFunc is a Transcriber made of a function.
-type transcriberFunc func(ctx context.Context, pcm []int16, rate int, locale string) (string, error)
-
-func (f transcriberFunc) Transcribe(ctx context.Context, pcm []int16, rate int, locale string) (string, error) {
-	return f(ctx, pcm, rate, locale)
-}
-
-// fakeSynthesizer speaks every line as a tone of a fixed length, without a program, and
-// records the voices it was asked for. With endless set, a line never ends.
-type fakeSynthesizer struct {
-	rate    int
-	seconds float64
-	endless bool
-
-	mu     sync.Mutex
-	voices []string
-	read   atomic.Int64 // bytes of audio read from it
-	closed atomic.Int64 // audio streams closed
-}
-
-func (f *fakeSynthesizer) Synthesize(ctx context.Context, text, voice string) (*engine.Audio, error) {
-	if voice == "nope" {
-		return nil, errors.Join(engine.ErrUnknownVoice, errors.New("no voice nope"))
-	}
-	f.mu.Lock()
-	f.voices = append(f.voices, voice)
-	f.mu.Unlock()
-	n := int64(f.seconds * float64(f.rate) * 2)
-	return &engine.Audio{SampleRate: f.rate, PCM: &toneReader{ctx: ctx, f: f, left: n, endless: f.endless}}, nil
-}
-
-func (f *fakeSynthesizer) lastVoice() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.voices) == 0 {
-		return ""
-	}
-	return f.voices[len(f.voices)-1]
-}
-
-type toneReader struct {
-	ctx     context.Context
-	f       *fakeSynthesizer
-	left    int64
-	endless bool
-	pos     int
-}
-
-func (r *toneReader) Read(p []byte) (int, error) {
-	if err := r.ctx.Err(); err != nil {
-		return 0, err
-	}
-	if !r.endless && r.left <= 0 {
-		return 0, io.EOF
-	}
-	n := len(p)
-	if !r.endless {
-		n = int(min(int64(n), r.left))
-		r.left -= int64(n)
-	}
-	for i := range n {
-		p[i] = byte(r.pos * 7)
-		r.pos++
-	}
-	r.f.read.Add(int64(n))
-	return n, nil
-}
-
-func (r *toneReader) Close() error {
-	r.f.closed.Add(1)
-	return nil
-}
-
-// voiced returns n samples at 16 kHz that the engine's speech detector takes for speech: a
-// vowel-like sound (a 140 Hz voice with its harmonics) between two quarters of silence. Tests
-// of the socket's machinery send it where a transcriber, not the audio, is what they test.
-func voiced(n int) []int16 {
-	pcm := make([]int16, n)
-	for i := n / 4; i < n-n/4; i++ {
-		t := float64(i) / 16000
-		var v float64
-		for h := 1; h <= 12; h++ {
-			v += math.Sin(2*math.Pi*140*float64(h)*t) / float64(h)
-		}
-		pcm[i] = int16(4000 * v)
-	}
-	return pcm
 }

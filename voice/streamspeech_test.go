@@ -1,39 +1,15 @@
-package engine_test
+package voice_test
 
 import (
 	"context"
 	"encoding/base64"
-	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/voice"
 )
-
-// roomNoise returns n samples of steady background noise at about -45 dBFS, the hiss of a
-// quiet room through a laptop's microphone.
-func roomNoise(n int, seed uint64) []int16 {
-	r := rand.New(rand.NewPCG(seed, 1))
-	pcm := make([]int16, n)
-	var lp float64
-	for i := range pcm {
-		lp = 0.7*lp + 0.3*r.NormFloat64()*300 // a little low-passed, as rooms are
-		pcm[i] = int16(lp)
-	}
-	return pcm
-}
-
-// inRoom returns speech as a microphone in that room hears it: after and before some seconds
-// of its noise, and over it.
-func inRoom(speech []int16, before, after float64, seed uint64) []int16 {
-	lead := int(before * 16000)
-	pcm := roomNoise(lead+len(speech)+int(after*16000), seed)
-	for i, s := range speech {
-		pcm[lead+i] = int16(max(-32768, min(32767, int(pcm[lead+i])+int(s))))
-	}
-	return pcm
-}
 
 // TestStreamNoiseNeverBargesIn: an open microphone sending room noise while the answer plays
 // does not cancel it; speech does.
@@ -71,13 +47,12 @@ func TestStreamNoiseNeverBargesIn(t *testing.T) {
 	}
 }
 
-// TestStreamServerEndOfSpeech: with StreamOptions.EndOfSpeech, silence after speech ends the
+// TestStreamServerEndOfSpeech: with Options.EndOfSpeech, silence after speech ends the
 // utterance without the client's end_of_speech; noise alone never starts a turn.
 func TestStreamServerEndOfSpeech(t *testing.T) {
 	checkLeaks(t)
 	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hello.")}}
-	h := newHarness(t, engine.Config{Model: model, Transcriber: hearsHi,
-		Stream: &engine.StreamOptions{EndOfSpeech: 500 * time.Millisecond}})
+	h := newHarnessWith(t, engine.Config{Model: model, Transcriber: hearsHi}, &voice.Options{EndOfSpeech: 500 * time.Millisecond})
 	h.shutdownAtEnd(t)
 	c := h.dial(t, headers())
 	c.sendAudio(inRoom(say(t, "what is my balance"), 3, 1, 3), nil)

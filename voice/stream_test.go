@@ -1,4 +1,4 @@
-package engine_test
+package voice_test
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/internal/proctest"
+	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/voice"
 )
 
 // threeSentences is a model's answer in deltas: three sentences.
@@ -66,7 +68,7 @@ func TestStreamTypedTurnsKeepTheConversation(t *testing.T) {
 		mu.Unlock()
 		return threeSentences()
 	})
-	synth := &fakeSynthesizer{rate: 24000, seconds: 0.5}
+	synth := &fakeSynthesizer{Rate: 24000, Seconds: 0.5}
 	h := newHarness(t, engine.Config{Model: model, Synthesizer: synth})
 	h.shutdownAtEnd(t)
 	c := h.dial(t, headers())
@@ -115,7 +117,7 @@ func TestStreamTypedTurnsKeepTheConversation(t *testing.T) {
 func TestStreamSpeaksWhileTheModelWrites(t *testing.T) {
 	checkLeaks(t)
 	model := &enginetest.ScriptedModel{Delay: 100 * time.Millisecond, Steps: [][]engine.ModelEvent{threeSentences()}}
-	h := newHarness(t, engine.Config{Model: model, Synthesizer: &fakeSynthesizer{rate: 22050, seconds: 0.2}})
+	h := newHarness(t, engine.Config{Model: model, Synthesizer: &fakeSynthesizer{Rate: 22050, Seconds: 0.2}})
 	h.shutdownAtEnd(t)
 	c := h.dial(t, headers())
 	c.send(map[string]any{"type": "text", "transcript": "hi"})
@@ -180,7 +182,7 @@ func TestStreamBargeIn(t *testing.T) {
 		return "a second question", nil
 	})
 	model := &enginetest.ScriptedModel{Delay: 20 * time.Millisecond, Steps: [][]engine.ModelEvent{longAnswer(30)}}
-	h := newHarness(t, engine.Config{Model: model, Synthesizer: &fakeSynthesizer{rate: 22050, seconds: 0.3}, Transcriber: transcriber})
+	h := newHarness(t, engine.Config{Model: model, Synthesizer: &fakeSynthesizer{Rate: 22050, Seconds: 0.3}, Transcriber: transcriber})
 	h.shutdownAtEnd(t)
 	c := h.dial(t, headers())
 	c.send(map[string]any{"type": "text", "transcript": "talk to me"})
@@ -358,8 +360,7 @@ func TestStreamMessagesTheClientGetsWrong(t *testing.T) {
 
 func TestStreamUpgradeRequest(t *testing.T) {
 	checkLeaks(t)
-	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{},
-		Stream: &engine.StreamOptions{OriginPatterns: []string{"app.example.com", "https://*.trusted.example"}}})
+	h := newHarnessWith(t, engine.Config{Model: &enginetest.ScriptedModel{}}, &voice.Options{OriginPatterns: []string{"app.example.com", "https://*.trusted.example"}})
 	h.shutdownAtEnd(t)
 	dial := func(hdr http.Header) (*websocket.Conn, *http.Response, error) {
 		ws, resp, err := websocket.Dial(t.Context(), h.wsURL(), &websocket.DialOptions{HTTPHeader: hdr})
@@ -407,15 +408,14 @@ func TestStreamUpgradeRequest(t *testing.T) {
 			t.Errorf("origin %q: the upgrade does not echo the request id", origin)
 		}
 	}
-	if _, err := engine.New(engine.Config{Tenants: &engine.StaticTenants{}, Model: &enginetest.ScriptedModel{}, SigningKey: testSigningKey,
-		Stream: &engine.StreamOptions{OriginPatterns: []string{"[bad"}}}); !errors.Is(err, engine.ErrConfig) {
+	if _, err := voice.New(h.engine, &voice.Options{OriginPatterns: []string{"[bad"}}); !errors.Is(err, engine.ErrConfig) {
 		t.Errorf("a malformed origin pattern: %v", err)
 	}
 }
 
 func TestStreamIdleClose(t *testing.T) {
 	checkLeaks(t)
-	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Stream: &engine.StreamOptions{IdleTimeout: 200 * time.Millisecond}})
+	h := newHarnessWith(t, engine.Config{Model: &enginetest.ScriptedModel{}}, &voice.Options{IdleTimeout: 200 * time.Millisecond})
 	h.shutdownAtEnd(t)
 	c := h.dial(t, headers())
 	if code := c.closeCode(); code != websocket.StatusNormalClosure {
@@ -425,7 +425,7 @@ func TestStreamIdleClose(t *testing.T) {
 
 func TestStreamPings(t *testing.T) {
 	checkLeaks(t)
-	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Stream: &engine.StreamOptions{PingInterval: 20 * time.Millisecond}})
+	h := newHarnessWith(t, engine.Config{Model: &enginetest.ScriptedModel{}}, &voice.Options{PingInterval: 20 * time.Millisecond})
 	h.shutdownAtEnd(t)
 
 	// A client that reads answers the pings and stays.
@@ -450,22 +450,21 @@ func TestStreamPings(t *testing.T) {
 
 func TestStreamClientThatNeverReads(t *testing.T) {
 	checkLeaks(t)
-	synth := &fakeSynthesizer{rate: 22050, endless: true}
+	synth := &fakeSynthesizer{Rate: 22050, Endless: true}
 	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{threeSentences()}}
-	h := newHarness(t, engine.Config{Model: model, Synthesizer: synth,
-		Stream: &engine.StreamOptions{WriteTimeout: 300 * time.Millisecond, SendQueue: 4}})
+	h := newHarnessWith(t, engine.Config{Model: model, Synthesizer: synth}, &voice.Options{WriteTimeout: 300 * time.Millisecond, SendQueue: 4})
 	h.shutdownAtEnd(t)
 	c := h.dial(t, headers())
 	c.send(map[string]any{"type": "text", "transcript": "talk forever"})
 	// The synthesizer would speak forever; the server reads it only as fast as the client
 	// takes it, and lets the client go when it stops taking.
-	waitFor(t, "the server gives up on the client", func() bool { return synth.closed.Load() >= 1 })
+	waitFor(t, "the server gives up on the client", func() bool { return synth.Closed.Load() >= 1 })
 	const bound = 64 << 20
-	if n := synth.read.Load(); n > bound {
+	if n := synth.Read.Load(); n > bound {
 		t.Errorf("the server read %d MiB of audio for a client that reads nothing", n>>20)
 	}
 	waitFor(t, "the socket is closed", func() bool { return strings.Contains(h.logs.String(), `"msg":"voice socket closed"`) })
-	t.Logf("read %.1f MiB of audio before the client was let go", float64(synth.read.Load())/(1<<20))
+	t.Logf("read %.1f MiB of audio before the client was let go", float64(synth.Read.Load())/(1<<20))
 }
 
 func TestStreamDisconnectLeavesNothingBehind(t *testing.T) {
@@ -481,7 +480,7 @@ func TestStreamDisconnectLeavesNothingBehind(t *testing.T) {
 	}
 	c.ws.CloseNow()
 	waitFor(t, "the model stops", func() bool { return model.Cancelled() == 1 })
-	proctest.NoChildren(t, speechPrograms...)
+	proctest.NoChildren(t, speechtest.Programs...)
 
 	// While pocketsphinx listens.
 	c = h.dial(t, demoHeaders())
@@ -489,13 +488,13 @@ func TestStreamDisconnectLeavesNothingBehind(t *testing.T) {
 	c.send(map[string]any{"type": "end_of_speech"})
 	waitFor(t, "pocketsphinx starts", func() bool { return len(proctest.Children("pocketsphinx_continuous")) > 0 })
 	c.ws.CloseNow()
-	proctest.NoChildren(t, speechPrograms...)
+	proctest.NoChildren(t, speechtest.Programs...)
 }
 
 func TestStreamShutdown(t *testing.T) {
 	checkLeaks(t)
 	model := &enginetest.ScriptedModel{Delay: 30 * time.Millisecond, Steps: [][]engine.ModelEvent{threeSentences()}}
-	h := newHarness(t, engine.Config{Model: model, Synthesizer: &fakeSynthesizer{rate: 22050, seconds: 0.1}})
+	h := newHarness(t, engine.Config{Model: model, Synthesizer: &fakeSynthesizer{Rate: 22050, Seconds: 0.1}})
 
 	idle := h.dial(t, headers())
 	busy := h.dial(t, headers())
@@ -599,7 +598,7 @@ func TestStreamWithoutSpeechParts(t *testing.T) {
 	t.Run("the tenant's voice is unknown", func(t *testing.T) {
 		tenant := testTenant()
 		tenant.Voice = "nope"
-		h := newHarness(t, engine.Config{Model: model, Synthesizer: &fakeSynthesizer{rate: 22050, seconds: 0.1}}, tenant)
+		h := newHarness(t, engine.Config{Model: model, Synthesizer: &fakeSynthesizer{Rate: 22050, Seconds: 0.1}}, tenant)
 		h.shutdownAtEnd(t)
 		c := h.dial(t, headers())
 		c.send(map[string]any{"type": "text", "transcript": "hi"})
@@ -619,7 +618,7 @@ func TestStreamModelFailureIsSpokenAndReported(t *testing.T) {
 			yield(engine.ModelEvent{}, errors.New("upstream fell over"))
 		}
 	})
-	synth := &fakeSynthesizer{rate: 22050, seconds: 0.1}
+	synth := &fakeSynthesizer{Rate: 22050, Seconds: 0.1}
 	h := newHarness(t, engine.Config{Model: model, Synthesizer: synth})
 	h.shutdownAtEnd(t)
 	c := h.dial(t, headers())

@@ -1,4 +1,4 @@
-package engine
+package voice
 
 import (
 	"time"
@@ -6,13 +6,13 @@ import (
 	"github.com/convengine/engine/audio/vad"
 )
 
-// defaultBargeIn is StreamOptions.BargeIn's default: a short word, longer than a click or a
+// defaultBargeIn is Options.BargeIn's default: a short word, longer than a click or a
 // cough's edge.
 const defaultBargeIn = 200 * time.Millisecond
 
 // quietAudio is the audio kept of an utterance in which the detector found no speech yet;
 // older audio is let go, so that an open microphone in a quiet room neither fills
-// StreamOptions.AudioMemory nor runs into the utterance limit. It is long, because the
+// Options.AudioMemory nor runs into the utterance limit. It is long, because the
 // detector, which learns the noise from the audio, may miss speech that starts with it: the
 // whole utterance is looked at again at end_of_speech.
 const quietAudio = 10 * inputSampleRate
@@ -31,7 +31,7 @@ func (s *utteranceSpeech) reset() {
 }
 
 // listen runs the detector over the last n samples of the utterance. Speech that lasts
-// StreamOptions.BargeIn cancels the answer under way; with StreamOptions.EndOfSpeech, the
+// Options.BargeIn cancels the answer under way; with Options.EndOfSpeech, the
 // silence after speech ends the utterance. It returns false when the client is to be dropped.
 func (c *voiceConn) listen(n int) bool {
 	s := &c.speech
@@ -64,6 +64,6 @@ func (c *voiceConn) listen(n int) bool {
 func (c *voiceConn) forget(n int) {
 	kept := copy(c.pcm, c.pcm[n:])
 	c.pcm = c.pcm[:kept]
-	c.e.audioMemory.give(int64(2 * n))
+	c.s.audioMemory.Give(int64(2 * n))
 	c.pcmHeld -= int64(2 * n)
 }

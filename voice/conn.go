@@ -1,13 +1,15 @@
-package engine
+package voice
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -20,6 +22,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/audio/vad"
 )
@@ -36,8 +39,22 @@ type clientMessage struct {
 // streamContext is the context a client sends on its first message: that of a turn's body,
 // and the locale of its meta.
 type streamContext struct {
-	turnContext
-	Locale string `json:"locale"`
+	SessionID   string          `json:"sessionId"`
+	Screen      json.RawMessage `json:"screen"`
+	CountryCode string          `json:"country_code"`
+	Locale      string          `json:"locale"`
+}
+
+// input is the turn input the context makes.
+func (sc *streamContext) input() engine.TurnInput {
+	in := engine.TurnInput{ConversationID: sc.SessionID, CountryCode: sc.CountryCode, Locale: sc.Locale}
+	if len(sc.Screen) > 0 && string(sc.Screen) != "null" {
+		// A JSON string's text; anything else reaches the prompt as its JSON.
+		if json.Unmarshal(sc.Screen, &in.Screen) != nil {
+			in.Screen = string(sc.Screen)
+		}
+	}
+	return in
 }
 
 // voiceConn is one voice socket. Its reader goroutine reads and owns the state of the
@@ -46,9 +63,10 @@ type streamContext struct {
 // it in order. Pings and the idle time-out are timers: an idle socket has one goroutine, the
 // reader's, and no buffer of its own besides the connection's.
 type voiceConn struct {
-	e       *Engine
-	req     *request
-	opts    StreamOptions
+	s       *Server
+	e       *engine.Engine
+	caller  *engine.Caller
+	opts    Options
 	ws      *websocket.Conn
 	conn    net.Conn // under ws: its write deadline bounds each message
 	started time.Time
@@ -75,11 +93,11 @@ type voiceConn struct {
 	// Owned by the reader.
 	context        streamContext
 	conversationID string
-	history        []historyMessage
+	history        []engine.Message
 	pcm            []int16
-	pcmHeld        int64 // bytes of pcm reserved from StreamOptions.AudioMemory
+	pcmHeld        int64 // bytes of pcm reserved from Options.AudioMemory
 	refused        bool  // the utterance was refused; its audio is dropped until end_of_speech
-	endedByEngine  bool  // the engine ended the last utterance itself (StreamOptions.EndOfSpeech)
+	endedByEngine  bool  // the engine ended the last utterance itself (Options.EndOfSpeech)
 	speech         utteranceSpeech
 	turn           *runningTurn
 	turns          int
@@ -108,10 +126,10 @@ func (t *runningTurn) running() bool {
 }
 
 func (c *voiceConn) serve() {
-	if socket := c.e.obs.Socket; socket != nil {
+	if socket := c.e.Observer().Socket; socket != nil {
 		ctx := context.WithoutCancel(c.ctx)
-		socket(ctx, c.req.Tenant.Key, true)
-		defer socket(ctx, c.req.Tenant.Key, false)
+		socket(ctx, c.caller.EngineKey, true)
+		defer socket(ctx, c.caller.EngineKey, false)
 	}
 	c.conversationID = uuid.NewString()
 	c.touch()
@@ -134,15 +152,15 @@ func (c *voiceConn) serve() {
 	c.mu.Unlock()
 	c.workers.Wait()
 	c.ws.CloseNow()
-	c.e.log.Info("voice socket closed", "requestId", c.req.ID, "tenant", c.req.Tenant.Key, "turns", c.turns,
-		"reason", reason, "seconds", c.e.now().Sub(c.started).Seconds())
+	c.e.Logger().Info("voice socket closed", "requestId", c.caller.RequestID, "tenant", c.caller.EngineKey, "turns", c.turns,
+		"reason", reason, "seconds", time.Since(c.started).Seconds())
 }
 
 // readSafely is readLoop, ending the socket, not the process, when it panics.
 func (c *voiceConn) readSafely() (reason string) {
 	defer func() {
 		if v := recover(); v != nil {
-			c.e.log.Error("voice socket panicked", "requestId", c.req.ID, "tenant", c.req.Tenant.Key,
+			c.e.Logger().Error("voice socket panicked", "requestId", c.caller.RequestID, "tenant", c.caller.EngineKey,
 				"panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
 			c.ws.CloseNow()
 			reason = "panic"
@@ -188,11 +206,12 @@ func (c *voiceConn) handleMessage(data []byte) bool {
 		return c.onAudio(b64, true, nil)
 	}
 	var m clientMessage
-	if p := unmarshalStrictly(data, &m); p != nil {
+	if err := engine.DecodeJSON(data, &m); err != nil {
 		if m.Type == "audio" { // a broken frame spoils its utterance
 			c.dropPCM()
 			c.refused = true
 		}
+		p := err.(*engine.Problem)
 		return c.trySend(errorMessage("", p.Code, p.Detail, false))
 	}
 	return c.handle(&m)
@@ -249,7 +268,7 @@ func (c *voiceConn) handle(m *clientMessage) bool {
 		switch m.Type {
 		case "cancel":
 		case "end_of_speech", "text":
-			return c.trySend(errorMessage("", CodeShuttingDown, "the engine is shutting down; connect again", true))
+			return c.trySend(errorMessage("", engine.CodeShuttingDown, "the engine is shutting down; connect again", true))
 		default:
 			return true
 		}
@@ -280,27 +299,28 @@ func (c *voiceConn) handle(m *clientMessage) bool {
 	case "text":
 		return c.onText(m)
 	case "":
-		return c.trySend(errorMessage("", CodeInvalidRequest, "type: is required", false))
+		return c.trySend(errorMessage("", engine.CodeInvalidRequest, "type: is required", false))
 	}
-	return c.trySend(errorMessage("", CodeInvalidRequest, fmt.Sprintf("type: %q is not audio, end_of_speech, cancel or text", truncateText(m.Type, 32)), false))
+	return c.trySend(errorMessage("", engine.CodeInvalidRequest, fmt.Sprintf("type: %q is not audio, end_of_speech, cancel or text", truncateText(m.Type, 32)), false))
 }
 
 // setContext validates a context the way a turn's body is validated, and keeps it for the
 // turns that follow.
-func (c *voiceConn) setContext(raw json.RawMessage) *Problem {
+func (c *voiceConn) setContext(raw json.RawMessage) *engine.Problem {
 	var sc streamContext
-	if p := unmarshalStrictly(raw, &sc); p != nil {
+	if err := engine.DecodeJSON(raw, &sc); err != nil {
+		p := err.(*engine.Problem)
 		if p.Field == "" {
 			return invalidField("context", "must be an object")
 		}
 		return invalidField("context."+p.Field, strings.TrimPrefix(p.Detail, p.Field+": "))
 	}
-	if sc.Locale != "" && !ValidLocale(sc.Locale) {
+	if sc.Locale != "" && !engine.ValidLocale(sc.Locale) {
 		return invalidField("context.locale", "must be a BCP 47 language tag such as \"en-US\"")
 	}
-	probe := "x"
-	if _, p := newTurn(c.req, &turnRequest{Transcript: &probe, Context: &sc.turnContext}); p != nil {
-		return p
+	in := sc.input()
+	if err := in.Check(); err != nil {
+		return err.(*engine.Problem)
 	}
 	c.context = sc
 	if sc.SessionID != "" {
@@ -327,13 +347,13 @@ func (c *voiceConn) onAudio(b64 []byte, present bool, sampleRate *int) bool {
 	refuse := func(code, message string) bool {
 		c.dropPCM()
 		c.refused = true
-		return c.trySend(errorMessage("", code, message, code == CodeOverloaded))
+		return c.trySend(errorMessage("", code, message, code == engine.CodeOverloaded))
 	}
 	switch {
 	case !present:
-		return refuse(CodeInvalidRequest, "chunk: is required on audio messages")
+		return refuse(engine.CodeInvalidRequest, "chunk: is required on audio messages")
 	case sampleRate != nil && *sampleRate != inputSampleRate:
-		return refuse(CodeInvalidAudio, fmt.Sprintf("the sample rate is %d Hz; it must be 16000 Hz", *sampleRate))
+		return refuse(engine.CodeInvalidAudio, fmt.Sprintf("the sample rate is %d Hz; it must be 16000 Hz", *sampleRate))
 	}
 	// The chunk's bytes, between its base64 and the utterance's samples.
 	bp := audioBuffers.Get().(*[]byte)
@@ -343,13 +363,13 @@ func (c *voiceConn) onAudio(b64 []byte, present bool, sampleRate *int) bool {
 	b := (*bp)[:n]
 	switch {
 	case err != nil:
-		return refuse(CodeInvalidAudio, "chunk: is not valid base64")
+		return refuse(engine.CodeInvalidAudio, "chunk: is not valid base64")
 	case len(b)%2 != 0:
-		return refuse(CodeInvalidAudio, "chunk: does not hold whole 16-bit samples")
+		return refuse(engine.CodeInvalidAudio, "chunk: does not hold whole 16-bit samples")
 	case len(c.pcm)+len(b)/2 > maxUtteranceSamples:
-		return refuse(CodeUtteranceTooLong, fmt.Sprintf("an utterance holds at most %d seconds of audio", maxInputSeconds))
-	case !c.e.audioMemory.take(int64(len(b))):
-		p := c.e.overloaded(c.ctx, BoundAudioMemory, c.req, "the engine holds as much audio as it can; say it again in a moment")
+		return refuse(engine.CodeUtteranceTooLong, fmt.Sprintf("an utterance holds at most %d seconds of audio", maxInputSeconds))
+	case !c.s.audioMemory.Take(int64(len(b))):
+		p := c.e.Overloaded(c.ctx, c.caller, engine.BoundAudioMemory, "the engine holds as much audio as it can; say it again in a moment")
 		return refuse(p.Code, p.Detail)
 	}
 	c.pcmHeld += int64(len(b))
@@ -375,9 +395,9 @@ func putPCM(pcm []int16) {
 	}
 }
 
-// dropPCM lets the utterance's audio go, and its share of StreamOptions.AudioMemory.
+// dropPCM lets the utterance's audio go, and its share of Options.AudioMemory.
 func (c *voiceConn) dropPCM() {
-	c.e.audioMemory.give(c.pcmHeld)
+	c.s.audioMemory.Give(c.pcmHeld)
 	c.pcm, c.pcmHeld = nil, 0
 	c.speech.reset()
 }
@@ -388,14 +408,14 @@ func (c *voiceConn) onEndOfSpeech() bool {
 		return true
 	}
 	if len(c.pcm) == 0 {
-		return c.trySend(errorMessage("", CodeNoSpeech, "end_of_speech came without audio", false))
+		return c.trySend(errorMessage("", engine.CodeNoSpeech, "end_of_speech came without audio", false))
 	}
 	if !c.speech.heard && vad.Trim(c.pcm, nil) == nil {
 		// Noise alone: the answer under way, if any, goes on. (The streaming detector may miss
 		// speech that starts with the audio, before it knew the noise; the whole utterance
 		// is looked at again here.)
 		c.dropPCM()
-		return c.trySend(errorMessage("", CodeNoSpeech, "no speech was found in the audio", false))
+		return c.trySend(errorMessage("", engine.CodeNoSpeech, "no speech was found in the audio", false))
 	}
 	if !c.bargeIn() {
 		return false
@@ -413,9 +433,9 @@ func (c *voiceConn) onText(m *clientMessage) bool {
 	}
 	switch {
 	case text == "":
-		return c.trySend(errorMessage("", CodeInvalidRequest, "transcript: is required on text messages", false))
+		return c.trySend(errorMessage("", engine.CodeInvalidRequest, "transcript: is required on text messages", false))
 	case !utf8.ValidString(text) || utf8.RuneCountInString(text) > maxMessageLen:
-		return c.trySend(errorMessage("", CodeInvalidRequest, fmt.Sprintf("transcript: must be valid UTF-8 of at most %d characters", maxMessageLen), false))
+		return c.trySend(errorMessage("", engine.CodeInvalidRequest, fmt.Sprintf("transcript: must be valid UTF-8 of at most %d characters", maxMessageLen), false))
 	}
 	if !c.bargeIn() {
 		return false
@@ -442,21 +462,18 @@ func (c *voiceConn) stopTurn() string {
 
 // startTurn answers the user's audio (pcm) or typed text in a goroutine of its own. Like a
 // turn of POST /engine, the turn passes the rate limits of the tenant and the user, and takes
-// one of the process's turn slots while it runs; a turn refused is answered with an error
-// message (rate_limited, overloaded) and the socket stays. held is the share of
-// StreamOptions.AudioMemory that pcm holds, given back once it is transcribed. It returns false
-// when the client is to be dropped.
+// one of the process's turn slots while it runs ([engine.Engine.Admit]); a turn refused is
+// answered with an error message (rate_limited, overloaded) and the socket stays. held is the
+// share of Options.AudioMemory that pcm holds, given back once it is transcribed. It returns
+// false when the client is to be dropped.
 func (c *voiceConn) startTurn(pcm []int16, held int64, text string) bool {
 	if c.turn != nil {
 		<-c.turn.done // it ended; what it wrote (the history) is visible from here on
 	}
-	p := c.e.rateLimit(c.turnsCtx, c.req)
-	var release func()
-	if p == nil {
-		release, p = c.e.acquireTurn(c.turnsCtx, c.req)
-	}
-	if p != nil {
-		c.e.audioMemory.give(held)
+	admission, err := c.e.Admit(c.turnsCtx, c.caller)
+	if err != nil {
+		c.s.audioMemory.Give(held)
+		p := problemOf(err)
 		return c.trySend(errorMessage("", p.Code, p.Detail, p.Retryable))
 	}
 	ctx, cancel := context.WithCancel(c.turnsCtx)
@@ -464,21 +481,21 @@ func (c *voiceConn) startTurn(pcm []int16, held int64, text string) bool {
 	c.turn = rt
 	c.turns++
 	in := voiceTurn{id: rt.id, pcm: pcm, held: held, text: text, context: c.context, conversationID: c.conversationID,
-		history: append([]historyMessage(nil), c.history...)}
+		history: slices.Clone(c.history), admission: admission}
 	c.busy.Store(true)
 	go func() {
 		defer close(rt.done)
-		defer release()
+		defer admission.Release()
 		defer cancel()
 		defer c.turnEnded()
 		defer func() {
-			// A panic outside the model (which runTurnSafely catches) must not take the
+			// A panic outside the engine's turn (which catches the model's) must not take the
 			// process down from this goroutine: the turn fails instead.
 			if v := recover(); v != nil {
-				c.e.log.Error("voice turn panicked", "requestId", c.req.ID, "tenant", c.req.Tenant.Key,
+				c.e.Logger().Error("voice turn panicked", "requestId", c.caller.RequestID, "tenant", c.caller.EngineKey,
 					"panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
 				if !rt.answered.Swap(true) {
-					c.send(ctx, errorMessage(rt.id, CodeInternal, "The engine failed.", false))
+					c.send(ctx, errorMessage(rt.id, engine.CodeInternal, "The engine failed.", false))
 				}
 			}
 		}()
@@ -489,16 +506,39 @@ func (c *voiceConn) startTurn(pcm []int16, held int64, text string) bool {
 	return true
 }
 
+// problemOf is err as a problem: the engine's errors are.
+func problemOf(err error) *engine.Problem {
+	var p *engine.Problem
+	if errors.As(err, &p) {
+		return p
+	}
+	return engine.NewProblem(http.StatusInternalServerError, engine.CodeInternal, "the engine failed; the failure is logged")
+}
+
+func invalidField(field, detail string) *engine.Problem {
+	p := engine.NewProblem(http.StatusBadRequest, engine.CodeInvalidRequest, field+": "+detail)
+	p.Field = field
+	return p
+}
+
 // voiceTurn is what a turn starts from.
 type voiceTurn struct {
 	id             string
 	pcm            []int16
-	held           int64 // pcm's share of StreamOptions.AudioMemory
+	held           int64 // pcm's share of Options.AudioMemory
 	text           string
 	context        streamContext
 	conversationID string
-	history        []historyMessage
+	history        []engine.Message
+	admission      *engine.Admission
 }
+
+// Messages of a conversation the socket keeps: at most maxHistory, each at most maxMessageLen
+// characters, as a turn takes them.
+const (
+	maxHistory    = 100
+	maxMessageLen = 8000
+)
 
 // remember adds a finished turn to the conversation of the socket, keeping the last 100
 // messages. It runs before the turn's done is closed; the reader reads the history only after.
@@ -509,10 +549,10 @@ func (c *voiceConn) remember(user, answer string) {
 		}
 		return s
 	}
-	c.history = append(c.history, historyMessage{Role: string(RoleUser), Content: clip(user)},
-		historyMessage{Role: string(RoleAssistant), Content: clip(answer)})
+	c.history = append(c.history, engine.Message{Role: engine.RoleUser, Content: clip(user)},
+		engine.Message{Role: engine.RoleAssistant, Content: clip(answer)})
 	if n := len(c.history); n > maxHistory {
-		c.history = append([]historyMessage(nil), c.history[n-maxHistory:]...)
+		c.history = append([]engine.Message(nil), c.history[n-maxHistory:]...)
 	}
 }
 
@@ -527,85 +567,85 @@ func (c *voiceConn) turnEnded() {
 	}
 }
 
-// runTurn transcribes the audio if there is some, then runs the turn loop into a voice sink.
-// It reports the user's words and the answer when the turn finished without being cancelled.
-// answered is set once the turn's last message is queued.
+// runTurn runs the turn through [engine.Engine.Turn], which transcribes its audio if there is
+// some, into a voice sink that speaks it. It reports the user's words and the answer when the
+// turn finished without being cancelled. answered is set once the turn's last message is
+// queued.
 func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.Bool) (string, string, bool) {
-	e := c.e
-	start := e.now()
-	locale := c.req.Tenant.Locale
-	if in.context.Locale != "" {
-		locale = in.context.Locale
+	start := time.Now()
+	input := in.context.input()
+	input.Mode = engine.ModeVoice
+	input.ConversationID = in.conversationID
+	input.Messages = in.history
+	input.TurnID = in.id
+	input.Admission = in.admission
+	if in.pcm != nil {
+		input.Samples = in.pcm
+	} else {
+		input.Transcript = in.text
 	}
-	text := in.text
-	heard := in.pcm != nil
-	unclear := false
 	samples := len(in.pcm)
-	// The turn's deadline starts now: the utterance's transcription counts against it, as an
-	// audio turn's does over HTTP.
-	deadline := time.Now().Add(c.req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
-	if heard {
-		hctx, cancel := context.WithDeadline(ctx, deadline)
-		transcript, p := e.hear(hctx, c.req, in.pcm, locale)
-		cancel()
-		putPCM(in.pcm) // the transcriber is done with it
-		e.audioMemory.give(in.held)
-		in.pcm = nil
-		if ctx.Err() != nil {
-			return "", "", false
+	// The engine is done with the samples once the turn has started or failed to.
+	freeAudio := func() {
+		if in.pcm != nil {
+			putPCM(in.pcm)
+			c.s.audioMemory.Give(in.held)
+			in.pcm = nil
 		}
-		if p != nil {
+	}
+	defer freeAudio()
+
+	// The turn's events go to the voice sink, which speaks them.
+	var (
+		sink     *voiceSink
+		user     string
+		widgets  int
+		errCode  string
+		finished bool
+	)
+turn:
+	for ev, err := range c.e.Turn(ctx, c.caller, &input) {
+		freeAudio()
+		if err != nil {
 			// Answered once the error is queued: a cancel that stopped its sending gets
 			// cancelled instead, so that the client hears of the turn either way.
-			if c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable)) {
-				answered.Store(true)
-			}
-			return "", "", false
-		}
-		text, unclear = transcript, transcript == ""
-	}
-	mode := string(ModeVoice)
-	tc := in.context.turnContext
-	tc.SessionID = in.conversationID
-	body := &turnRequest{Transcript: &text, Mode: &mode, Messages: in.history, Context: &tc,
-		Meta: &turnMeta{Locale: locale}, unclear: unclear, heard: heard, turnID: in.id, deadline: deadline}
-
-	// The turn's events, as Engine.Turn yields them, go to the voice sink, which speaks them.
-	var (
-		t    *turn
-		sink *voiceSink
-	)
-	for ev, err := range e.turnEvents(ctx, c.req, body, func(x *turn) { t = x }) {
-		if err != nil {
 			if p := problemOf(err); ctx.Err() == nil && c.send(ctx, errorMessage(in.id, p.Code, p.Detail, p.Retryable)) {
 				answered.Store(true)
 			}
 			return "", "", false
 		}
-		if ev.Type == EventStart {
-			if !c.send(ctx, transcriptMessage(t.turnID, t.transcript)) {
-				break
+		switch ev.Type {
+		case engine.EventStart:
+			user = ev.Transcript
+			if !c.send(ctx, transcriptMessage(ev.TurnID, ev.Transcript)) {
+				break turn
 			}
-			sink = newVoiceSink(ctx, c, t, answered)
+			sink = newVoiceSink(ctx, c, ev.TurnID, ev.Locale, answered)
 			continue
+		case engine.EventError:
+			errCode = ev.Error.Code
+		case engine.EventDone:
+			widgets = len(ev.Spec.Widgets)
+			finished = true
 		}
-		if deliver(sink, ev) != nil {
-			break
+		if sink == nil || sink.deliver(ev) != nil {
+			break turn
 		}
 	}
 	audioMessages := 0
+	answer := ""
 	if sink != nil {
 		sink.close()
 		audioMessages = sink.seq // the worker has ended
+		answer = sink.spoken.String()
 	}
-	finished := ctx.Err() == nil
-	e.log.InfoContext(ctx, "voice turn",
-		"requestId", c.req.ID, "tenant", c.req.Tenant.Key, "env", c.req.Environment.Name, "turnId", t.turnID,
-		"audioSeconds", float64(samples)/inputSampleRate, "steps", t.steps, "toolCalls", t.toolCalls,
-		"widgets", len(t.widgets), "audioMessages", audioMessages, "error", t.errCode, "cancelled", !finished,
-		"ms", float64(e.now().Sub(start).Microseconds())/1000)
-	return t.transcript, t.speak.String(), finished && t.errCode == ""
+	finished = finished && ctx.Err() == nil
+	c.e.Logger().InfoContext(ctx, "voice turn",
+		"requestId", c.caller.RequestID, "tenant", c.caller.EngineKey, "env", cmp.Or(c.caller.Environment, engine.EnvProduction), "turnId", in.id,
+		"audioSeconds", float64(samples)/inputSampleRate, "widgets", widgets, "audioMessages", audioMessages,
+		"error", errCode, "cancelled", !finished, "ms", float64(time.Since(start).Microseconds())/1000)
+	return user, answer, finished && errCode == ""
 }
 
 // touch records the client's activity, or the end of a turn, for the idle time-out.
-func (c *voiceConn) touch() { c.lastActivity.Store(c.e.now().UnixNano()) }
+func (c *voiceConn) touch() { c.lastActivity.Store(time.Now().UnixNano()) }

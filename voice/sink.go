@@ -1,4 +1,4 @@
-package engine
+package voice
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/convengine/engine"
 	"github.com/convengine/engine/internal/spoken"
 	"github.com/convengine/engine/widgets"
 )
@@ -22,9 +23,10 @@ import (
 type voiceSink struct {
 	ctx      context.Context // the turn's
 	c        *voiceConn
-	t        *turn
-	voice    string
-	answered *atomic.Bool // set once done is queued
+	turnID   string
+	speaker  *engine.Speaker // nil: the engine has no synthesizer
+	answered *atomic.Bool    // set once done is queued
+	spoken   strings.Builder // the deltas, for the socket's conversation
 
 	failed      bool // the turn reported an error
 	apologizing bool // the apology is being spoken
@@ -41,13 +43,27 @@ type voiceSink struct {
 	muted bool // synthesis failed in this turn: the rest is not spoken
 }
 
-func newVoiceSink(ctx context.Context, c *voiceConn, t *turn, answered *atomic.Bool) *voiceSink {
-	s := &voiceSink{ctx: ctx, c: c, t: t, answered: answered}
-	if c.e.synthesizer != nil {
-		s.voice = c.e.voiceFor(t.req.Tenant, "", t.locale)
+func newVoiceSink(ctx context.Context, c *voiceConn, turnID, locale string, answered *atomic.Bool) *voiceSink {
+	s := &voiceSink{ctx: ctx, c: c, turnID: turnID, answered: answered, speaker: c.e.Speaker(ctx, c.caller, locale)}
+	if s.speaker != nil {
 		s.startWorker()
 	}
 	return s
+}
+
+// deliver hands a turn's event to the sink; an error says that nobody listens any more.
+func (s *voiceSink) deliver(ev engine.Event) error {
+	switch ev.Type {
+	case engine.EventSpeak:
+		return s.Speak(ev.Delta)
+	case engine.EventError:
+		s.Fail(ev.Error.Code, ev.Error.Message, ev.Error.Retryable)
+	case engine.EventDone:
+		return s.Done(*ev.Spec)
+	}
+	// Status and widgets send nothing: the client of the socket hears the answer, not the
+	// tools, and its widgets arrive in the spec.
+	return nil
 }
 
 // Speak sends the delta and queues the sentences it completes for synthesis. After a failure
@@ -56,7 +72,8 @@ func (s *voiceSink) Speak(delta string) error {
 	if !s.c.sendSpeak(s.ctx, delta) {
 		return errClientGone
 	}
-	if s.failed && !s.apologizing && s.c.e.synthesizer != nil {
+	s.spoken.WriteString(delta)
+	if s.failed && !s.apologizing && s.speaker != nil {
 		s.apologizing = true
 		s.startWorker()
 	}
@@ -76,23 +93,17 @@ func (s *voiceSink) Speak(delta string) error {
 	return nil
 }
 
-// Status sends nothing: the client of the socket hears the answer, not the tools.
-func (s *voiceSink) Status(string, string) {}
-
-// Widget sends nothing: the socket's widgets arrive in the spec.
-func (s *voiceSink) Widget(widgets.Widget) error { return nil }
-
 // Fail stops the speech of the failed answer and sends the error message.
 func (s *voiceSink) Fail(code, message string, retryable bool) {
 	s.failed = true
 	s.stopWorker() // the rest of a failed answer is not spoken
-	s.c.send(s.ctx, errorMessage(s.t.turnID, code, message, retryable))
+	s.c.send(s.ctx, errorMessage(s.turnID, code, message, retryable))
 }
 
 // Done speaks what is left of the answer (or of the apology of a failed one), then sends the
 // spec and done.
 func (s *voiceSink) Done(spec widgets.Spec) error {
-	if s.c.e.synthesizer != nil {
+	if s.speaker != nil {
 		s.finishWorker()
 	}
 	b, err := json.Marshal(map[string]any{"type": "spec", "spec": spec})
@@ -102,7 +113,7 @@ func (s *voiceSink) Done(spec widgets.Spec) error {
 	if !s.c.send(s.ctx, b) {
 		return errClientGone
 	}
-	if !s.c.send(s.ctx, doneMessage(s.t.turnID)) {
+	if !s.c.send(s.ctx, doneMessage(s.turnID)) {
 		return errClientGone
 	}
 	// Answered once done is queued: a cancel that stopped its sending gets cancelled.
@@ -204,22 +215,20 @@ func (s *voiceSink) say(ctx context.Context, sentence string) {
 	if s.muted {
 		return
 	}
-	e := s.c.e
+	log := s.c.e.Logger()
 	defer func() {
 		if v := recover(); v != nil {
 			s.muted = true
-			e.log.ErrorContext(ctx, "speech synthesis panicked", "requestId", s.t.req.ID, "tenant", s.t.req.Tenant.Key,
-				"turnId", s.t.turnID, "panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
+			log.ErrorContext(ctx, "speech synthesis panicked", "requestId", s.c.caller.RequestID, "tenant", s.c.caller.EngineKey,
+				"turnId", s.turnID, "panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
 		}
 	}()
-	start := e.now()
-	speech, err := e.synthesizer.Synthesize(ctx, e.speechText(sentence, s.t.locale), s.voice)
-	e.observeSpeech(ctx, "synthesis", s.t.req.Tenant.Key, start, err)
+	speech, err := s.speaker.Say(ctx, sentence)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.muted = true
-			e.log.WarnContext(ctx, "speech synthesis failed; the rest of the answer has no audio",
-				"requestId", s.t.req.ID, "tenant", s.t.req.Tenant.Key, "turnId", s.t.turnID, "voice", s.voice, "err", err)
+			log.WarnContext(ctx, "speech synthesis failed; the rest of the answer has no audio",
+				"requestId", s.c.caller.RequestID, "tenant", s.c.caller.EngineKey, "turnId", s.turnID, "voice", s.speaker.Voice(), "err", err)
 		}
 		return
 	}
@@ -251,8 +260,8 @@ func (s *voiceSink) say(ctx context.Context, sentence string) {
 		case err != nil:
 			if ctx.Err() == nil {
 				s.muted = true
-				e.log.WarnContext(ctx, "speech synthesis failed while streaming; the rest of the answer has no audio",
-					"requestId", s.t.req.ID, "tenant", s.t.req.Tenant.Key, "turnId", s.t.turnID, "err", err)
+				log.WarnContext(ctx, "speech synthesis failed while streaming; the rest of the answer has no audio",
+					"requestId", s.c.caller.RequestID, "tenant", s.c.caller.EngineKey, "turnId", s.turnID, "err", err)
 			}
 			return
 		}

@@ -1,4 +1,4 @@
-package engine
+package voice
 
 import (
 	"bufio"
@@ -15,23 +15,31 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/convengine/engine/internal/token"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/internal/bound"
 )
 
 // Limits and defaults of the voice socket.
 const (
 	maxStreamFrame      = 64 << 10
+	inputSampleRate     = 16000
+	maxInputSeconds     = 60
 	maxUtteranceSamples = maxInputSeconds * inputSampleRate
 	defaultStreamIdle   = 2 * time.Minute
 	defaultStreamWrite  = 10 * time.Second
 	defaultSendQueue    = 32
+	defaultPing         = 15 * time.Second
+	defaultMaxSockets   = 1024
+	defaultUserSockets  = 4
+	defaultAudioMemory  = 64 << 20
 	audioChunkBytes     = 16 << 10 // of PCM per audio message: 0.37 s at 22 050 Hz
 	// firstAudioChunkBytes bounds a turn's first audio message: 93 ms at 22 050 Hz.
 	firstAudioChunkBytes = 4 << 10
 )
 
-// StreamOptions configure the voice socket. The zero value, or nil, is the defaults.
-type StreamOptions struct {
+// Options configure the voice socket. The zero value, or nil, is the defaults.
+type Options struct {
 	// OriginPatterns lists the origins of browser pages, besides the engine's own host, that
 	// may open the socket: host patterns as path.Match reads them ("app.example.com",
 	// "*.example.com"), or with a scheme ("https://app.example.com"). Requests without an
@@ -41,7 +49,7 @@ type StreamOptions struct {
 	// for that long. Default 2 minutes.
 	IdleTimeout time.Duration
 	// PingInterval is the time between keep-alive pings; a client that does not answer a ping
-	// within the interval is disconnected. Default: Config.PingInterval.
+	// within the interval is disconnected. Default 15 seconds.
 	PingInterval time.Duration
 	// WriteTimeout bounds the write of one message; a client that reads slower is
 	// disconnected. Default 10 seconds.
@@ -70,25 +78,25 @@ type StreamOptions struct {
 }
 
 // withDefaults returns the options with zero values replaced.
-func (o *StreamOptions) withDefaults(ping time.Duration) (StreamOptions, error) {
-	var s StreamOptions
+func (o *Options) withDefaults() (Options, error) {
+	var s Options
 	if o != nil {
 		s = *o
 		s.OriginPatterns = append([]string(nil), o.OriginPatterns...)
 	}
 	if s.IdleTimeout < 0 || s.PingInterval < 0 || s.WriteTimeout < 0 || s.SendQueue < 0 || s.BargeIn < 0 || s.EndOfSpeech < 0 {
-		return s, fmt.Errorf("%w: Stream durations and SendQueue cannot be negative", ErrConfig)
+		return s, fmt.Errorf("%w: voice: durations and SendQueue cannot be negative", engine.ErrConfig)
 	}
 	for _, p := range s.OriginPatterns {
 		if _, err := path.Match(p, ""); err != nil {
-			return s, fmt.Errorf("%w: Stream.OriginPatterns: %q: %v", ErrConfig, p, err)
+			return s, fmt.Errorf("%w: voice: OriginPatterns: %q: %v", engine.ErrConfig, p, err)
 		}
 	}
 	if s.IdleTimeout == 0 {
 		s.IdleTimeout = defaultStreamIdle
 	}
 	if s.PingInterval == 0 {
-		s.PingInterval = ping
+		s.PingInterval = defaultPing
 	}
 	if s.WriteTimeout == 0 {
 		s.WriteTimeout = defaultStreamWrite
@@ -97,7 +105,7 @@ func (o *StreamOptions) withDefaults(ping time.Duration) (StreamOptions, error) 
 		s.SendQueue = defaultSendQueue
 	}
 	if s.MaxSocketsPerUser == 0 {
-		s.MaxSocketsPerUser = defaultMaxSocketsPerUser
+		s.MaxSocketsPerUser = defaultUserSockets
 	}
 	if s.AudioMemory == 0 {
 		s.AudioMemory = defaultAudioMemory
@@ -108,43 +116,76 @@ func (o *StreamOptions) withDefaults(ping time.Duration) (StreamOptions, error) 
 	return s, nil
 }
 
-// StreamHandler returns the handler of the voice socket, GET /engine/stream (docs/voice.md).
-func (e *Engine) StreamHandler() http.Handler {
-	return e.route(http.MethodGet, PathStream, http.HandlerFunc(e.serveStream))
+// Server serves the voice socket of one engine. Make one with [New]; it is safe for
+// concurrent use.
+type Server struct {
+	e           *engine.Engine
+	opts        Options
+	streams     streamRegistry
+	socketSlots bound.Slots
+	userSockets *bound.PerUser
+	audioMemory *bound.Budget
 }
 
-func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request) {
+// New returns the voice socket of e, configured by opts (nil: the defaults). It registers with
+// e's Shutdown, which then closes its sockets.
+func New(e *engine.Engine, opts *Options) (*Server, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{e: e, opts: o, socketSlots: bound.NewSlots(o.MaxSockets, defaultMaxSockets),
+		userSockets: &bound.PerUser{Limit: o.MaxSocketsPerUser}, audioMemory: &bound.Budget{Limit: o.AudioMemory}}
+	e.OnShutdown(s.Shutdown)
+	return s, nil
+}
+
+// Routes are the socket's routes, for [engine.Engine.Handler]: GET /engine/stream and POST
+// /engine/stream-ticket.
+func (s *Server) Routes() []engine.Route {
+	return []engine.Route{{Pattern: engine.PathStream, Handler: s.Handler()}, {Pattern: engine.PathStreamTicket, Handler: s.TicketHandler()}}
+}
+
+// Handler returns the handler of the voice socket, GET /engine/stream (docs/voice.md).
+func (s *Server) Handler() http.Handler {
+	return s.e.Route(http.MethodGet, engine.PathStream, http.HandlerFunc(s.serveStream))
+}
+
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
 	// A browser, which cannot set the headers, offers a stream ticket as a subprotocol.
-	ticket, offered, p := offeredTicket(r)
+	ticket, offered, err := offeredTicket(r)
 	var (
-		req     *request
-		claims  *token.TicketClaims
+		caller  *engine.Caller
+		spend   func(context.Context) error
 		release func()
 	)
 	switch {
-	case p != nil:
+	case err != nil:
 	case offered:
-		if p = e.checkUpgrade(r); p == nil {
-			req, claims, p = e.openTicket(r, ticket)
+		if err = s.checkUpgrade(w, r, nil); err == nil {
+			caller, spend, err = s.e.OpenTicket(r, ticket)
 		}
 	default:
-		if req, p = e.readHeaders(r); p == nil {
-			p = e.checkUpgrade(r)
+		if caller, err = s.e.CallerFromRequest(r); err == nil {
+			if err = s.e.RateLimit(ctx, caller); err == nil {
+				err = s.checkUpgrade(w, r, caller)
+			}
 		}
 	}
-	if p == nil && e.streams.isClosed() {
-		p = newProblem(http.StatusServiceUnavailable, CodeShuttingDown, "the engine is shutting down; connect again")
+	if err == nil && s.streams.isClosed() {
+		err = problem(http.StatusServiceUnavailable, engine.CodeShuttingDown, "the engine is shutting down; connect again", caller)
 	}
-	if p == nil {
-		release, p = e.acquireSocket(r.Context(), req)
+	if err == nil {
+		release, err = s.acquireSocket(ctx, caller)
 	}
-	if p == nil && claims != nil {
-		if p = e.spendTicket(r.Context(), req, claims); p != nil {
+	if err == nil && spend != nil {
+		if err = spend(ctx); err != nil {
 			release()
 		}
 	}
-	if p != nil {
-		writeProblem(w, p, req.idOrEmpty())
+	if err != nil {
+		engine.WriteProblem(w, err)
 		return
 	}
 	// The origin was checked above, with the problem responses of every route.
@@ -152,14 +193,14 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request) {
 	ws, err := websocket.Accept(sb, r, &websocket.AcceptOptions{InsecureSkipVerify: true, Subprotocols: []string{SubprotocolEngine}})
 	if err != nil {
 		release()
-		e.log.WarnContext(r.Context(), "voice socket upgrade failed", "requestId", req.ID, "err", err)
+		s.e.Logger().WarnContext(ctx, "voice socket upgrade failed", "requestId", caller.RequestID, "err", err)
 		return
 	}
 	ws.SetReadLimit(maxStreamFrame)
-	c := &voiceConn{e: e, req: req, opts: e.streamOpts, ws: ws, conn: sb.conn, started: e.now()}
+	c := &voiceConn{s: s, e: s.e, caller: caller, opts: s.opts, ws: ws, conn: sb.conn, started: time.Now()}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.turnsCtx, c.stopTurns = context.WithCancel(c.ctx)
-	if !e.streams.add(c) {
+	if !s.streams.add(c) {
 		release()
 		c.cancel()
 		ws.Close(websocket.StatusGoingAway, "the server is shutting down")
@@ -169,55 +210,95 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request) {
 	// (the connection, the request and its headers) is freed when the handler returns.
 	go func() {
 		defer release()
-		defer e.streams.remove(c)
+		defer s.streams.remove(c)
 		defer c.cancel()
 		c.serve()
 	}()
 }
 
-// acquireSocket takes one of the process's sockets and one of the user's.
-func (e *Engine) acquireSocket(ctx context.Context, req *request) (release func(), p *Problem) {
-	releaseSlot, ok := e.socketSlots.tryAcquire()
-	if !ok {
-		return nil, e.overloaded(ctx, BoundSockets, req, "the engine has as many voice sockets open as it can; connect again in a moment")
+// problem is a problem of the socket's, for caller's request when it is known.
+func problem(status int, code, detail string, caller *engine.Caller) *engine.Problem {
+	p := engine.NewProblem(status, code, detail)
+	if caller != nil {
+		p.RequestID = caller.RequestID
 	}
-	user := e.limits.userBucket(req.Tenant.Key, req.UserToken)
-	if !e.userSockets.take(user) {
+	return p
+}
+
+// acquireSocket takes one of the process's sockets and one of the user's.
+func (s *Server) acquireSocket(ctx context.Context, c *engine.Caller) (release func(), err error) {
+	releaseSlot, ok := s.socketSlots.TryAcquire()
+	if !ok {
+		return nil, s.e.Overloaded(ctx, c, engine.BoundSockets, "the engine has as many voice sockets open as it can; connect again in a moment")
+	}
+	user := s.e.UserKey(c)
+	if !s.userSockets.Take(user) {
 		releaseSlot()
-		return nil, e.overloaded(ctx, BoundUserSockets, req, fmt.Sprintf("this user has %d voice sockets open; close one first", e.userSockets.limit))
+		return nil, s.e.Overloaded(ctx, c, engine.BoundUserSockets, fmt.Sprintf("this user has %d voice sockets open; close one first", s.userSockets.Limit))
 	}
 	return func() {
-		e.userSockets.give(user)
+		s.userSockets.Give(user)
 		releaseSlot()
 	}, nil
 }
 
-// checkUpgrade requires a WebSocket upgrade from an allowed origin.
-func (e *Engine) checkUpgrade(r *http.Request) *Problem {
+// Shutdown closes every socket with 1001 (going away) and refuses new ones. A socket running a
+// turn is closed when the turn has been answered; when ctx ends first, the turns still running
+// are cancelled and their sockets closed at once, and Shutdown returns ctx.Err(). It returns
+// when every socket is closed. The engine's Shutdown calls it.
+func (s *Server) Shutdown(ctx context.Context) error {
+	conns := s.streams.shutdown()
+	for _, c := range conns {
+		if !c.busy.Load() {
+			c.goAway() // a busy socket goes when its turn ends
+		}
+	}
+	all := make(chan struct{})
+	go func() {
+		s.streams.wg.Wait()
+		close(all)
+	}()
+	select {
+	case <-all:
+		return nil
+	case <-ctx.Done():
+	}
+	var closers sync.WaitGroup
+	for _, c := range conns {
+		closers.Go(func() { c.abort(websocket.StatusGoingAway, "the server is shutting down") })
+	}
+	closers.Wait()
+	<-all
+	return ctx.Err()
+}
+
+// checkUpgrade requires a WebSocket upgrade from an allowed origin. The problem is for
+// caller's request, when it is known already.
+func (s *Server) checkUpgrade(w http.ResponseWriter, r *http.Request, caller *engine.Caller) error {
+	h := w.Header()
 	if !headerHasToken(r.Header, "Connection", "upgrade") || !headerHasToken(r.Header, "Upgrade", "websocket") {
-		p := newProblem(http.StatusUpgradeRequired, CodeUpgradeRequired, PathStream+" is a WebSocket; send an upgrade request")
-		p.header = http.Header{"Upgrade": {"websocket"}, "Connection": {"Upgrade"}}
-		return p
+		h.Set("Upgrade", "websocket")
+		h.Set("Connection", "Upgrade")
+		return problem(http.StatusUpgradeRequired, engine.CodeUpgradeRequired, engine.PathStream+" is a WebSocket; send an upgrade request", caller)
 	}
 	if v := r.Header.Get("Sec-WebSocket-Version"); v != "13" {
-		p := newProblem(http.StatusBadRequest, CodeInvalidRequest, "Sec-WebSocket-Version must be 13")
-		p.header = http.Header{"Sec-Websocket-Version": {"13"}}
-		return p
+		h.Set("Sec-Websocket-Version", "13")
+		return problem(http.StatusBadRequest, engine.CodeInvalidRequest, "Sec-WebSocket-Version must be 13", caller)
 	}
 	if keys := r.Header.Values("Sec-WebSocket-Key"); len(keys) != 1 {
-		return newProblem(http.StatusBadRequest, CodeInvalidRequest, "Sec-WebSocket-Key must be sent once")
+		return problem(http.StatusBadRequest, engine.CodeInvalidRequest, "Sec-WebSocket-Key must be sent once", caller)
 	} else if k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(keys[0])); err != nil || len(k) != 16 {
-		return newProblem(http.StatusBadRequest, CodeInvalidRequest, "Sec-WebSocket-Key must be 16 bytes in base64")
+		return problem(http.StatusBadRequest, engine.CodeInvalidRequest, "Sec-WebSocket-Key must be 16 bytes in base64", caller)
 	}
-	if !e.originAllowed(r) {
-		return newProblem(http.StatusForbidden, CodeOriginNotAllowed, "pages of this origin may not open the voice socket")
+	if !s.originAllowed(r) {
+		return problem(http.StatusForbidden, engine.CodeOriginNotAllowed, "pages of this origin may not open the voice socket", caller)
 	}
 	return nil
 }
 
 // originAllowed accepts requests without Origin, of the engine's own host, or of an origin
-// of StreamOptions.OriginPatterns.
-func (e *Engine) originAllowed(r *http.Request) bool {
+// of Options.OriginPatterns.
+func (s *Server) originAllowed(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return true
@@ -229,7 +310,7 @@ func (e *Engine) originAllowed(r *http.Request) bool {
 	if strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
-	for _, p := range e.streamOpts.OriginPatterns {
+	for _, p := range s.opts.OriginPatterns {
 		target := u.Host
 		if strings.Contains(p, "://") {
 			target = u.Scheme + "://" + u.Host

@@ -1,4 +1,4 @@
-package engine_test
+package voice_test
 
 import (
 	"testing"
@@ -73,12 +73,4 @@ func splitWords(s string) []string {
 		word = true
 	}
 	return out
-}
-
-func loudest(pcm []int16) int {
-	m := 0
-	for _, s := range pcm {
-		m = max(m, int(s), -int(s))
-	}
-	return m
 }

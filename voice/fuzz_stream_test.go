@@ -1,4 +1,4 @@
-package engine_test
+package voice_test
 
 import (
 	"context"

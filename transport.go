@@ -1,0 +1,282 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/convengine/engine/internal/token"
+)
+
+// What a transport uses besides [Engine.Turn], [Engine.Execute], [Engine.Synthesize] and
+// [Engine.CreateSession]. A transport is a package that speaks a wire protocol and runs the
+// engine's turns through its exported API: package voice (the voice socket), package agui, or a
+// host's own (a telephony bridge). It reads its callers as the engine's handlers do
+// ([Engine.CallerFromRequest], tickets), is wrapped as they are ([Engine.Route]), holds the
+// engine's bounds ([Engine.Admit], [Engine.RateLimit], [Engine.Overloaded]) and goes when the
+// engine shuts down ([Engine.OnShutdown]).
+
+// Route is a handler a transport serves at its own path, for [Engine.Handler] to mount beside
+// the engine's routes.
+type Route struct {
+	// Pattern is the path as http.ServeMux reads it, such as "/engine/stream".
+	Pattern string
+	Handler http.Handler
+}
+
+// Route wraps a transport's handler as the engine's own are wrapped: the response carries
+// Engine-Version and the request's valid X-Request-ID, the Observer's Request hook sees it
+// under path, a panic is logged and answered 500 internal, and a method other than method (when
+// not "") is answered 405 with Allow.
+func (e *Engine) Route(method, path string, h http.Handler) http.Handler {
+	return e.route(method, path, h)
+}
+
+// OnShutdown registers what [Engine.Shutdown] calls: a transport's farewell to its connections
+// (package voice closes its sockets). Shutdown calls every function registered, at once, and
+// waits for them; ctx ends when the caller of Shutdown stops waiting. A function registered
+// once Shutdown has begun is called at once.
+func (e *Engine) OnShutdown(f func(ctx context.Context) error) {
+	e.shutdown.mu.Lock()
+	closing, ctx := e.shutdown.closing, e.shutdown.ctx
+	if !closing {
+		e.shutdown.hooks = append(e.shutdown.hooks, f)
+	}
+	e.shutdown.mu.Unlock()
+	if closing {
+		_ = f(ctx)
+	}
+}
+
+// shutdownHooks are the functions of OnShutdown.
+type shutdownHooks struct {
+	mu      sync.Mutex
+	closing bool
+	ctx     context.Context
+	hooks   []func(context.Context) error
+}
+
+// Admission is a turn's place in the engine's bounds, taken before the turn starts by
+// [Engine.Admit] and given to [Engine.Turn] in [TurnInput].Admission.
+type Admission struct {
+	e       *Engine
+	once    sync.Once
+	release func()
+}
+
+// Admit counts a turn of c against the tenant's and the user's rate limits and takes one of the
+// engine's turn slots (Config.MaxConcurrentTurns), as a turn does when it starts, for a
+// transport that must refuse a turn before it does anything for it (a voice socket, before it
+// answers an utterance). The turn that gets the admission takes nothing more. The error is a
+// *[Problem]: rate_limited, overloaded, or what the caller's check found. Release gives the
+// slot back once the turn is over.
+func (e *Engine) Admit(ctx context.Context, c *Caller) (*Admission, error) {
+	req, p := e.inProcessRequest(ctx, c, true)
+	var release func()
+	if p == nil {
+		release, p = e.acquireTurn(ctx, req)
+	}
+	if p != nil {
+		p.RequestID = req.idOrEmpty()
+		return nil, p
+	}
+	return &Admission{e: e, release: release}, nil
+}
+
+// Release gives the admission's turn slot back; it may be called more than once.
+func (a *Admission) Release() {
+	if a != nil {
+		a.once.Do(a.release)
+	}
+}
+
+// RateLimit counts one request of c against the tenant's and the user's rate limits
+// (Tenant.Limits), as each request to the engine's handlers does: a transport calls it for
+// what it starts besides turns, such as a socket it opens. The error is a *[Problem],
+// rate_limited with Retry-After, or what the caller's check found.
+func (e *Engine) RateLimit(ctx context.Context, c *Caller) error {
+	req, p := e.inProcessRequest(ctx, c, false)
+	if p != nil {
+		p.RequestID = req.idOrEmpty()
+		return p
+	}
+	return nil
+}
+
+// UserKey names c's user of its tenant for a transport's own bounds per user: the same for every
+// request of the user, on every replica, and never the user's token (a keyed hash of it).
+func (e *Engine) UserKey(c *Caller) string {
+	return e.limits.userBucket(c.EngineKey, Secret(c.UserToken))
+}
+
+// Overloaded reports that bound (one of the Bound names) refused work of c to the Observer's
+// Overload hook, and returns the problem its client gets: 503 overloaded, or 429 rate_limited
+// for a bound of the user's own (BoundUserSockets and the other user bounds), with Retry-After.
+func (e *Engine) Overloaded(ctx context.Context, c *Caller, bound, detail string) *Problem {
+	req := &request{ID: c.RequestID, Tenant: &Tenant{Key: c.EngineKey}}
+	p := e.overloaded(ctx, bound, req, detail)
+	p.RequestID = c.RequestID
+	return p
+}
+
+// Logger is the engine's logger (Config.Logger), for a transport to log as the engine does:
+// never a token, a proof or what a user said.
+func (e *Engine) Logger() *slog.Logger { return e.log }
+
+// Observer is what watches the engine (Config.Observer), for a transport's own events (the
+// voice socket's Socket hook).
+func (e *Engine) Observer() Observer { return e.obs }
+
+// DecodeBody reads the JSON body of r into v as the engine's endpoints read theirs: labelled
+// application/json (415 otherwise), at most Config.MaxBody bytes (413), one JSON object whose
+// members of the wrong type are named in the problem's Field; an empty body is "{}" when
+// emptyOK. The error is a *[Problem].
+func (e *Engine) DecodeBody(w http.ResponseWriter, r *http.Request, emptyOK bool, v any) error {
+	if p := decodeBody(w, r, e.maxBody, emptyOK, v); p != nil {
+		return p
+	}
+	return nil
+}
+
+// DecodeJSON decodes one JSON object of data into v as the engine reads its bodies and
+// messages: numbers as json.Number in an any, nothing after the object, and a member of the
+// wrong type named in the problem's Field. The error is a *[Problem], invalid_request.
+func DecodeJSON(data []byte, v any) error {
+	if p := unmarshalStrictly(data, v); p != nil {
+		return p
+	}
+	return nil
+}
+
+// Stream tickets, for a client that cannot set headers on what it opens (a browser's
+// WebSocket): a ticket stands for the headers of the request that got it.
+const (
+	ticketTTL          = 60 * time.Second
+	maxTicketLen       = 16 << 10
+	ticketClaimPurpose = "stream-ticket:"
+)
+
+// IssueTicket seals c (its tenant, environment, user, session, metadata and forwarded headers)
+// into a single-use ticket that stands for it for 60 seconds, signed with the engine's key so
+// that every replica opens it, and returns it with its expiry. Rate limits are not counted. A
+// caller too large to travel in a header (past 16 KiB sealed) is 431 headers_too_large.
+func (e *Engine) IssueTicket(ctx context.Context, c *Caller) (string, time.Time, error) {
+	req, p := e.callerRequest(ctx, c, true)
+	if p != nil {
+		p.RequestID = req.idOrEmpty()
+		return "", time.Time{}, p
+	}
+	exp := e.now().Add(ticketTTL).Truncate(time.Second)
+	claims := &token.TicketClaims{ID: uuid.NewString(), Tenant: req.Tenant.Key, Environment: req.Environment.Name,
+		UserToken: req.UserToken.Reveal(), Session: req.sessionID(), RequestID: req.ID, Expiry: exp.Unix(), Forward: req.Forward,
+		Metadata: req.Metadata}
+	ticket, err := e.tickets.Seal(claims)
+	if err != nil {
+		e.log.ErrorContext(ctx, "minting a stream ticket failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		p = newProblem(http.StatusInternalServerError, CodeInternal, "the ticket could not be made")
+	} else if len(ticket) > maxTicketLen {
+		p = newProblem(http.StatusRequestHeaderFieldsTooLarge, CodeHeadersTooLarge,
+			"the user token, client metadata and forwarded headers are too large to travel in a stream ticket; open the socket with headers")
+	}
+	if p != nil {
+		p.RequestID = req.ID
+		return "", time.Time{}, p
+	}
+	return ticket, exp, nil
+}
+
+// OpenTicket opens a ticket of [Engine.IssueTicket] offered with r: the caller it stands for,
+// checked as the headers would be (an X-Engine-Key that r carries must name the ticket's
+// tenant). The ticket is not spent yet: spend spends it, once across every replica sharing
+// the ReplayStore, and then counts the request against the user's rate limits, so that a
+// refusal that says to try again (shutting down, too many sockets) leaves it usable and a
+// replayed ticket costs its user nothing. Errors are *[Problem]s: invalid_stream_ticket,
+// stream_ticket_wrong_tenant, stream_ticket_expired, stream_ticket_reused, and those of the
+// caller's check.
+func (e *Engine) OpenTicket(r *http.Request, ticket string) (c *Caller, spend func(context.Context) error, err error) {
+	ctx := r.Context()
+	claims, err := e.tickets.Open(ticket)
+	if err != nil {
+		return nil, nil, ticketProblem(CodeInvalidStreamTicket, "the ticket is not one of this engine's", "")
+	}
+	for _, key := range r.Header.Values(HeaderEngineKey) {
+		if key != claims.Tenant {
+			return nil, nil, ticketProblem(CodeStreamTicketWrongTenant, "the ticket belongs to another assistant", claims.RequestID)
+		}
+	}
+	if !e.now().Before(time.Unix(claims.Expiry, 0)) {
+		return nil, nil, ticketProblem(CodeStreamTicketExpired, "the ticket expired; get a new one", claims.RequestID)
+	}
+	c = &Caller{EngineKey: claims.Tenant, UserToken: claims.UserToken, Environment: claims.Environment,
+		RequestID: claims.RequestID, SessionID: claims.Session, Metadata: claims.Metadata}
+	if len(claims.Forward) > 0 {
+		c.Forward = make(http.Header, len(claims.Forward))
+		for name, v := range claims.Forward {
+			c.Forward[name] = v
+		}
+	}
+	req, p := e.callerRequest(ctx, c, true)
+	if p != nil {
+		p.RequestID = req.idOrEmpty()
+		return nil, nil, p
+	}
+	spend = func(ctx context.Context) error {
+		// Kept a whole lifetime past the expiry: a replica whose clock is behind still finds it.
+		fresh, err := e.replay.Claim(ctx, ticketClaimPurpose+claims.ID, time.Unix(claims.Expiry, 0).Add(ticketTTL))
+		switch {
+		case err != nil:
+			e.log.ErrorContext(ctx, "replay store failed", "requestId", req.ID, "err", err)
+			return ticketProblem(CodeStoreUnavailable, "the ticket could not be checked; try again", req.ID)
+		case !fresh:
+			return ticketProblem(CodeStreamTicketReused, "the ticket was used already; get a new one", req.ID)
+		}
+		if p := e.rateLimit(ctx, req); p != nil {
+			p.Detail += " (with a new ticket: this one is spent)"
+			p.RequestID = req.ID
+			return p
+		}
+		return nil
+	}
+	return c, spend, nil
+}
+
+func ticketProblem(code, detail, requestID string) *Problem {
+	status := http.StatusUnauthorized
+	if code == CodeStoreUnavailable {
+		status = http.StatusServiceUnavailable
+	}
+	p := newProblem(status, code, detail)
+	p.RequestID = requestID
+	return p
+}
+
+var errNilInput = errors.New("engine: the turn input is nil")
+
+// Check reports what of in a turn would refuse before it runs, without running one: the
+// invalid_request problems of [Engine.Turn] for its fields (the field named as the turn's body
+// names it, such as "context.sessionId"). A transport that takes a turn's context once for many
+// turns (a voice socket's first message) checks it when it comes.
+func (in *TurnInput) Check() error {
+	if in == nil {
+		return errNilInput
+	}
+	probe := *in
+	if probe.Transcript == "" && probe.Audio == nil && probe.Samples == nil {
+		probe.Transcript = "x"
+	}
+	probe.Admission = nil
+	b, p := probe.body()
+	if p == nil {
+		req := &request{Tenant: &Tenant{}, Environment: &Environment{}}
+		_, p = newTurn(req, b)
+	}
+	if p != nil {
+		return p
+	}
+	return nil
+}
