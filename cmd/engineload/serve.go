@@ -18,9 +18,9 @@ import (
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/httptools"
-	"github.com/convengine/engine/voice"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/internal/debugstats"
+	"github.com/convengine/engine/voice"
 )
 
 // The servers a -serve child can be.

@@ -12,9 +12,9 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/httptools"
-	"github.com/convengine/engine/voice"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/sphinx"
+	"github.com/convengine/engine/voice"
 )
 
 // The demo is served here from the same pieces as cmd/engine's offline demo, not with
