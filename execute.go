@@ -64,6 +64,10 @@ type Card struct {
 type ExecuteResult struct {
 	Done  Card   `json:"done"`
 	Speak string `json:"speak"`
+	// Replayed says that the token had run before: this is its first result again, recorded in
+	// the ActionStore, and nothing ran now. The execute endpoint answers it as is, for the
+	// client's retries; a transport whose replies must not repeat tells it apart.
+	Replayed bool `json:"-"`
 }
 
 // ExecuteHandler returns the handler of POST /engine/execute.
@@ -77,7 +81,7 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 	if req == nil {
 		return
 	}
-	reply, p := e.execute(r.Context(), req, &body)
+	reply, _, p := e.execute(r.Context(), req, &body)
 	if p != nil {
 		writeProblem(w, p, req.ID)
 		return
@@ -89,8 +93,8 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 }
 
 // execute checks a confirmed action and runs it once; the reply is the JSON of its
-// ExecuteResult.
-func (e *Engine) execute(ctx context.Context, req *request, body *executeRequest) ([]byte, *Problem) {
+// ExecuteResult, and replayed says that it is the recorded reply of a token that ran before.
+func (e *Engine) execute(ctx context.Context, req *request, body *executeRequest) (reply []byte, replayed bool, p *Problem) {
 	claims, canon, p := e.checkExecute(req, body)
 	var proof *ActionProof
 	if p == nil {
@@ -101,12 +105,12 @@ func (e *Engine) execute(ctx context.Context, req *request, body *executeRequest
 		p = e.checkEnrolled(ctx, req, &proof.Key)
 	}
 	if p != nil {
-		return nil, p
+		return nil, false, p
 	}
 	locale := req.Tenant.Locale
 	if body.Context != nil && body.Context.Locale != "" {
 		if !ValidLocale(body.Context.Locale) {
-			return nil, invalidField("context.locale", "must be a BCP 47 language tag")
+			return nil, false, invalidField("context.locale", "must be a BCP 47 language tag")
 		}
 		locale = body.Context.Locale
 	}
@@ -282,7 +286,7 @@ const maxEpochSecondsAsMillis = 1e11
 // client that goes away mid-call must not cancel a payment half-made, release the claim, and
 // have its retry make the payment again. A failure that leaves the outcome unknown (a time-out,
 // a broken answer) is recorded as such, so that the token never calls the backend again.
-func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionClaims, tool string, canon json.RawMessage, locale string, proof *ActionProof) ([]byte, *Problem) {
+func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionClaims, tool string, canon json.RawMessage, locale string, proof *ActionProof) ([]byte, bool, *Problem) {
 	id := req.Tenant.Key + ":" + c.ID
 	owner := uuid.NewString()
 	timeout := req.Tenant.Limits.ToolTimeout.or(defaultToolLimit)
@@ -291,12 +295,12 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 	case errors.Is(err, ErrActionInProgress):
 		p := newProblem(http.StatusConflict, CodeActionInProgress, "this action is already running; try again in a moment")
 		p.Retryable = true
-		return nil, p
+		return nil, false, p
 	case err != nil:
 		e.log.ErrorContext(ctx, "action store failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
-		return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the engine cannot record actions right now; try again")
+		return nil, false, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the engine cannot record actions right now; try again")
 	case prev != nil:
-		return prev, nil
+		return prev, true, nil
 	}
 	// From here the claim must end: recorded, or released when nothing reached the backend.
 	actx := context.WithoutCancel(ctx)
@@ -309,7 +313,7 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 			e.log.ErrorContext(ctx, "releasing an action failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
 		}
 		e.log.WarnContext(ctx, "action failed", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "err", callErr)
-		return nil, newProblem(http.StatusBadGateway, CodeToolUnavailable, "the service could not be reached; nothing was done, try again")
+		return nil, false, newProblem(http.StatusBadGateway, CodeToolUnavailable, "the service could not be reached; nothing was done, try again")
 	}
 	var reply []byte
 	if callErr != nil {
@@ -327,7 +331,7 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 	}
 	e.log.InfoContext(ctx, "action", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "declined", res.IsError,
 		"outcomeUnknown", callErr != nil, "clientGone", ctx.Err() != nil)
-	return reply, nil
+	return reply, false, nil
 }
 
 // unknownOutcome is the reply of an action whose backend may have run it but did not say so.

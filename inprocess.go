@@ -307,6 +307,10 @@ type ExecuteInput struct {
 	Method string
 	// VerifiedAt is when it did.
 	VerifiedAt time.Time
+	// VerifiedAtJSON is, when set, auth.verifiedAt as the client wrote it (a JSON string of RFC
+	// 3339, or a number of epoch milliseconds), read instead of VerifiedAt: a device proof signs
+	// verifiedAt as written, and "…:05.120Z" is not Go's "…:05.12Z".
+	VerifiedAtJSON json.RawMessage
 	// Proof is the device's proof of this action, a JWS signed by the session's gate key
 	// (docs/actions.md), when the session has one.
 	Proof string
@@ -319,8 +323,9 @@ type ExecuteInput struct {
 
 // Execute runs a confirmed action in-process, as POST /engine/execute does: the same checks
 // (the action token must be the caller's, of its tenant, environment and session), at most
-// once per token, on a context of its own once the backend is called. The error is a
-// *[Problem] with the endpoint's status and code.
+// once per token, on a context of its own once the backend is called; a token that ran before
+// gets its first result again, with Replayed set. The error is a *[Problem] with the
+// endpoint's status and code.
 func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*ExecuteResult, error) {
 	req, p := e.inProcessRequest(ctx, c, true)
 	if p == nil && in == nil {
@@ -338,6 +343,9 @@ func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*Exe
 		Token     string          `json:"token"`
 	}{x.Tool, x.Arguments, x.Token}
 	verified, _ := json.Marshal(in.VerifiedAt.UTC().Format(time.RFC3339Nano))
+	if len(in.VerifiedAtJSON) > 0 {
+		verified = in.VerifiedAtJSON
+	}
 	body.Auth = &struct {
 		Method     string            `json:"method"`
 		VerifiedAt json.RawMessage   `json:"verifiedAt"`
@@ -361,12 +369,12 @@ func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*Exe
 			Locale    string `json:"locale"`
 		}{Locale: in.Locale}
 	}
-	reply, p := e.execute(ctx, req, &body)
+	reply, replayed, p := e.execute(ctx, req, &body)
 	if p != nil {
 		p.RequestID = req.ID
 		return nil, p
 	}
-	var res ExecuteResult
+	res := ExecuteResult{Replayed: replayed}
 	if err := json.Unmarshal(reply, &res); err != nil {
 		return nil, fmt.Errorf("engine: the action's recorded result: %w", err)
 	}

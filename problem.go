@@ -90,6 +90,7 @@ const (
 	CodeDeviceNotEnrolled   = "device_not_enrolled"   // 403: the tenant's backend does not know the device key
 	CodeActionInProgress    = "action_in_progress"    // 409
 	CodeToolUnavailable     = "tool_unavailable"      // 502: nothing was done
+	CodeActionReplayed      = "action_replayed"       // RUN_ERROR of an AG-UI resume: the action ran before, nothing ran now
 
 	// Speech.
 	CodeSynthesizerUnavailable = "synthesizer_unavailable" // 503

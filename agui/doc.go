@@ -37,8 +37,10 @@
 // proof or webauthn when the tenant asks for them). The action runs through
 // [engine.Engine.Execute], at most once per token: its card is a CUSTOM "done" event and its
 // speech a text message, then RUN_FINISHED; an action the engine refuses is RUN_ERROR with
-// its code. A resume of an action that already ran gets its first result again and runs
-// nothing. A cancelled resume runs nothing.
+// its code. An interrupt is answered once: a resume of an action that already ran, on any
+// replica that shares the engine's ActionStore ([engine.ExecuteResult].Replayed), is RUN_ERROR
+// action_replayed and runs nothing. A proof is checked against verifiedAt as the client wrote
+// it. A cancelled resume runs nothing.
 //
 // docs/agui.md has the whole mapping.
 package agui

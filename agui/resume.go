@@ -102,6 +102,10 @@ func authOf(payload json.RawMessage, field string) (*engine.ExecuteInput, *engin
 		return nil, invalid(field+".verifiedAt", "must be an RFC 3339 time or milliseconds since the epoch")
 	}
 	in := &engine.ExecuteInput{Method: body.Auth.Method, VerifiedAt: at, Proof: body.Auth.Proof}
+	if in.Proof != "" {
+		// The proof signs verifiedAt as the client wrote it.
+		in.VerifiedAtJSON = body.Auth.VerifiedAt
+	}
 	if len(body.Auth.WebAuthn) > 0 && string(body.Auth.WebAuthn) != "null" {
 		in.WebAuthn = body.Auth.WebAuthn
 	}
@@ -129,7 +133,7 @@ func verifiedAt(raw json.RawMessage) (time.Time, bool) {
 // resume runs the resolved answers of in through the engine's execute, in order, as one run:
 // each action's card as a CUSTOM "done" event and its speech as a text message. A cancelled
 // answer runs nothing. The first action the engine refuses ends the run with RUN_ERROR and its
-// code.
+// code, and so does one that ran before (action_replayed): a resume answers an interrupt once.
 func (h *handler) resume(w http.ResponseWriter, r *http.Request, caller *engine.Caller, in *runInput) {
 	answers, p := in.answers()
 	if p != nil {
@@ -154,6 +158,11 @@ func (h *handler) resume(w http.ResponseWriter, r *http.Request, caller *engine.
 			} else {
 				s.failed(engine.CodeInternal, "the action failed")
 			}
+			return
+		}
+		if res.Replayed {
+			// The ActionStore's word, so on any replica: this interrupt was answered before.
+			s.failed(engine.CodeActionReplayed, "this confirmation was answered before: the action ran once and does not run again")
 			return
 		}
 		card, _ := json.Marshal(res.Done)

@@ -1,12 +1,17 @@
 // The engine's AG-UI endpoint with the official client, @ag-ui/client's HttpAgent: a balance
 // turn streams its text, a transfer ends as an interrupt, the interrupt resolved with the
-// device's (here basic, passcode) auth moves the money once, and a replay of that resume moves
-// nothing more. Usage:
+// device's (here basic, passcode) auth moves the money once, and a replay of that resume is
+// RUN_ERROR action_replayed and moves nothing more. On pk_demo_proof, the tenant that requires
+// device proofs, a device enrolled at the demo bank by one-time code signs the action's proof
+// with WebCrypto in a DPoP-bound session: the money moves once, while a forged, tampered or
+// missing proof, and a replay, are RUN_ERROR with the engine's code. Usage:
 //
-//	ENGINE_URL=<engine base URL> node --test agui.test.mjs
+//	ENGINE_URL=<engine base URL> CODES_URL=<URL of the bank's codes> node --test agui.test.mjs
 //
-// The engine must serve the demo tenant (pk_demo) at /engine/agui, as cmd/engine does;
-// cmd/engine's TestAGUIClient runs this file.
+// The engine must serve the demo tenants (pk_demo, pk_demo_proof) at /engine/agui and the demo
+// bank's enrolment at /demo/bank/, as cmd/engine does. CODES_URL?user=<label> answers the
+// one-time code the bank sent that user (the reference server prints it on its console);
+// without it the proof test is skipped. cmd/engine's TestAGUIClient runs this file.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -15,6 +20,7 @@ import { HttpAgent } from "@ag-ui/client";
 
 const base = process.env.ENGINE_URL ?? process.argv[2];
 if (!base) throw new Error("set ENGINE_URL to the engine's base URL");
+const codesURL = process.env.CODES_URL;
 
 // agent makes an HttpAgent for the user with token, on thread (a new one when omitted).
 function agent(token, threadId) {
@@ -69,7 +75,7 @@ test("a balance turn streams text messages and finishes", async () => {
   assert.match(reply.content, /\$1,234\.56/);
 });
 
-test("a transfer is an interrupt; resolved, it moves the money once; a replay moves nothing", async () => {
+test("a transfer is an interrupt; resolved, it moves the money once; a replay is RUN_ERROR action_replayed", async () => {
   const token = "agui-transfer-" + randomUUID();
   const before = await balance(token);
 
@@ -93,11 +99,14 @@ test("a transfer is an interrupt; resolved, it moves the money once; a replay mo
   const after = await balance(token);
   assert.notEqual(after, before, "the resume moved no money");
 
-  // A client that lost its state sends the same resume again: the action token runs once.
+  // A client that lost its state sends the same resume again: an interrupt is answered once,
+  // and the action token runs once.
   const again = await run(agent(token, a.threadId), {
     resume: [{ interruptId: interrupt.id, status: "resolved", payload: basicAuth() }],
   });
   assert.equal(again.types[0], "RUN_STARTED");
+  assert.equal(again.failed?.code, "action_replayed", `the replay ended with ${JSON.stringify(again.events.at(-1))}`);
+  assert.equal(again.events.find((e) => e.type === "CUSTOM" && e.name === "done"), undefined);
   assert.equal(await balance(token), after, "the replayed resume moved money again");
 });
 
@@ -124,4 +133,120 @@ test("a forged interrupt is refused with the engine's code", async () => {
   const forged = "confirm." + Buffer.from(JSON.stringify(x)).toString("base64url");
   const r = await run(agent(token, a.threadId), { resume: [{ interruptId: forged, status: "resolved", payload: basicAuth() }] });
   assert.equal(r.failed?.code, "invalid_action_token", `the run ended with ${JSON.stringify(r.events.at(-1))}`);
+});
+
+// A device: an ECDSA P-256 key in WebCrypto, which signs JWS as ES256 (WebCrypto's signature
+// is already r||s, as JWS wants).
+const enc = new TextEncoder();
+const b64url = (bytes) => Buffer.from(bytes).toString("base64url");
+const b64json = (v) => b64url(enc.encode(JSON.stringify(v)));
+const ath = async (token) => b64url(await crypto.subtle.digest("SHA-256", enc.encode(token)));
+
+async function newDevice() {
+  const pair = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign"]);
+  const { crv, kty, x, y } = await crypto.subtle.exportKey("jwk", pair.publicKey);
+  const jwk = { crv, kty, x, y };
+  const sign = async (header, payload) => {
+    const input = b64json(header) + "." + b64json(payload);
+    const sig = await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, pair.privateKey, enc.encode(input));
+    return input + "." + b64url(sig);
+  };
+  return {
+    jwk,
+    // dpop signs the DPoP proof of one POST to url in the session of token (docs/sessions.md).
+    dpop: async (url, token) => sign({ typ: "dpop+jwt", alg: "ES256", jwk },
+      { jti: randomUUID(), htm: "POST", htu: url, iat: Math.floor(Date.now() / 1000), ath: await ath(token) }),
+    // actionProof signs auth.proof of an action token (docs/actions.md, device proofs).
+    actionProof: async (token, method, verifiedAt) => sign({ typ: "action-proof+jwt", alg: "ES256" },
+      { ath: await ath(token), method, verifiedAt, iat: Math.floor(Date.now() / 1000) }),
+  };
+}
+
+async function postJSON(url, headers, body) {
+  const resp = await fetch(url, { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  return { status: resp.status, body: await resp.json().catch(() => null) };
+}
+
+// enrol enrols the device for the user at pk_demo_proof's bank, as docs/actions.md shows: the
+// bank sends a one-time code for the key, and the code enrols it.
+async function enrol(token, device) {
+  const asked = await postJSON(base + "/demo/bank/devices/code", { "X-Token": token }, { public_key: device.jwk });
+  assert.equal(asked.status, 202, `asking for a code: ${JSON.stringify(asked)}`);
+  const resp = await fetch(codesURL + "?user=" + encodeURIComponent(asked.body.user));
+  assert.equal(resp.status, 200, "no one-time code reached the test");
+  const code = (await resp.text()).trim();
+  const enrolled = await postJSON(base + "/demo/bank/devices", { "X-Token": token }, { code, public_key: device.jwk });
+  assert.equal(enrolled.status, 201, `enrolling: ${JSON.stringify(enrolled)}`);
+}
+
+// proofSession creates a pk_demo_proof session bound to the device (its key also proves the
+// session's actions) and returns a runner of HttpAgents in it: each run gets a new DPoP proof.
+async function proofSession(token, device) {
+  const created = await postJSON(base + "/api/v1/create-session",
+    { "X-Engine-Key": "pk_demo_proof", "X-Token": token, "X-Request-ID": "prod-agui-" + randomUUID() }, { public_key: device.jwk });
+  assert.equal(created.status, 201, `create-session: ${JSON.stringify(created)}`);
+  const session = created.body.session_token;
+  const url = base + "/engine/agui";
+  return async (a, params) => {
+    a.headers = {
+      "X-Engine-Key": "pk_demo_proof", "X-Token": token, "X-Request-ID": "prod-agui-" + randomUUID(),
+      Authorization: "DPoP " + session, DPoP: await device.dpop(url, session),
+    };
+    return run(a, params);
+  };
+}
+
+test("pk_demo_proof: a proof of the enrolled device moves the money once; forged, tampered, missing and replayed are RUN_ERROR", { skip: !codesURL && "CODES_URL is not set" }, async () => {
+  const token = "agui-proof-" + randomUUID();
+  const device = await newDevice();
+  await enrol(token, device);
+  const inSession = await proofSession(token, device);
+  const agentOf = (threadId) => new HttpAgent({ url: base + "/engine/agui", threadId });
+  const balanceNow = async () => {
+    const a = agentOf();
+    say(a, "What's my balance?");
+    const r = await inSession(a);
+    const m = /\$([\d,]+\.\d\d)/.exec(r.events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta).join(""));
+    assert.ok(m, `no amount in ${r.types}`);
+    return m[1];
+  };
+  const before = await balanceNow();
+
+  const a = agentOf();
+  say(a, "send 20 dollars to Alex");
+  const r = await inSession(a);
+  assert.equal(r.finished?.outcome, "interrupt", `the run ended with ${JSON.stringify(r.events.at(-1))}`);
+  const interrupt = a.pendingInterrupts[0];
+  const actionToken = interrupt.metadata.widget.execute.token;
+  const verifiedAt = new Date().toISOString(); // milliseconds, as JavaScript writes them
+  const resume = async (auth) => inSession(agentOf(a.threadId), {
+    resume: [{ interruptId: interrupt.id, status: "resolved", payload: { auth: { method: "faceid", verifiedAt, ...auth } } }],
+  });
+
+  const stranger = await newDevice(); // never enrolled, not the session's
+  const good = await device.actionProof(actionToken, "faceid", verifiedAt);
+  const sig = Buffer.from(good.split(".")[2], "base64url");
+  sig[10] ^= 1;
+  const tampered = good.split(".").slice(0, 2).join(".") + "." + b64url(sig);
+  for (const [name, auth, code] of [
+    ["a proof signed by a key that is not enrolled", { proof: await stranger.actionProof(actionToken, "faceid", verifiedAt) }, "invalid_device_proof"],
+    ["a tampered signature", { proof: tampered }, "invalid_device_proof"],
+    ["no proof", {}, "device_proof_required"],
+  ]) {
+    const refused = await resume(auth);
+    assert.equal(refused.failed?.code, code, `${name}: the run ended with ${JSON.stringify(refused.events.at(-1))}`);
+    assert.equal(await balanceNow(), before, `${name} moved money`);
+  }
+
+  const resumed = await resume({ proof: good });
+  assert.equal(resumed.failed, undefined, `the proved resume failed: ${JSON.stringify(resumed.failed)}`);
+  assert.equal(resumed.finished?.outcome, "success");
+  assert.equal(resumed.events.find((e) => e.type === "CUSTOM" && e.name === "done")?.value.title, "Money sent");
+  const after = await balanceNow();
+  const cents = (s) => Math.round(Number(s.replace(/,/g, "")) * 100);
+  assert.equal(cents(before) - cents(after), 2000, `the balance went from ${before} to ${after}`);
+
+  const again = await resume({ proof: good });
+  assert.equal(again.failed?.code, "action_replayed", `the replay ended with ${JSON.stringify(again.events.at(-1))}`);
+  assert.equal(await balanceNow(), after, "the replayed resume moved money again");
 });
