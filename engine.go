@@ -349,6 +349,22 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// Route is a handler a transport serves at its own path, for [Engine.Handler] to mount beside
+// the engine's routes.
+type Route struct {
+	// Pattern is the path as http.ServeMux reads it, such as "/engine/stream".
+	Pattern string
+	Handler http.Handler
+}
+
+// shutdownHooks are the functions of OnShutdown.
+type shutdownHooks struct {
+	mu      sync.Mutex
+	closing bool
+	ctx     context.Context
+	hooks   []func(context.Context) error
+}
+
 // Routes of the engine's HTTP surface.
 const (
 	PathCreateSession = "/api/v1/create-session"

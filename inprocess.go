@@ -8,6 +8,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -87,6 +88,21 @@ type TurnInput struct {
 	// the turn then counts no rate limit and takes no turn slot of its own. The one who took
 	// it releases it.
 	Admission *Admission
+}
+
+// Admission is a turn's place in the engine's bounds, taken before the turn starts by
+// [Engine.Admit] and given to [Engine.Turn] in [TurnInput].Admission.
+type Admission struct {
+	e       *Engine
+	once    sync.Once
+	release func()
+}
+
+// Release gives the admission's turn slot back; it may be called more than once.
+func (a *Admission) Release() {
+	if a != nil {
+		a.once.Do(a.release)
+	}
 }
 
 // Turn runs one turn in-process and yields its events: the same events, in the same order

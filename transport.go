@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,14 +19,6 @@ import (
 // ([Engine.CallerFromRequest], tickets), is wrapped as they are ([Engine.Route]), holds the
 // engine's bounds ([Engine.Admit], [Engine.RateLimit], [Engine.Overloaded]) and goes when the
 // engine shuts down ([Engine.OnShutdown]).
-
-// Route is a handler a transport serves at its own path, for [Engine.Handler] to mount beside
-// the engine's routes.
-type Route struct {
-	// Pattern is the path as http.ServeMux reads it, such as "/engine/stream".
-	Pattern string
-	Handler http.Handler
-}
 
 // Route wraps a transport's handler as the engine's own are wrapped: the response carries
 // Engine-Version and the request's valid X-Request-ID, the Observer's Request hook sees it
@@ -53,22 +44,6 @@ func (e *Engine) OnShutdown(f func(ctx context.Context) error) {
 	}
 }
 
-// shutdownHooks are the functions of OnShutdown.
-type shutdownHooks struct {
-	mu      sync.Mutex
-	closing bool
-	ctx     context.Context
-	hooks   []func(context.Context) error
-}
-
-// Admission is a turn's place in the engine's bounds, taken before the turn starts by
-// [Engine.Admit] and given to [Engine.Turn] in [TurnInput].Admission.
-type Admission struct {
-	e       *Engine
-	once    sync.Once
-	release func()
-}
-
 // Admit counts a turn of c against the tenant's and the user's rate limits and takes one of the
 // engine's turn slots (Config.MaxConcurrentTurns), as a turn does when it starts, for a
 // transport that must refuse a turn before it does anything for it (a voice socket, before it
@@ -86,13 +61,6 @@ func (e *Engine) Admit(ctx context.Context, c *Caller) (*Admission, error) {
 		return nil, p
 	}
 	return &Admission{e: e, release: release}, nil
-}
-
-// Release gives the admission's turn slot back; it may be called more than once.
-func (a *Admission) Release() {
-	if a != nil {
-		a.once.Do(a.release)
-	}
 }
 
 // RateLimit counts one request of c against the tenant's and the user's rate limits
