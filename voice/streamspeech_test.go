@@ -35,11 +35,13 @@ func TestStreamNoiseNeverBargesIn(t *testing.T) {
 		t.Errorf("noise alone: %s", m.raw)
 	}
 
-	// Speech over the next answer, after some room noise, cancels it.
+	// Speech over the next answer, after some room noise, cancels it. (It is synthesized first:
+	// on a busy machine espeak-ng can take longer than the answer streams.)
+	stop := inRoom(say(t, "wait, stop"), 0.5, 0, 2)
 	model.Steps = [][]engine.ModelEvent{longAnswer(20)}
 	c.send(map[string]any{"type": "text", "transcript": "talk to me again"})
 	c.expect("transcript")
-	c.sendAudio(inRoom(say(t, "wait, stop"), 0.5, 0, 2), nil)
+	c.sendAudio(stop, nil)
 	for m := c.next(); m.Type != "cancelled"; m = c.next() {
 		if m.Type == "done" {
 			t.Fatal("speech over the answer did not cancel it")
