@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/headerscan"
 	"github.com/convengine/engine/internal/jsonenc"
 )
 
@@ -186,7 +187,7 @@ func (e *Engine) readRest(r *http.Request, req *request, withSession bool) *Prob
 		}
 		req.Metadata = md
 	}
-	req.Forward = forwardedHeaders(h, spellingFor(r.Context()))
+	req.Forward = forwardedHeaders(h, headerscan.Spelling(r.Context()))
 	if len(req.Forward) > 0 {
 		e.log.DebugContext(r.Context(), "forwarding headers", "requestId", req.ID, "headers", req.Forward)
 	}
