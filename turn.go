@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/locale"
 	"github.com/convengine/engine/internal/spoken"
 	"github.com/convengine/engine/internal/sse"
 	"github.com/convengine/engine/widgets"
@@ -508,7 +509,7 @@ func (e *Engine) runTurn(ctx context.Context, t *turn) {
 		e.speakLine(t, t.guardAnswer)
 		return
 	case t.unclear:
-		e.speakLine(t, localized(unclearLines, t.locale))
+		e.speakLine(t, locale.Unclear(t.locale))
 		return
 	}
 	mreq := e.modelRequest(t)
@@ -528,7 +529,7 @@ func (e *Engine) runTurn(ctx context.Context, t *turn) {
 			return
 		}
 		if finish == FinishRefused && t.speak.Len() == 0 {
-			e.speakLine(t, localized(refusalLines, t.locale))
+			e.speakLine(t, locale.Refusal(t.locale))
 		}
 		if len(calls) == 0 {
 			return
@@ -701,7 +702,7 @@ func (e *Engine) finishTurn(t *turn) {
 		// The apology is spoken as deltas like any answer, so that a client that plays the
 		// deltas hears it and the joined deltas still equal done's speak. No widget of a
 		// half-finished answer (a confirm least of all) is drawn.
-		if e.speakDelta(t, apologyAfter(t.speak.String(), localized(apologyLines, t.locale)), false) != nil {
+		if e.speakDelta(t, apologyAfter(t.speak.String(), locale.Apology(t.locale)), false) != nil {
 			return
 		}
 		spec = widgets.Spec{Speak: t.speak.String(), Meta: spec.Meta}
