@@ -16,6 +16,7 @@ import (
 	"github.com/convengine/engine/internal/fill"
 	"github.com/convengine/engine/internal/jcs"
 	"github.com/convengine/engine/internal/locale"
+	"github.com/convengine/engine/internal/passkey"
 	"github.com/convengine/engine/internal/token"
 	"github.com/google/uuid"
 )
@@ -250,7 +251,7 @@ func (e *Engine) checkPasskeyProof(ctx context.Context, req *request, b *execute
 	if err != nil {
 		return invalid(err.Error() + "; create a new session")
 	}
-	cred, counter, err := e.verifyPasskey(s.GateCredential, s.KeyThumbprint, a, b.Execute.Token)
+	cred, counter, err := passkey.Verify(e.webauthn, s.GateCredential, s.KeyThumbprint, a, b.Execute.Token)
 	if err != nil {
 		return invalid(err.Error())
 	}
