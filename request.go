@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"runtime/debug"
@@ -480,3 +481,42 @@ func knownMethod(m string) string {
 func (e *Engine) hostChoosesEnvironment() bool {
 	return e.environmentOf != nil || e.identifyHook != nil
 }
+
+// CallerFromRequest reads who r comes from as the protocol's handlers do, for a host that
+// serves its own transport over HTTP and runs turns in-process: the request id, the engine
+// key and the user's token (X-Request-ID, X-Engine-Key, X-Token, or [Config].Identify), the
+// session and its DPoP proof (Authorization, DPoP), X-Client-Metadata and the forwarded
+// headers, in the order and with the problems of docs/protocol.md. Rate limits are not
+// counted here: the in-process call counts them. The error is a *[Problem], which
+// [WriteProblem] answers.
+func (e *Engine) CallerFromRequest(r *http.Request) (*Caller, error) {
+	req, p := e.readHeadersWith(r, true)
+	if p != nil {
+		p.RequestID = req.idOrEmpty()
+		return nil, p
+	}
+	return &Caller{EngineKey: req.Tenant.Key, UserToken: string(req.UserToken), Environment: req.Environment.Name,
+		RequestID: req.ID, SessionID: req.sessionID(), Metadata: req.Metadata, Forward: http.Header(req.Forward)}, nil
+}
+
+// Secret is a value that must never appear in a log line, an error message or a response: the
+// end user's token, a session token, a forwarded header value. Every way of printing it prints
+// "[redacted]"; [Secret.Reveal] returns the value for the one place that sends it on.
+type Secret string
+
+const redacted = "[redacted]"
+
+// Reveal returns the secret value.
+func (s Secret) Reveal() string { return string(s) }
+
+// String returns "[redacted]".
+func (s Secret) String() string { return redacted }
+
+// GoString returns "[redacted]", so %#v does not print the value either.
+func (s Secret) GoString() string { return redacted }
+
+// LogValue implements [slog.LogValuer].
+func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
+
+// MarshalText returns "[redacted]", so encoders do not write the value.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
