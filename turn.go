@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/batchwriter"
 	"github.com/convengine/engine/internal/locale"
 	"github.com/convengine/engine/internal/spoken"
 	"github.com/convengine/engine/internal/sse"
@@ -254,7 +255,7 @@ type sseTurn struct {
 	requestID string
 	t         *turn
 	stream    *sse.Writer
-	rec       *turnRecorder
+	rec       *batchwriter.Writer[LoggedEvent]
 	n         int  // events so far, which number them as the stream does
 	broken    bool // the stream failed: events go to the log alone
 	// keep detaches the turn from its connection, once it starts; it reports false when the
@@ -290,7 +291,7 @@ func (s *sseTurn) yield(ev Event, err error) bool {
 		if s.rec == nil {
 			return s.stream.Replay(s.n, ev.Type, data) == nil
 		}
-		s.rec.add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
+		s.rec.Add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
 		if s.stream.Replay(s.n, ev.Type, data) != nil {
 			s.broken = true
 		}
@@ -307,7 +308,7 @@ func (s *sseTurn) yield(ev Event, err error) bool {
 	if err != nil {
 		return false
 	}
-	s.rec.add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
+	s.rec.Add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
 	if !s.broken && s.stream.Replay(s.n, ev.Type, data) != nil {
 		s.broken = true // the client resumes from the log
 	}
@@ -316,7 +317,7 @@ func (s *sseTurn) yield(ev Event, err error) bool {
 
 func (s *sseTurn) close() {
 	if s.rec != nil {
-		s.rec.finish()
+		s.rec.Finish()
 	}
 	if s.stream != nil {
 		s.stream.Close()

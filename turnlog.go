@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/convengine/engine/internal/batchwriter"
 	"github.com/convengine/engine/internal/turnbuf"
 )
 
@@ -147,4 +148,51 @@ func memTurnLogErr(err error) error {
 		return ErrTurnNotFound
 	}
 	return err
+}
+
+// Bounds of the turn log's writer.
+const (
+	recordTimeout    = 5 * time.Second
+	defaultResumeFor = 5 * time.Minute
+)
+
+// startRecorder starts writing the turn's events to the TurnLog, in order and in batches, from
+// a goroutine of its own, so that the turn never waits for the store: events wait in memory,
+// which holds them already (a turn's events are bounded by its deadline and its model's
+// output). When a write fails, the recorder stops writing: a log with a hole in it would
+// replay as a whole answer. Resumes of the turn then end without done. It returns nil when the
+// log, a [TurnReserver], will not keep the turn: the turn then runs as it would without a log,
+// its start event saying it cannot be resumed.
+func (e *Engine) startRecorder(t *turn, deadline time.Time) *batchwriter.Writer[LoggedEvent] {
+	turn, owner := t.turnID, e.turnOwner(t.req)
+	if res, ok := e.turnLog.(TurnReserver); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+		err := res.ReserveTurn(ctx, turn, &owner, deadline.Add(e.resumeFor))
+		cancel()
+		if err != nil {
+			if errors.Is(err, ErrStoreFull) {
+				if e.obs.Overload != nil {
+					e.obs.Overload(context.Background(), OverloadEvent{Bound: BoundTurnLog, RequestID: t.req.ID, Tenant: owner.Tenant})
+				}
+			} else {
+				e.log.Warn("reserving a turn in its log failed; it cannot be resumed", "turnId", turn, "tenant", owner.Tenant, "err", err)
+			}
+			return nil
+		}
+	}
+	first := &owner // the first write creates the turn's log
+	return batchwriter.Start(func(batch []LoggedEvent, last bool) error {
+		keep := deadline.Add(e.resumeFor)
+		if last {
+			keep = e.now().Add(e.resumeFor)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+		err := e.turnLog.AppendEvents(ctx, turn, first, batch, last, keep)
+		cancel()
+		if err != nil {
+			e.log.Warn("keeping a turn's events failed; it cannot be resumed", "turnId", turn, "tenant", owner.Tenant, "err", err)
+		}
+		first = nil
+		return err
+	})
 }
