@@ -88,10 +88,7 @@ func (e *Engine) SessionHandler() http.Handler {
 }
 
 func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
-	req, p := e.readHeadersWith(r, false)
-	if p == nil {
-		p = e.rateLimit(r.Context(), req) // a session costs what a turn does
-	}
+	req, p := e.readAllHeaders(r, false, true) // a session costs what a turn does
 	if p != nil {
 		writeProblem(w, p, req.idOrEmpty())
 		return
