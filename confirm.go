@@ -14,6 +14,7 @@ import (
 
 	"github.com/convengine/engine/internal/fill"
 	"github.com/convengine/engine/internal/jcs"
+	"github.com/convengine/engine/internal/locale"
 	"github.com/convengine/engine/internal/token"
 	"github.com/convengine/engine/widgets"
 )
@@ -63,7 +64,7 @@ func numbersIn(s string) []string {
 
 func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) {
 	action := t.req.Tenant.Actions[call.Name]
-	cp, ok := lookupLocale(action.Confirm, t.locale, t.req.Tenant.Locale)
+	cp, ok := locale.Lookup(action.Confirm, t.locale, t.req.Tenant.Locale)
 	if !ok {
 		return widgets.Confirm{}, fmt.Errorf("action %s has no confirm copy", call.Name)
 	}

@@ -2,9 +2,17 @@ package engine
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/convengine/engine/internal/passkey"
 )
 
 // Kinds of [DeviceKey].
@@ -109,6 +117,90 @@ func (e *Engine) checkEnrolled(ctx context.Context, req *request, key *DeviceKey
 		e.log.InfoContext(ctx, "device not enrolled", "requestId", req.ID, "tenant", req.Tenant.Key, "kind", key.Kind)
 		return newProblem(http.StatusForbidden, CodeDeviceNotEnrolled,
 			"this device is not enrolled for the user's account: enrol it with the service first (its app, or a one-time code), then create the session again")
+	}
+	return nil
+}
+
+// WebAuthnOptions name the relying party of the passkeys that gate actions in browsers: a
+// session may register a passkey (create-session's gate_credential) whose assertion, user
+// verification required, proves each action (auth.webauthn).
+type WebAuthnOptions struct {
+	// RPID is the relying party id: the domain of the pages, without scheme or port, such as
+	// "bank.example" ("localhost" for pages served on this machine; never an IP address).
+	RPID string
+	// Origins are the origins of the pages, such as "https://bank.example".
+	Origins []string
+	// DisplayName names the relying party; default "Assistant".
+	DisplayName string
+}
+
+// newWebAuthn returns the relying party of opts, nil without options.
+func newWebAuthn(opts *WebAuthnOptions) (*webauthn.WebAuthn, error) {
+	if opts == nil {
+		return nil, nil
+	}
+	name := opts.DisplayName
+	if name == "" {
+		name = "Assistant"
+	}
+	w, err := webauthn.New(&webauthn.Config{RPID: opts.RPID, RPDisplayName: name, RPOrigins: opts.Origins})
+	if err != nil {
+		return nil, fmt.Errorf("%w: WebAuthn: %v", ErrConfig, err)
+	}
+	return w, nil
+}
+
+var b64url = base64.RawURLEncoding
+
+// passkeyAssertion is auth.webauthn.
+type passkeyAssertion = passkey.Assertion
+
+// passkeyDevice is the device key of a session's gate passkey.
+func passkeyDevice(stored json.RawMessage) (*DeviceKey, error) {
+	jwk, thumbprint, id, err := passkey.PublicKey(stored)
+	if err != nil {
+		return nil, err
+	}
+	return &DeviceKey{Kind: DeviceKeyPasskey, PublicKey: jwk, Thumbprint: thumbprint, CredentialID: id}, nil
+}
+
+// passkeyCounterPurpose names the claims of passkey signature counters in the ReplayStore.
+const passkeyCounterPurpose = "passkey-counter:"
+
+// claimPasskeyCounter takes the assertion's signature counter for the credential, once: two
+// assertions that carry the same counter (a replay or a cloned authenticator racing the real
+// one) cannot both run, even on two replicas at once, since the session's counter is read
+// before either writes it. Authenticators that do not count (counter 0, as synced passkeys
+// report) are left to the action token's single use.
+func (e *Engine) claimPasskeyCounter(ctx context.Context, tenant, credentialID string, counter uint32, until time.Time) (bool, error) {
+	if counter == 0 {
+		return true, nil
+	}
+	return e.replay.Claim(ctx, passkeyCounterPurpose+tenant+":"+credentialID+":"+strconv.FormatUint(uint64(counter), 10), until)
+}
+
+// passkeyBindingLifetime is how long a passkey's credential id stays bound to its public key
+// for a user: past it, the id may be registered with another key (the bank's enrolment, by
+// public key, still decides).
+const passkeyBindingLifetime = 90 * 24 * time.Hour
+
+// bindPasskey binds, for the session's user, the credential id of its gate passkey to the
+// passkey's public key, when the ReplayStore can bind: a registration that names an id already
+// bound to another key is refused, so that nothing downstream can take one passkey for another
+// by its id.
+func (e *Engine) bindPasskey(ctx context.Context, req *request, s *Session, device *DeviceKey) *Problem {
+	b, ok := e.replay.(Binder)
+	if !ok {
+		return nil
+	}
+	key := "passkey-credential:" + req.Tenant.Key + ":" + s.User + ":" + device.CredentialID
+	bound, err := b.Bind(ctx, key, device.Thumbprint, e.now().Add(passkeyBindingLifetime))
+	switch {
+	case err != nil:
+		e.log.ErrorContext(ctx, "binding a passkey failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		return newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the passkey could not be recorded; try again")
+	case bound != device.Thumbprint:
+		return invalidField("gate_credential", "names a credential id already registered with another public key for this user")
 	}
 	return nil
 }

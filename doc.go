@@ -65,11 +65,17 @@
 // exact arguments, which the execute endpoint runs once the user confirmed on the device.
 // When the model is done, the widgets are sent, then done with the assembled spec.
 //
-// A client that goes away before the turn's first event (while its body is read or its audio
-// transcribed) cancels the turn. One that goes away later cancels the model and the tools too,
-// unless a [TurnLog] keeps the turn: then it runs to its end within its deadline, for the
-// client to resume it (GET /engine/turns/{id}). A confirmed action that has reached its
-// backend always runs to its end, whoever goes away.
+// A client that goes away before the turn's start event (while its body is read, its audio
+// transcribed or its tools listed) cancels the turn, with or without a [TurnLog]: what is under
+// way stops, the model and the tools get a cancelled context, no done is sent, and nothing is
+// kept to resume. Without a TurnLog (Config.TurnLog), a client that goes away after the start
+// event cancels the model and the tool calls too, and no done follows. With one, the start
+// event's resumable member says whether the log keeps the turn: a kept turn runs to its end
+// without its client, bounded by its deadline, and GET /engine/turns/{id} replays its events
+// after Last-Event-ID, on any replica, until Config.ResumeFor after its end; a turn the log
+// refused (it was full) is cancelled by the first write to its stream that fails, a keep-alive
+// ping's included. [Engine.Turn] stops when its caller leaves the loop or cancels ctx. A
+// confirmed action that has reached its backend always runs to its end, whoever goes away.
 //
 // The voice socket (package voice) runs the same turns through [Engine.Turn], from the
 // utterance's samples, and synthesizes the answer sentence by sentence while the model is still

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/convengine/engine/internal/dpop"
@@ -42,7 +40,7 @@ const (
 func (e *Engine) initDPoP(cfg *Config) error {
 	var errs []error
 	var err error
-	if e.publicURL, err = parsePublicURL(cfg.PublicURL); err != nil {
+	if e.publicURL, err = dpop.ParsePublicURL(cfg.PublicURL); err != nil {
 		errs = append(errs, fmt.Errorf("%w: PublicURL %v", ErrConfig, err))
 	}
 	if cfg.DPoP != nil {
@@ -77,7 +75,7 @@ func (e *Engine) checkProof(r *http.Request, proofs []string, presented, jkt str
 	if len(proofs) != 1 {
 		return nil, e.proofProblem(&dpop.Error{Reason: fmt.Sprintf("a bound session needs exactly one DPoP header, not %d", len(proofs))}, now)
 	}
-	htu, ok := e.requestHTU(r)
+	htu, ok := dpop.RequestHTU(e.publicURL, r)
 	if !ok {
 		return nil, e.proofProblem(&dpop.Error{Reason: "the request's URL cannot be checked"}, now)
 	}
@@ -107,40 +105,6 @@ func (e *Engine) claimProof(r *http.Request, t *Tenant, proof *dpop.Proof, now t
 		return e.proofProblem(&dpop.Error{Reason: "the proof's jti was already used; sign a new proof for every request"}, now)
 	}
 	return nil
-}
-
-// requestHTU returns the normalised URL proofs of r must name: the configured public URL's
-// scheme, host and path prefix followed by r's path; without a public URL, the scheme of r's
-// connection, its Host header and the path it was sent to.
-func (e *Engine) requestHTU(r *http.Request) (string, bool) {
-	if pu := e.publicURL; pu != nil {
-		return dpop.NormalizeHTU(pu.Scheme + "://" + pu.Host + strings.TrimSuffix(pu.EscapedPath(), "/") + r.URL.EscapedPath())
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	path := r.URL.EscapedPath()
-	if u, err := url.ParseRequestURI(r.RequestURI); err == nil && r.RequestURI != "*" {
-		path = u.EscapedPath() // the path as sent, before any http.StripPrefix
-	}
-	return dpop.NormalizeHTU(scheme + "://" + r.Host + path)
-}
-
-// parsePublicURL checks Config.PublicURL: an absolute http or https URL without query.
-func parsePublicURL(s string) (*url.URL, error) {
-	if s == "" {
-		return nil, nil
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-		u.RawQuery != "" || u.Fragment != "" {
-		return nil, errors.New("must be an absolute http or https URL without user, query or fragment")
-	}
-	if _, ok := dpop.NormalizeHTU(s); !ok {
-		return nil, errors.New("is not a valid URL")
-	}
-	return u, nil
 }
 
 // dpopChallenge is the WWW-Authenticate value of a refused proof.

@@ -15,6 +15,8 @@ import (
 	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/fill"
 	"github.com/convengine/engine/internal/jcs"
+	"github.com/convengine/engine/internal/locale"
+	"github.com/convengine/engine/internal/passkey"
 	"github.com/convengine/engine/internal/token"
 	"github.com/google/uuid"
 )
@@ -253,7 +255,7 @@ func (e *Engine) checkPasskeyProof(ctx context.Context, req *request, b *execute
 	if err != nil {
 		return invalid(err.Error() + "; create a new session")
 	}
-	cred, counter, err := e.verifyPasskey(s.GateCredential, s.KeyThumbprint, a, b.Execute.Token)
+	cred, counter, err := passkey.Verify(e.webauthn, s.GateCredential, s.KeyThumbprint, a, b.Execute.Token)
 	if err != nil {
 		return invalid(err.Error())
 	}
@@ -335,8 +337,8 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 }
 
 // unknownOutcome is the reply of an action whose backend may have run it but did not say so.
-func unknownOutcome(locale string) ExecuteResult {
-	cp := localized(unknownOutcomeCopy, locale)
+func unknownOutcome(tag string) ExecuteResult {
+	cp := locale.UnknownOutcome(tag)
 	return ExecuteResult{Done: Card{Type: "error", Title: cp.Title, Line1: cp.Line1, Line2: cp.Line2}, Speak: cp.Speak}
 }
 
@@ -371,7 +373,7 @@ func (e *Engine) callAction(ctx context.Context, env *ToolEnv, call ToolCall, ti
 // actionReply builds the terminal card and its spoken line: the backend's own card when its
 // result carries one, else the tenant's copy for the locale, filled from the arguments and the
 // result.
-func (e *Engine) actionReply(t *Tenant, tool string, args json.RawMessage, res ToolResult, locale string) ExecuteResult {
+func (e *Engine) actionReply(t *Tenant, tool string, args json.RawMessage, res ToolResult, tag string) ExecuteResult {
 	var result map[string]any
 	_ = json.Unmarshal(res.Content, &result)
 	var own struct {
@@ -390,13 +392,13 @@ func (e *Engine) actionReply(t *Tenant, tool string, args json.RawMessage, res T
 	_ = json.Unmarshal(args, &data)
 	data["result"] = result
 	action := t.Actions[tool]
-	copies, typ, fallback := action.Done, "success", doneCopy
+	copies, typ, fallback := action.Done, "success", locale.Done
 	if res.IsError {
-		copies, typ, fallback = action.Declined, "error", declinedCopy
+		copies, typ, fallback = action.Declined, "error", locale.Declined
 	}
-	cp, ok := lookupLocale(copies, locale, t.Locale)
+	cp, ok := locale.Lookup(copies, tag, t.Locale)
 	if !ok {
-		cp = localized(fallback, locale)
+		cp = CardCopy(fallback(tag))
 	}
 	fill := func(s string) string { return strings.TrimSpace(fill.Args(s, data)) }
 	return ExecuteResult{

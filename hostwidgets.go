@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/convengine/engine/docs"
+	"github.com/convengine/engine/internal/widgetdoc"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -121,4 +123,19 @@ func (e *Engine) hostWidgetTypes() []*WidgetType {
 	}
 	slices.SortFunc(out, func(a, b *WidgetType) int { return strings.Compare(a.Type, b.Type) })
 	return out
+}
+
+// OpenAPI returns the OpenAPI 3.1 document of the engine's HTTP surface, as YAML: the
+// document of this version of the engine (package docs), with the host's widget types
+// (Config.Widgets) among the widgets a render spec may hold, each as a schema named after its
+// type ("card" is CardWidget). Without host widgets it is docs.OpenAPI as is.
+func (e *Engine) OpenAPI() ([]byte, error) {
+	if len(e.hostWidgets) == 0 {
+		return docs.OpenAPI, nil
+	}
+	var types []widgetdoc.Widget
+	for _, wt := range e.hostWidgetTypes() {
+		types = append(types, widgetdoc.Widget{Type: wt.Type, Description: wt.Description, Schema: wt.Schema})
+	}
+	return widgetdoc.Add(docs.OpenAPI, types)
 }

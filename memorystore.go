@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/convengine/engine/internal/sessiontable"
 )
 
 // MemoryStore is a [SessionStore], a [ReplayStore] and an [ActionStore] in this process's memory, for a single
@@ -21,10 +23,23 @@ type MemoryStore struct {
 	MaxSessionsPerUser int
 
 	mu       sync.Mutex
-	sessions sessionTable
+	sessions sessiontable.Table[*Session]
 	claims   map[string]time.Time
 	binds    map[string]binding
 	actions  map[string]*actionRecord
+}
+
+// Defaults of a MemoryStore's bounds on sessions.
+const (
+	defaultSessionMemory      int64 = 64 << 20
+	defaultMaxSessionsPerUser       = 16
+	// sessionOverhead is what a session costs besides its metadata: the struct, its strings and
+	// the index entries.
+	sessionOverhead = 320
+)
+
+func sessionSize(s *Session) int64 {
+	return sessionOverhead + int64(len(s.ID)+len(s.TenantKey)+len(s.KeyThumbprint)+len(s.User)+len(s.GateKey)+len(s.GateCredential)+len(s.Metadata))
 }
 
 // binding is a value bound to a key until a time.
@@ -68,7 +83,7 @@ func (m *MemoryStore) PutSession(_ context.Context, s *Session) error {
 		maxPerUser = defaultMaxSessionsPerUser
 	}
 	cp := *s
-	if !m.sessions.put(&cp, m.now(), maxBytes, maxPerUser) {
+	if !m.sessions.Put(&sessiontable.Entry[*Session]{ID: cp.ID, User: cp.User, Expires: cp.ExpiresAt, Size: sessionSize(&cp), Value: &cp}, m.now(), maxBytes, maxPerUser) {
 		return ErrStoreFull
 	}
 	return nil
@@ -78,7 +93,7 @@ func (m *MemoryStore) PutSession(_ context.Context, s *Session) error {
 func (m *MemoryStore) Session(_ context.Context, id string) (*Session, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s, ok := m.sessions.get(id, m.now())
+	s, ok := m.sessions.Get(id, m.now())
 	if !ok {
 		return nil, ErrSessionNotFound
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+
+	"github.com/convengine/engine/internal/prompt"
 )
 
 // A Model produces one streamed completion: text deltas, tool calls and a finish event. The
@@ -193,4 +195,30 @@ func (f ModelByTenant) Warm(ctx context.Context, req *ModelRequest) error {
 		return w.Warm(ctx, req)
 	}
 	return nil
+}
+
+// modelRequest composes what the model sees for a turn: the tenant's prompt with the engine's
+// rules, the facts of this turn, the conversation so far, the app's data quoted, and the tools.
+func (e *Engine) modelRequest(t *turn) *ModelRequest {
+	msgs := make([]Message, 0, len(t.history)+2)
+	msgs = append(msgs, t.history...)
+	data := prompt.AppContext(t.screen, t.req.Metadata)
+	if data != "" {
+		msgs = append(msgs, Message{Role: RoleUser, Content: data})
+	}
+	if t.mode != ModeHome {
+		msgs = append(msgs, Message{Role: RoleUser, Content: t.transcript})
+	}
+	return &ModelRequest{
+		Tenant: t.req.Tenant, Environment: t.req.Environment.Name,
+		System: prompt.Stable(t.req.Tenant.Prompt), Context: prompt.Facts(t.locale, string(t.mode), t.country, data != ""),
+		Messages: msgs, Tools: t.specs, Mode: t.mode, Locale: t.locale, Country: t.country,
+		Screen: t.screen, Metadata: t.req.Metadata,
+	}
+}
+
+// IsAppContext reports whether m is the block in which the engine quotes the app's data for a
+// turn rather than something the user said. Models that read the user's words skip it.
+func (m Message) IsAppContext() bool {
+	return m.Role == RoleUser && prompt.IsAppContext(m.Content)
 }

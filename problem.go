@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -162,4 +163,15 @@ func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(p.Status)
 	w.Write(body)
+}
+
+// WriteProblem answers err as application/problem+json: a *[Problem] (or an error wrapping
+// one) with its status, headers and request id; any other error as 500 internal, without its
+// text, which may hold what a client must not read.
+func WriteProblem(w http.ResponseWriter, err error) {
+	var p *Problem
+	if !errors.As(err, &p) {
+		p = newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged")
+	}
+	writeProblem(w, p, p.RequestID)
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/convengine/engine/internal/ratebucket"
 	"github.com/convengine/engine/internal/token"
 )
 
@@ -184,3 +185,36 @@ func (e *Engine) allow(ctx context.Context, req *request, limits []RateLimit) (o
 	ok, wait, _ = rl.local.Allow(ctx, limits)
 	return ok, wait, unavailable
 }
+
+// MemoryRateLimiter is a [RateLimiter] in this process's memory, for a single replica. It keeps
+// at most Max buckets, the least recently used dropped first. A dropped bucket starts again
+// full, as does one that was idle long enough to refill: dropping never makes a limit
+// stricter. The zero value is ready to use.
+type MemoryRateLimiter struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Max bounds the buckets kept; 0 means 65 536.
+	Max int
+
+	buckets ratebucket.Set
+}
+
+var _ RateLimiter = (*MemoryRateLimiter)(nil)
+
+// Allow takes one request from every bucket of limits, or from none. It never fails.
+func (m *MemoryRateLimiter) Allow(_ context.Context, limits []RateLimit) (bool, time.Duration, error) {
+	now := time.Now()
+	if m.Now != nil {
+		now = m.Now()
+	}
+	var buf [2]ratebucket.Limit // a request takes from two buckets
+	ls := buf[:0]
+	for _, l := range limits {
+		ls = append(ls, ratebucket.Limit{Key: ratebucket.Key{Tenant: l.Tenant, User: l.User}, PerMinute: l.PerMinute, Burst: l.Burst})
+	}
+	ok, wait := m.buckets.Allow(now, m.Max, ls)
+	return ok, wait, nil
+}
+
+// Len returns how many buckets are kept.
+func (m *MemoryRateLimiter) Len() int { return m.buckets.Len() }

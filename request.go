@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"runtime/debug"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/headerscan"
 	"github.com/convengine/engine/internal/jsonenc"
 )
 
@@ -99,21 +101,50 @@ func (r *request) toolEnv() *ToolEnv {
 		RequestID: r.ID, Forward: r.Forward, Metadata: r.Metadata}
 }
 
-// readHeaders checks the common headers in the order of docs/protocol.md: request id, engine key,
-// user token, session, then the rest; then the rate limits of the tenant and the user.
+// readHeaders reads everything the headers of r say, then counts the rate limits of the
+// tenant and the user: what every route but create-session and CallerFromRequest asks.
 func (e *Engine) readHeaders(r *http.Request) (*request, *Problem) {
-	req, p := e.readHeadersWith(r, true)
-	if p == nil {
+	return e.readAllHeaders(r, true, true)
+}
+
+// readAllHeaders reads and checks, in one pass, everything the headers of r say, in the order
+// and with the problems of docs/protocol.md: the request id; who the request comes from (the
+// tenant of X-Engine-Key, the environment, the user's X-Token, or what Config.Identify says);
+// the session and its DPoP proof, when withSession (create-session makes one); the client's
+// metadata; the forwarded headers; then, when rateLimit, the rate limits of the tenant and the
+// user. It returns the finished request, which the handlers and the turn only read; with a
+// problem, what was established before it (the id to echo), or nil.
+func (e *Engine) readAllHeaders(r *http.Request, withSession, rateLimit bool) (*request, *Problem) {
+	req, p := e.readCaller(r)
+	if p != nil {
+		return req, p
+	}
+	h := r.Header
+	if withSession {
+		if req.Session, p = e.verifySession(r, req.Tenant); p != nil {
+			return req, p
+		}
+	}
+	if vals := h.Values(HeaderClientMetadata); len(vals) > 0 {
+		if req.Metadata, p = clientMetadata(vals); p != nil {
+			return req, p
+		}
+	}
+	req.Forward = forwardedHeaders(h, headerscan.Spelling(r.Context()))
+	if len(req.Forward) > 0 {
+		e.log.DebugContext(r.Context(), "forwarding headers", "requestId", req.ID, "headers", req.Forward)
+	}
+	if rateLimit {
 		p = e.rateLimit(r.Context(), req)
 	}
 	return req, p
 }
 
-// readHeadersWith is readHeaders, skipping the session when withSession is false: for
-// create-session, which makes one.
-func (e *Engine) readHeadersWith(r *http.Request, withSession bool) (*request, *Problem) {
+// readCaller is the first part of readAllHeaders: the request id, then who the request comes
+// from, from the headers or from a host's Config.Identify.
+func (e *Engine) readCaller(r *http.Request) (*request, *Problem) {
 	if e.identifyHook != nil {
-		return e.readIdentified(r, withSession)
+		return e.readIdentified(r)
 	}
 	h := r.Header
 	var hostEnv string
@@ -163,39 +194,12 @@ func (e *Engine) readHeadersWith(r *http.Request, withSession bool) (*request, *
 		return req, newProblem(http.StatusUnauthorized, CodeMissingUserToken, fmt.Sprintf("the X-Token header is longer than %d bytes", maxUserToken))
 	}
 	req.UserToken = Secret(token)
-
-	return req, e.readRest(r, req, withSession)
+	return req, nil
 }
 
-// readRest reads what follows the request's identity: the session (unless withSession is
-// false), the client's metadata and the forwarded headers.
-func (e *Engine) readRest(r *http.Request, req *request, withSession bool) *Problem {
-	h := r.Header
-	if withSession {
-		s, p := e.verifySession(r, req.Tenant)
-		if p != nil {
-			return p
-		}
-		req.Session = s
-	}
-
-	if vals := h.Values(HeaderClientMetadata); len(vals) > 0 {
-		md, p := clientMetadata(vals)
-		if p != nil {
-			return p
-		}
-		req.Metadata = md
-	}
-	req.Forward = forwardedHeaders(h, spellingFor(r.Context()))
-	if len(req.Forward) > 0 {
-		e.log.DebugContext(r.Context(), "forwarding headers", "requestId", req.ID, "headers", req.Forward)
-	}
-	return nil
-}
-
-// readIdentified is readHeadersWith for a host's Config.Identify: the host names the tenant,
-// the user's token and the environment; the request id is the header's, if any.
-func (e *Engine) readIdentified(r *http.Request, withSession bool) (*request, *Problem) {
+// readIdentified is readCaller for a host's Config.Identify: the host names the tenant, the
+// user's token and the environment; the request id is the header's, if any.
+func (e *Engine) readIdentified(r *http.Request) (*request, *Problem) {
 	req := &request{ID: uuid.NewString()}
 	if len(r.Header.Values(HeaderRequestID)) > 0 {
 		var p *Problem
@@ -212,10 +216,7 @@ func (e *Engine) readIdentified(r *http.Request, withSession bool) (*request, *P
 		e.log.ErrorContext(r.Context(), "Config.Identify failed", "requestId", req.ID, "err", err)
 		return req, newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged")
 	}
-	if p := e.identify(r.Context(), req, id.EngineKey, id.Environment, id.UserToken); p != nil {
-		return req, p
-	}
-	return req, e.readRest(r, req, withSession)
+	return req, e.identify(r.Context(), req, id.EngineKey, id.Environment, id.UserToken)
 }
 
 // readRequest checks the common headers of r and decodes its JSON body, which may not be
@@ -479,3 +480,42 @@ func knownMethod(m string) string {
 func (e *Engine) hostChoosesEnvironment() bool {
 	return e.environmentOf != nil || e.identifyHook != nil
 }
+
+// CallerFromRequest reads who r comes from as the protocol's handlers do, for a host that
+// serves its own transport over HTTP and runs turns in-process: the request id, the engine
+// key and the user's token (X-Request-ID, X-Engine-Key, X-Token, or [Config].Identify), the
+// session and its DPoP proof (Authorization, DPoP), X-Client-Metadata and the forwarded
+// headers, in the order and with the problems of docs/protocol.md. Rate limits are not
+// counted here: the in-process call counts them. The error is a *[Problem], which
+// [WriteProblem] answers.
+func (e *Engine) CallerFromRequest(r *http.Request) (*Caller, error) {
+	req, p := e.readAllHeaders(r, true, false)
+	if p != nil {
+		p.RequestID = req.idOrEmpty()
+		return nil, p
+	}
+	return &Caller{EngineKey: req.Tenant.Key, UserToken: string(req.UserToken), Environment: req.Environment.Name,
+		RequestID: req.ID, SessionID: req.sessionID(), Metadata: req.Metadata, Forward: http.Header(req.Forward)}, nil
+}
+
+// Secret is a value that must never appear in a log line, an error message or a response: the
+// end user's token, a session token, a forwarded header value. Every way of printing it prints
+// "[redacted]"; [Secret.Reveal] returns the value for the one place that sends it on.
+type Secret string
+
+const redacted = "[redacted]"
+
+// Reveal returns the secret value.
+func (s Secret) Reveal() string { return string(s) }
+
+// String returns "[redacted]".
+func (s Secret) String() string { return redacted }
+
+// GoString returns "[redacted]", so %#v does not print the value either.
+func (s Secret) GoString() string { return redacted }
+
+// LogValue implements [slog.LogValuer].
+func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
+
+// MarshalText returns "[redacted]", so encoders do not write the value.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }

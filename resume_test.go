@@ -457,3 +457,38 @@ func TestResumeWhenTheLogIsBehind(t *testing.T) {
 		t.Errorf("the rest: %d events from %v", len(rest), rest)
 	}
 }
+
+// TestTurnTheLogRefusedStopsWithItsClient: a turn the TurnLog will not keep (it is full) says
+// so in its start event, and is not detached from its client: once the client has gone, the
+// first write that fails (here a keep-alive ping) stops it, and the tool it waits on is
+// cancelled.
+func TestTurnTheLogRefusedStopsWithItsClient(t *testing.T) {
+	toolCancelled := make(chan struct{})
+	tools := &enginetest.FuncToolset{
+		ToolList: []engine.Tool{{Name: "slow"}},
+		Funcs: map[string]func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error){
+			"slow": func(ctx context.Context, _ *engine.ToolEnv, _ engine.ToolCall) (engine.ToolResult, error) {
+				<-ctx.Done()
+				close(toolCancelled)
+				return engine.ToolResult{}, ctx.Err()
+			},
+		},
+	}
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{{engine.TextEvent("Checking."), call("1", "slow", `{}`)}}}
+	h := newHarness(t, engine.Config{Model: model, Toolset: tools, PingInterval: 20 * time.Millisecond,
+		TurnLog: &engine.MemoryTurnLog{MaxBytes: 1}}) // no room for any turn
+
+	ctx, cancel := context.WithCancel(t.Context())
+	resp := h.doStreaming(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"go"}`)
+	first := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventStatus })
+	if len(first) == 0 || first[0].name != engine.EventStart || !strings.Contains(first[0].data, `"resumable":false`) {
+		t.Fatalf("the start of a turn the log refused: %+v", first)
+	}
+	cancel()
+	resp.Body.Close()
+	select {
+	case <-toolCancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the turn the log refused ran on 5 s after its client went away")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convengine/engine/internal/dpop"
+	"github.com/convengine/engine/internal/passkey"
 	"github.com/convengine/engine/internal/token"
 )
 
@@ -87,10 +88,7 @@ func (e *Engine) SessionHandler() http.Handler {
 }
 
 func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
-	req, p := e.readHeadersWith(r, false)
-	if p == nil {
-		p = e.rateLimit(r.Context(), req) // a session costs what a turn does
-	}
+	req, p := e.readAllHeaders(r, false, true) // a session costs what a turn does
 	if p != nil {
 		writeProblem(w, p, req.idOrEmpty())
 		return
@@ -156,7 +154,7 @@ func (e *Engine) createSession(ctx context.Context, req *request, body *createSe
 		case len(body.GateKey) > 0 && string(body.GateKey) != "null":
 			err = errors.New("comes with a gate_key: send one of them")
 		default:
-			cred, err = e.registerGate(body.GateCredential, s.KeyThumbprint)
+			cred, err = passkey.Register(e.webauthn, body.GateCredential, s.KeyThumbprint)
 		}
 		if err != nil {
 			return nil, invalidField("gate_credential", err.Error())

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	localepkg "github.com/convengine/engine/internal/locale"
 )
 
 // A TenantStore finds the tenant addressed by a publishable engine key. It is called on every
@@ -332,3 +334,14 @@ func (r *ReloadableTenants) Replace(s TenantStore) { r.store.Store(&s) }
 func (r *ReloadableTenants) Tenant(ctx context.Context, engineKey string) (*Tenant, error) {
 	return (*r.store.Load()).Tenant(ctx, engineKey)
 }
+
+// ValidLocale reports whether tag has the shape of a BCP 47 language tag, such as "es-MX".
+func ValidLocale(tag string) bool { return localepkg.Valid(tag) }
+
+// Direction returns "rtl" when locale is written right to left and "ltr" otherwise. An explicit
+// script subtag decides ("az-Arab" is rtl, "ku-Latn" is ltr); otherwise the language does.
+func Direction(locale string) string { return localepkg.Direction(locale) }
+
+// LocaleFallbacks returns locale followed by its shorter prefixes: "pt-BR-x" gives
+// "pt-BR-x", "pt-BR", "pt". Lookups of per-locale copy try them in order.
+func LocaleFallbacks(locale string) []string { return localepkg.Fallbacks(locale) }

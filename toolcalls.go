@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/convengine/engine/internal/locale"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -86,7 +87,7 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 			// call is about to run.
 			status := tool.Status
 			if status == "" {
-				status = localized(workingLines, t.locale)
+				status = locale.Working(t.locale)
 			}
 			t.out.Status(status, tool.Name)
 			g.Go(func() error {

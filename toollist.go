@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/convengine/engine/internal/prompt"
+
 	"golang.org/x/sync/singleflight"
 
 	"github.com/convengine/engine/widgets"
@@ -350,6 +352,6 @@ func (e *Engine) warmUp(ctx context.Context, key string, env *ToolEnv) (err erro
 // warmRequest is the prefix every turn's request of the tenant shares: the stable system
 // prompt and the tools, with no Context and no messages.
 func (e *Engine) warmRequest(env *ToolEnv, specs []ToolSpec) *ModelRequest {
-	return &ModelRequest{Tenant: env.Tenant, Environment: env.Environment.Name, System: stablePrompt(env.Tenant),
+	return &ModelRequest{Tenant: env.Tenant, Environment: env.Environment.Name, System: prompt.Stable(env.Tenant.Prompt),
 		Tools: specs, Mode: ModeText, Locale: env.Tenant.Locale}
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/batchwriter"
+	"github.com/convengine/engine/internal/locale"
 	"github.com/convengine/engine/internal/spoken"
 	"github.com/convengine/engine/internal/sse"
 	"github.com/convengine/engine/widgets"
@@ -254,7 +256,7 @@ type sseTurn struct {
 	requestID string
 	t         *turn
 	stream    *sse.Writer
-	rec       *turnRecorder
+	rec       *batchwriter.Writer[LoggedEvent]
 	n         int  // events so far, which number them as the stream does
 	broken    bool // the stream failed: events go to the log alone
 	// keep detaches the turn from its connection, once it starts; it reports false when the
@@ -290,7 +292,7 @@ func (s *sseTurn) yield(ev Event, err error) bool {
 		if s.rec == nil {
 			return s.stream.Replay(s.n, ev.Type, data) == nil
 		}
-		s.rec.add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
+		s.rec.Add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
 		if s.stream.Replay(s.n, ev.Type, data) != nil {
 			s.broken = true
 		}
@@ -307,7 +309,7 @@ func (s *sseTurn) yield(ev Event, err error) bool {
 	if err != nil {
 		return false
 	}
-	s.rec.add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
+	s.rec.Add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
 	if !s.broken && s.stream.Replay(s.n, ev.Type, data) != nil {
 		s.broken = true // the client resumes from the log
 	}
@@ -316,7 +318,7 @@ func (s *sseTurn) yield(ev Event, err error) bool {
 
 func (s *sseTurn) close() {
 	if s.rec != nil {
-		s.rec.finish()
+		s.rec.Finish()
 	}
 	if s.stream != nil {
 		s.stream.Close()
@@ -509,7 +511,7 @@ func (e *Engine) runTurn(ctx context.Context, t *turn) {
 		e.speakLine(t, t.guardAnswer)
 		return
 	case t.unclear:
-		e.speakLine(t, localized(unclearLines, t.locale))
+		e.speakLine(t, locale.Unclear(t.locale))
 		return
 	}
 	mreq := e.modelRequest(t)
@@ -529,7 +531,7 @@ func (e *Engine) runTurn(ctx context.Context, t *turn) {
 			return
 		}
 		if finish == FinishRefused && t.speak.Len() == 0 {
-			e.speakLine(t, localized(refusalLines, t.locale))
+			e.speakLine(t, locale.Refusal(t.locale))
 		}
 		if len(calls) == 0 {
 			return
@@ -702,7 +704,7 @@ func (e *Engine) finishTurn(t *turn) {
 		// The apology is spoken as deltas like any answer, so that a client that plays the
 		// deltas hears it and the joined deltas still equal done's speak. No widget of a
 		// half-finished answer (a confirm least of all) is drawn.
-		if e.speakDelta(t, apologyAfter(t.speak.String(), localized(apologyLines, t.locale)), false) != nil {
+		if e.speakDelta(t, apologyAfter(t.speak.String(), locale.Apology(t.locale)), false) != nil {
 			return
 		}
 		spec = widgets.Spec{Speak: t.speak.String(), Meta: spec.Meta}

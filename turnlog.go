@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/convengine/engine/internal/batchwriter"
+	"github.com/convengine/engine/internal/turnbuf"
 )
 
 // A TurnLog keeps the events of the turns of the turn stream while they run and for a while
@@ -67,4 +70,129 @@ type TurnRecord struct {
 func (e *Engine) turnOwner(req *request) TurnOwner {
 	return TurnOwner{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key, req.UserToken),
 		Session: req.sessionID(), Environment: req.Environment.Name}
+}
+
+var _ TurnReserver = (*MemoryTurnLog)(nil)
+
+// MemoryTurnLog is a [TurnLog] in this process's memory, for a single replica. It is also a
+// [TurnReserver]: it says before a turn starts whether it will keep it. The zero value is ready
+// to use.
+//
+// A turn it keeps is kept until its time is over: no turn is dropped to make room for
+// another. A new turn is refused ([ErrStoreFull]; the engine runs it without keeping it) when
+// the turns kept fill three quarters of MaxBytes, the rest being room for the turns that run
+// to grow into, or when its user's turns fill MaxBytesPerUser. A running turn that would take
+// the log past MaxBytes stops being kept (its resumes are 404) rather than push out one that
+// is over.
+type MemoryTurnLog struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// MaxBytes bounds the memory of the turns kept (default 16 MiB, some 3 000 turns of the
+	// demo's size).
+	MaxBytes int64
+	// MaxBytesPerUser bounds the memory of the turns of one user of a tenant (TurnOwner's
+	// Tenant and User) that a new turn of theirs may find kept; 0 means an eighth of MaxBytes.
+	MaxBytesPerUser int64
+
+	log turnbuf.Log[TurnOwner]
+}
+
+func (m *MemoryTurnLog) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+func (m *MemoryTurnLog) bounds() turnbuf.Bounds {
+	return turnbuf.Bounds{MaxBytes: m.MaxBytes, MaxBytesPerUser: m.MaxBytesPerUser}
+}
+
+// ReserveTurn makes room for a turn about to start, or returns [ErrStoreFull].
+func (m *MemoryTurnLog) ReserveTurn(_ context.Context, turn string, owner *TurnOwner, keep time.Time) error {
+	return memTurnLogErr(m.log.Reserve(turn, *owner, turnbuf.User{Tenant: owner.Tenant, User: owner.User}, keep, m.now(), m.bounds()))
+}
+
+// AppendEvents adds evs to the turn's log.
+func (m *MemoryTurnLog) AppendEvents(_ context.Context, turn string, owner *TurnOwner, evs []LoggedEvent, done bool, keep time.Time) error {
+	var u turnbuf.User
+	if owner != nil {
+		u = turnbuf.User{Tenant: owner.Tenant, User: owner.User}
+	}
+	events := make([]turnbuf.Event, len(evs))
+	for i, ev := range evs {
+		events[i] = turnbuf.Event(ev)
+	}
+	return memTurnLogErr(m.log.Append(turn, owner, u, events, done, keep, m.now(), m.bounds()))
+}
+
+// ReadEvents returns the turn's events after after, waiting up to wait for some.
+func (m *MemoryTurnLog) ReadEvents(ctx context.Context, turn string, after, max int, wait time.Duration) (*TurnRecord, error) {
+	rec, err := m.log.Read(ctx, turn, after, max, wait, m.now)
+	if err != nil {
+		return nil, memTurnLogErr(err)
+	}
+	out := &TurnRecord{Owner: rec.Owner, Done: rec.Done}
+	for _, ev := range rec.Events {
+		out.Events = append(out.Events, LoggedEvent(ev))
+	}
+	return out, nil
+}
+
+// memTurnLogErr returns the error of a TurnLog for one of turnbuf's.
+func memTurnLogErr(err error) error {
+	switch err {
+	case turnbuf.ErrFull:
+		return ErrStoreFull
+	case turnbuf.ErrNotFound:
+		return ErrTurnNotFound
+	}
+	return err
+}
+
+// Bounds of the turn log's writer.
+const (
+	recordTimeout    = 5 * time.Second
+	defaultResumeFor = 5 * time.Minute
+)
+
+// startRecorder starts writing the turn's events to the TurnLog, in order and in batches, from
+// a goroutine of its own, so that the turn never waits for the store: events wait in memory,
+// which holds them already (a turn's events are bounded by its deadline and its model's
+// output). When a write fails, the recorder stops writing: a log with a hole in it would
+// replay as a whole answer. Resumes of the turn then end without done. It returns nil when the
+// log, a [TurnReserver], will not keep the turn: the turn then runs as it would without a log,
+// its start event saying it cannot be resumed.
+func (e *Engine) startRecorder(t *turn, deadline time.Time) *batchwriter.Writer[LoggedEvent] {
+	turn, owner := t.turnID, e.turnOwner(t.req)
+	if res, ok := e.turnLog.(TurnReserver); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+		err := res.ReserveTurn(ctx, turn, &owner, deadline.Add(e.resumeFor))
+		cancel()
+		if err != nil {
+			if errors.Is(err, ErrStoreFull) {
+				if e.obs.Overload != nil {
+					e.obs.Overload(context.Background(), OverloadEvent{Bound: BoundTurnLog, RequestID: t.req.ID, Tenant: owner.Tenant})
+				}
+			} else {
+				e.log.Warn("reserving a turn in its log failed; it cannot be resumed", "turnId", turn, "tenant", owner.Tenant, "err", err)
+			}
+			return nil
+		}
+	}
+	first := &owner // the first write creates the turn's log
+	return batchwriter.Start(func(batch []LoggedEvent, last bool) error {
+		keep := deadline.Add(e.resumeFor)
+		if last {
+			keep = e.now().Add(e.resumeFor)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+		err := e.turnLog.AppendEvents(ctx, turn, first, batch, last, keep)
+		cancel()
+		if err != nil {
+			e.log.Warn("keeping a turn's events failed; it cannot be resumed", "turnId", turn, "tenant", owner.Tenant, "err", err)
+		}
+		first = nil
+		return err
+	})
 }

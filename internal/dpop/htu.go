@@ -1,6 +1,8 @@
 package dpop
 
 import (
+	"errors"
+	"net/http"
 	"net/url"
 	"strings"
 )
@@ -94,4 +96,39 @@ func unhex(c byte) byte {
 func isUnreserved(c byte) bool {
 	return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') ||
 		c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+// ParsePublicURL checks the URL the engine is reached at, as proofs name it: an absolute http
+// or https URL without user, query or fragment; "" is nil.
+func ParsePublicURL(s string) (*url.URL, error) {
+	if s == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.RawQuery != "" || u.Fragment != "" {
+		return nil, errors.New("must be an absolute http or https URL without user, query or fragment")
+	}
+	if _, ok := NormalizeHTU(s); !ok {
+		return nil, errors.New("is not a valid URL")
+	}
+	return u, nil
+}
+
+// RequestHTU returns the normalised URL proofs of r must name: the public URL's scheme, host
+// and path prefix followed by r's path; without a public URL, the scheme of r's connection,
+// its Host header and the path it was sent to.
+func RequestHTU(public *url.URL, r *http.Request) (string, bool) {
+	if public != nil {
+		return NormalizeHTU(public.Scheme + "://" + public.Host + strings.TrimSuffix(public.EscapedPath(), "/") + r.URL.EscapedPath())
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	path := r.URL.EscapedPath()
+	if u, err := url.ParseRequestURI(r.RequestURI); err == nil && r.RequestURI != "*" {
+		path = u.EscapedPath() // the path as sent, before any http.StripPrefix
+	}
+	return NormalizeHTU(scheme + "://" + r.Host + path)
 }

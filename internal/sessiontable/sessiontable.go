@@ -1,49 +1,55 @@
-package engine
+// Package sessiontable holds sessions in memory in the order they were created, which is
+// also the order they expire in, within bounds on their bytes and on the sessions of each user.
+package sessiontable
 
 import "time"
 
-// Defaults of a MemoryStore's bounds on sessions.
-const (
-	defaultSessionMemory      int64 = 64 << 20
-	defaultMaxSessionsPerUser       = 16
-	// sessionOverhead is what a session costs besides its metadata: the struct, its strings and
-	// the index entries.
-	sessionOverhead = 320
-)
+// Entry is what a table knows of a session: its id, its user ("" for none), when it expires,
+// what it costs in memory, and the session itself.
+type Entry[V any] struct {
+	ID      string
+	User    string
+	Expires time.Time
+	Size    int64
+	Value   V
+}
 
-// sessionTable holds a MemoryStore's sessions in the order they were created, which is also
+// Table holds a MemoryStore's sessions in the order they were created, which is also
 // the order they expire in (every session of an engine lives as long). A user past their bound
 // loses their own oldest session: its next request gets 401 invalid_session, and the client
 // creates a new one. A table past its bytes keeps every session it holds and refuses new ones
 // until some expire: evicting the oldest of all would let anyone who creates sessions fast
 // enough log every other user out.
-type sessionTable struct {
-	byID    map[string]*Session
+type Table[V any] struct {
+	byID    map[string]*Entry[V]
 	order   []string // ids by creation; some may be gone already
 	head    int      // order[head:] is still to look at
 	bytes   int64
-	perUser map[string][]string // ids by creation, per Session.User
+	perUser map[string][]string // ids by creation, per user
 }
 
-func (t *sessionTable) get(id string, now time.Time) (*Session, bool) {
+// Get returns the session of id unless it expired by now.
+func (t *Table[V]) Get(id string, now time.Time) (V, bool) {
 	s, ok := t.byID[id]
-	if !ok || !now.Before(s.ExpiresAt) {
-		return nil, false
+	if !ok || !now.Before(s.Expires) {
+		var zero V
+		return zero, false
 	}
-	return s, true
+	return s.Value, true
 }
 
-// put drops expired sessions, then adds s, dropping the user's oldest past maxPerUser. It
-// reports false, and changes nothing else, when s would take the table past maxBytes.
-func (t *sessionTable) put(s *Session, now time.Time, maxBytes int64, maxPerUser int) bool {
+// Put drops expired sessions, then adds s, dropping the user's oldest past maxPerUser. It
+// reports false, and changes nothing else, when s would take the table past maxBytes. A
+// bound of 0 or less is no bound.
+func (t *Table[V]) Put(s *Entry[V], now time.Time, maxBytes int64, maxPerUser int) bool {
 	if t.byID == nil {
-		t.byID = make(map[string]*Session)
+		t.byID = make(map[string]*Entry[V])
 		t.perUser = make(map[string][]string)
 	}
 	for t.head < len(t.order) {
 		id := t.order[t.head]
 		old, ok := t.byID[id]
-		if ok && now.Before(old.ExpiresAt) {
+		if ok && now.Before(old.Expires) {
 			break
 		}
 		t.head++
@@ -55,7 +61,7 @@ func (t *sessionTable) put(s *Session, now time.Time, maxBytes int64, maxPerUser
 		t.order = append([]string(nil), t.order[t.head:]...)
 		t.head = 0
 	}
-	var replaced, evicted *Session // what s takes the place of
+	var replaced, evicted *Entry[V] // what s takes the place of
 	if old, ok := t.byID[s.ID]; ok {
 		replaced = old
 	}
@@ -64,12 +70,12 @@ func (t *sessionTable) put(s *Session, now time.Time, maxBytes int64, maxPerUser
 	}
 	if maxBytes > 0 {
 		freed := int64(0)
-		for _, old := range [...]*Session{replaced, evicted} {
+		for _, old := range [...]*Entry[V]{replaced, evicted} {
 			if old != nil {
-				freed += sessionSize(old)
+				freed += old.Size
 			}
 		}
-		if t.bytes-freed+sessionSize(s) > maxBytes {
+		if t.bytes-freed+s.Size > maxBytes {
 			return false
 		}
 	}
@@ -77,7 +83,7 @@ func (t *sessionTable) put(s *Session, now time.Time, maxBytes int64, maxPerUser
 	t.remove(evicted)
 	t.byID[s.ID] = s
 	t.order = append(t.order, s.ID)
-	t.bytes += sessionSize(s)
+	t.bytes += s.Size
 	if s.User != "" {
 		t.perUser[s.User] = append(t.perUser[s.User], s.ID)
 	}
@@ -85,12 +91,12 @@ func (t *sessionTable) put(s *Session, now time.Time, maxBytes int64, maxPerUser
 }
 
 // remove forgets s; its id may stay in order, where put skips it.
-func (t *sessionTable) remove(s *Session) {
+func (t *Table[V]) remove(s *Entry[V]) {
 	if s == nil || t.byID[s.ID] != s {
 		return
 	}
 	delete(t.byID, s.ID)
-	t.bytes -= sessionSize(s)
+	t.bytes -= s.Size
 	if ids := t.perUser[s.User]; s.User != "" {
 		for i, id := range ids {
 			if id == s.ID {
@@ -104,8 +110,4 @@ func (t *sessionTable) remove(s *Session) {
 			t.perUser[s.User] = ids
 		}
 	}
-}
-
-func sessionSize(s *Session) int64 {
-	return sessionOverhead + int64(len(s.ID)+len(s.TenantKey)+len(s.KeyThumbprint)+len(s.User)+len(s.GateKey)+len(s.GateCredential)+len(s.Metadata))
 }

@@ -1,4 +1,5 @@
-package engine
+// Package widgetdoc adds a host's widget types to the engine's OpenAPI document.
+package widgetdoc
 
 import (
 	"encoding/json"
@@ -6,34 +7,35 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/convengine/engine/docs"
 )
 
-// OpenAPI returns the OpenAPI 3.1 document of the engine's HTTP surface, as YAML: the
-// document of this version of the engine (package docs), with the host's widget types
-// (Config.Widgets) among the widgets a render spec may hold, each as a schema named after its
-// type ("card" is CardWidget). Without host widgets it is docs.OpenAPI as is.
-func (e *Engine) OpenAPI() ([]byte, error) {
-	if len(e.hostWidgets) == 0 {
-		return docs.OpenAPI, nil
-	}
-	raw, err := yaml.YAMLToJSON(docs.OpenAPI)
+// Widget is a widget type as the document shows it.
+type Widget struct {
+	Type        string
+	Description string
+	Schema      json.RawMessage // an object schema without a "type" property
+}
+
+// Add returns doc, an OpenAPI document in YAML, with types among the widgets a render spec
+// may hold (the oneOf of its Widget schema), each as a schema named after its type ("card" is
+// CardWidget).
+func Add(doc []byte, types []Widget) ([]byte, error) {
+	raw, err := yaml.YAMLToJSON(doc)
 	if err != nil {
 		return nil, fmt.Errorf("engine: the OpenAPI document: %w", err)
 	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("engine: the OpenAPI document: %w", err)
 	}
-	components, _ := doc["components"].(map[string]any)
+	components, _ := m["components"].(map[string]any)
 	schemas, _ := components["schemas"].(map[string]any)
 	widget, _ := schemas["Widget"].(map[string]any)
 	oneOf, _ := widget["oneOf"].([]any)
 	if widget == nil || oneOf == nil {
 		return nil, fmt.Errorf("engine: the OpenAPI document has no Widget schema with oneOf")
 	}
-	for _, wt := range e.hostWidgetTypes() {
+	for _, wt := range types {
 		var s map[string]any
 		if err := json.Unmarshal(wt.Schema, &s); err != nil {
 			return nil, fmt.Errorf("engine: the schema of widget %q: %w", wt.Type, err)
@@ -59,7 +61,7 @@ func (e *Engine) OpenAPI() ([]byte, error) {
 		oneOf = append(oneOf, map[string]any{"$ref": "#/components/schemas/" + name})
 	}
 	widget["oneOf"] = oneOf
-	out, err := json.Marshal(doc)
+	out, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,6 @@
-package engine
+// Package locale knows BCP 47 locale tags as the engine uses them: their shape, their writing
+// direction, their fallbacks, and the lines the engine itself speaks in each.
+package locale
 
 import (
 	"regexp"
@@ -9,8 +11,8 @@ import (
 // letters and subtags of 1 to 8 letters or digits.
 var localePattern = regexp.MustCompile(`^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8}){0,8}$`)
 
-// ValidLocale reports whether tag has the shape of a BCP 47 language tag, such as "es-MX".
-func ValidLocale(tag string) bool { return len(tag) <= 64 && localePattern.MatchString(tag) }
+// Valid reports whether tag has the shape of a BCP 47 language tag, such as "es-MX".
+func Valid(tag string) bool { return len(tag) <= 64 && localePattern.MatchString(tag) }
 
 // rtlScripts are the ISO 15924 codes of scripts written right to left.
 var rtlScripts = map[string]bool{
@@ -58,9 +60,9 @@ func Direction(locale string) string {
 	return "ltr"
 }
 
-// LocaleFallbacks returns locale followed by its shorter prefixes: "pt-BR-x" gives
+// Fallbacks returns locale followed by its shorter prefixes: "pt-BR-x" gives
 // "pt-BR-x", "pt-BR", "pt". Lookups of per-locale copy try them in order.
-func LocaleFallbacks(locale string) []string {
+func Fallbacks(locale string) []string {
 	var out []string
 	for locale != "" {
 		out = append(out, locale)
@@ -73,10 +75,10 @@ func LocaleFallbacks(locale string) []string {
 	return out
 }
 
-// lookupLocale finds the entry of m for locale, trying its fallbacks, then def and its
-// fallbacks. Keys are compared case-insensitively.
-func lookupLocale[V any](m map[string]V, locale, def string) (V, bool) {
-	for _, tag := range append(LocaleFallbacks(locale), LocaleFallbacks(def)...) {
+// Lookup finds the entry of m for locale, trying its fallbacks, then def and its fallbacks.
+// Keys are compared case-insensitively.
+func Lookup[V any](m map[string]V, locale, def string) (V, bool) {
+	for _, tag := range append(Fallbacks(locale), Fallbacks(def)...) {
 		for k, v := range m {
 			if strings.EqualFold(k, tag) {
 				return v, true
@@ -136,7 +138,7 @@ var (
 
 // Card copy when the tenant wrote none for the locale.
 var (
-	doneCopy = map[string]CardCopy{
+	doneCopy = map[string]Card{
 		"en": {Title: "Done", Speak: "Done."},
 		"es": {Title: "Hecho", Speak: "Hecho."},
 		"fr": {Title: "Terminé", Speak: "C'est fait."},
@@ -146,7 +148,7 @@ var (
 		"he": {Title: "בוצע", Speak: "בוצע."},
 	}
 	// unknownOutcomeCopy is the card of an action whose backend did not say whether it ran it.
-	unknownOutcomeCopy = map[string]CardCopy{
+	unknownOutcomeCopy = map[string]Card{
 		"en": {Title: "Not confirmed", Line1: "The service did not confirm it.", Line2: "Check your account before you try again.",
 			Speak: "I couldn't confirm that it went through. Please check your account before you try again."},
 		"es": {Title: "Sin confirmar", Line1: "El servicio no lo confirmó.", Line2: "Revisa tu cuenta antes de volver a intentarlo.",
@@ -162,7 +164,7 @@ var (
 		"he": {Title: "לא אושר", Line1: "השירות לא אישר את הפעולה.", Line2: "בדקו את החשבון לפני שתנסו שוב.",
 			Speak: "לא הצלחתי לאשר שהפעולה בוצעה. בדקו את החשבון לפני שתנסו שוב."},
 	}
-	declinedCopy = map[string]CardCopy{
+	declinedCopy = map[string]Card{
 		"en": {Title: "Not completed", Line1: "{result.message}", Speak: "That could not be done. {result.message}"},
 		"es": {Title: "No completado", Line1: "{result.message}", Speak: "No se pudo hacer. {result.message}"},
 		"fr": {Title: "Non effectué", Line1: "{result.message}", Speak: "Cela n'a pas pu être fait. {result.message}"},
@@ -173,7 +175,24 @@ var (
 	}
 )
 
+// Card is the copy of a result card: its title, two lines and what is spoken.
+type Card struct{ Title, Line1, Line2, Speak string }
+
+// Apology, Refusal, Unclear and Working return the engine's own lines in locale (or its
+// language, or English): after a failure, for a refused request, for speech not understood,
+// and while a tool runs.
+func Apology(locale string) string { return localized(apologyLines, locale) }
+func Refusal(locale string) string { return localized(refusalLines, locale) }
+func Unclear(locale string) string { return localized(unclearLines, locale) }
+func Working(locale string) string { return localized(workingLines, locale) }
+
+// Done, Declined and UnknownOutcome return the card of an action in locale when the tenant
+// wrote none: it ran, the backend declined it, the backend did not say whether it ran it.
+func Done(locale string) Card           { return localized(doneCopy, locale) }
+func Declined(locale string) Card       { return localized(declinedCopy, locale) }
+func UnknownOutcome(locale string) Card { return localized(unknownOutcomeCopy, locale) }
+
 func localized[V any](lines map[string]V, locale string) V {
-	v, _ := lookupLocale(lines, locale, "en")
+	v, _ := Lookup(lines, locale, "en")
 	return v
 }
