@@ -157,21 +157,24 @@ var turnLogs = []struct {
 }
 
 // TestTurnStreamFirstDeltaLeavesAtOnce: the client reads the first delta while the model is
-// still working on the second; and the start event before it, while the model has not
-// answered at all.
+// still working on the second, and any later one while the model works on the next; and the
+// start event before them, while the model has not answered at all.
 func TestTurnStreamFirstDeltaLeavesAtOnce(t *testing.T) {
 	for _, tl := range turnLogs {
 		t.Run(tl.name, func(t *testing.T) {
-			m := newPausedModel(nil, []engine.ModelEvent{engine.TextEvent("Checking")}, []engine.ModelEvent{engine.TextEvent(" now.")})
+			m := newPausedModel(nil, []engine.ModelEvent{engine.TextEvent("Checking")},
+				[]engine.ModelEvent{engine.TextEvent(" your")}, []engine.ModelEvent{engine.TextEvent(" balance.")})
 			r, _ := flushedTurn(t, engine.Config{Model: m, TurnLog: tl.log()})
 			<-m.paused
 			if got := readEvents(t, r, engine.EventStart); got != "start" {
 				t.Fatalf("events %q before the model answered", got)
 			}
-			m.resumed <- struct{}{}
-			<-m.paused
-			if got := readEvents(t, r, engine.EventSpeak); got != "speak" {
-				t.Fatalf("events %q while the model works on its second delta", got)
+			for i := range 2 {
+				m.resumed <- struct{}{}
+				<-m.paused
+				if got := readEvents(t, r, engine.EventSpeak); got != "speak" {
+					t.Fatalf("events %q while the model works on delta %d", got, i+2)
+				}
 			}
 			m.resumed <- struct{}{}
 			if got := readEvents(t, r, engine.EventDone); got != "speak done" {
@@ -220,7 +223,11 @@ func TestTurnStreamBatchesABurst(t *testing.T) {
 	for _, tl := range turnLogs {
 		t.Run(tl.name, func(t *testing.T) {
 			m := newPausedModel([]engine.ModelEvent{engine.TextEvent("First. ")}, deltas, nil)
-			r, fl := flushedTurn(t, engine.Config{Model: m, TurnLog: tl.log()})
+			// The first delta after a pause of the model leaves at once, alone; on a clock
+			// that stands still the model never pauses, and the burst's first delta waits for
+			// the connection as the others do.
+			now := time.Now()
+			r, fl := flushedTurn(t, engine.Config{Model: m, TurnLog: tl.log(), Now: func() time.Time { return now }})
 			<-m.paused
 			readEvents(t, r, engine.EventSpeak)
 			// Flushes wait until the model has produced the whole burst (or, should the

@@ -21,10 +21,11 @@ const (
 
 // Writer writes the events of a turn stream as server-sent events, numbered from 1. Events
 // produced together go out in one write and one flush, and none waits for the producer's next
-// wait: the first speak event is flushed by the call that writes it; a later event is flushed by
-// a goroutine of the writer, which takes with it every event written meanwhile, so that a burst
-// of deltas the model produced back to back is one write, while a delta followed by a wait for
-// the model leaves during that wait. Widget and error events, which the done event (and an
+// wait: the first speak event, and the first event after a pause of the producer, are flushed
+// by the call that writes them; a later event is flushed by a goroutine of the writer, which
+// takes with it every event written meanwhile, so that a burst of deltas the model produced
+// back to back is one write, while a delta followed by a wait for the model leaves during that
+// wait. Widget and error events, which the done event (and an
 // apology) follow at once, wait for it: Done flushes them with it.
 //
 // It is safe for concurrent use: tool calls running in parallel report their status through it
@@ -48,7 +49,8 @@ type Writer struct {
 	spoke      bool   // a speak event was sent
 	flushing   bool   // a goroutine is on its way to send pending
 	closed     bool
-	last       time.Time
+	last       time.Time // of the last write
+	produced   time.Time // of the last event
 	err        error
 	clock      func() time.Time
 	flushers   sync.WaitGroup
@@ -72,7 +74,9 @@ func NewWriter(w http.ResponseWriter, clock func() time.Time, writeTimeout time.
 	h["X-Accel-Buffering"] = []string{"no"}
 	h.Del("Content-Length")
 	w.WriteHeader(http.StatusOK)
-	s := &Writer{w: w, rc: *http.NewResponseController(w), clock: clock, last: clock(), writeTimeout: writeTimeout, onFail: onFail}
+	s := &Writer{w: w, rc: *http.NewResponseController(w), clock: clock, writeTimeout: writeTimeout, onFail: onFail}
+	s.last = clock()
+	s.produced = s.last
 	s.pending = s.small[:0]
 	return s
 }
@@ -196,9 +200,10 @@ func (s *Writer) header(name string) []byte {
 }
 
 // endUnlock ends the event at the end of s.pending and unlocks s.mu. The event is sent before
-// endUnlock returns when it is done, the first speak event, or one past maxPending bytes that
-// wait; a widget or an error waits for the done event that follows it at once; any other event
-// is sent by a goroutine of the writer, with those written meanwhile.
+// endUnlock returns when it is done, the first speak event, the first after a pause of the
+// producer, or one past maxPending bytes that wait; a widget or an error waits for the done
+// event that follows it at once; any other event is sent by a goroutine of the writer, with
+// those written meanwhile.
 func (s *Writer) endUnlock(name string) error {
 	s.pending = append(s.pending, "\n\n"...)
 	switch name {
@@ -211,8 +216,11 @@ func (s *Writer) endUnlock(name string) error {
 	if name == eventSpeak {
 		s.spoke = true
 	}
+	now := s.clock()
+	paused := now.Sub(s.produced) >= pause
+	s.produced = now
 	switch {
-	case name == eventDone, first && !s.hold, len(s.pending) >= maxPending:
+	case name == eventDone, (first || paused && !s.flushing) && !s.hold, len(s.pending) >= maxPending:
 		return s.flushUnlock()
 	case !s.hold && !s.flushing && !s.closed:
 		s.flushing = true
@@ -222,6 +230,11 @@ func (s *Writer) endUnlock(name string) error {
 	s.mu.Unlock()
 	return nil
 }
+
+// pause is the silence of the producer after which its next event is taken to start a new
+// burst, and is sent by the call that writes it: a model's deltas come in bursts that many
+// deltas read at once make, apart by its token rate; those of a burst come microseconds apart.
+const pause = time.Millisecond
 
 // maxPending bounds the bytes that wait for a write under way: past it the producer waits for
 // the client, as it would without a buffer.

@@ -166,8 +166,8 @@ func (l *writeLog) names() []string {
 }
 
 // TestWriterBatches checks, with the writer's goroutines settled, which events go out when:
-// start and later deltas as soon as the producer pauses, the first delta and done before their
-// call returns, widgets and errors with the done after them, what is left at Close.
+// start and later deltas as soon as the producer pauses, the first delta, the first event after
+// a pause and done before their call returns, widgets and errors with the done after them, what is left at Close.
 func TestWriterBatches(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &writeLog{h: http.Header{}}
@@ -183,20 +183,26 @@ func TestWriterBatches(t *testing.T) {
 		if got := l.names(); len(got) != 2 || got[1] != "speak speak" {
 			t.Fatalf("writes %q; want the two deltas in one, once the producer paused", got)
 		}
+		time.Sleep(pause) // the model waits for its next tokens
+		w.Speak(" Four")
+		if got := l.names(); len(got) != 3 || got[2] != "speak" {
+			t.Fatalf("writes %q; want the delta after a pause sent before Speak returned", got)
+		}
+		time.Sleep(pause)
 		w.Widget(widgets.Stat{Label: "Balance", Value: "$1"})
 		w.Fail("model_error", "The assistant could not answer.", true)
 		w.Speak("Sorry.")
 		synctest.Wait()
-		if got := l.names(); len(got) != 2 {
+		if got := l.names(); len(got) != 3 {
 			t.Fatalf("writes %q; want the widget, the error and the apology to wait for done", got)
 		}
-		w.Done(widgets.Spec{Speak: "One two three.Sorry."})
-		if got := l.names(); len(got) != 3 || got[2] != "widget error speak done" {
+		w.Done(widgets.Spec{Speak: "One two three. Four Sorry."})
+		if got := l.names(); len(got) != 4 || got[3] != "widget error speak done" {
 			t.Fatalf("writes %q", got)
 		}
 		w.Widget(widgets.Stat{Label: "Late", Value: "$2"})
 		w.Close()
-		if got := l.names(); len(got) != 4 || got[3] != "widget" || l.flushes != 4 {
+		if got := l.names(); len(got) != 5 || got[4] != "widget" || l.flushes != 5 {
 			t.Errorf("writes %q, %d flushes; want Close to send what waited", got, l.flushes)
 		}
 	})
