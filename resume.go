@@ -164,6 +164,10 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 			e.logResume(ctx, req, id, sent)
 			return
 		}
+		// What was replayed leaves before the log is read again, however long that waits.
+		if stream.Flush() != nil {
+			return
+		}
 		wait := resumeWait
 		if rec.Done {
 			wait = 0

@@ -1,7 +1,8 @@
 // Package sse reads and writes server-sent events as the WHATWG HTML standard defines them.
 //
 // [Writer] writes the events of the engine's turn stream (start, status, speak, widget, error,
-// done), numbered, each flushed at once, with a keep-alive comment after a silence. [Reader]
+// done), numbered, with a keep-alive comment after a silence; the events produced together
+// leave in one write and one flush, and none waits while the producer waits. [Reader]
 // parses any event stream: the client reads turns with it, and tests read what the engine
 // sent.
 package sse

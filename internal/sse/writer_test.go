@@ -2,11 +2,13 @@ package sse
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -116,6 +118,117 @@ func TestKeepAlive(t *testing.T) {
 		}
 		if pings := strings.Count(rec.Body.String(), ": ping\n\n"); pings != 1 || events[2].Comments != 1 {
 			t.Errorf("%d pings, %d before done; want one, before done:\n%s", pings, events[2].Comments, rec.Body.String())
+		}
+	})
+}
+
+// writeLog is a ResponseWriter that keeps what each write and flush received, and fails
+// every write once fail is set.
+type writeLog struct {
+	h       http.Header
+	mu      sync.Mutex
+	writes  []string
+	flushes int
+	fail    bool
+}
+
+func (l *writeLog) Header() http.Header { return l.h }
+func (l *writeLog) WriteHeader(int)     {}
+func (l *writeLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fail {
+		return 0, errors.New("connection reset")
+	}
+	l.writes = append(l.writes, string(p))
+	return len(p), nil
+}
+func (l *writeLog) Flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushes++
+}
+
+func (l *writeLog) names() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, w := range l.writes {
+		var names []string
+		for line := range strings.SplitSeq(w, "\n") {
+			if name, ok := strings.CutPrefix(line, "event: "); ok {
+				names = append(names, name)
+			}
+		}
+		out = append(out, strings.Join(names, " "))
+	}
+	return out
+}
+
+// TestWriterBatches checks, with the writer's goroutines settled, which events go out when:
+// start and later deltas as soon as the producer pauses, the first delta, the first event after
+// a pause and done before their call returns, widgets and errors with the done after them, what is left at Close.
+func TestWriterBatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &writeLog{h: http.Header{}}
+		w := NewWriter(l, time.Now, 0, nil)
+		w.Start("t1", "c1")
+		w.Speak("One ") // the first delta: sent with start, before Speak returns
+		if got := l.names(); len(got) != 1 || got[0] != "start speak" {
+			t.Fatalf("writes %q; want start and the first delta in one", got)
+		}
+		w.Speak("two ")
+		w.Speak("three.")
+		synctest.Wait()
+		if got := l.names(); len(got) != 2 || got[1] != "speak speak" {
+			t.Fatalf("writes %q; want the two deltas in one, once the producer paused", got)
+		}
+		time.Sleep(pause) // the model waits for its next tokens
+		w.Speak(" Four")
+		if got := l.names(); len(got) != 3 || got[2] != "speak" {
+			t.Fatalf("writes %q; want the delta after a pause sent before Speak returned", got)
+		}
+		time.Sleep(pause)
+		w.Widget(widgets.Stat{Label: "Balance", Value: "$1"})
+		w.Fail("model_error", "The assistant could not answer.", true)
+		w.Speak("Sorry.")
+		synctest.Wait()
+		if got := l.names(); len(got) != 3 {
+			t.Fatalf("writes %q; want the widget, the error and the apology to wait for done", got)
+		}
+		w.Done(widgets.Spec{Speak: "One two three. Four Sorry."})
+		if got := l.names(); len(got) != 4 || got[3] != "widget error speak done" {
+			t.Fatalf("writes %q", got)
+		}
+		w.Widget(widgets.Stat{Label: "Late", Value: "$2"})
+		w.Close()
+		if got := l.names(); len(got) != 5 || got[4] != "widget" || l.flushes != 5 {
+			t.Errorf("writes %q, %d flushes; want Close to send what waited", got, l.flushes)
+		}
+	})
+}
+
+// TestWriterFails checks that a write that fails, by the writer's goroutine too, stops the
+// stream: onFail runs once, and every later call returns the error.
+func TestWriterFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &writeLog{h: http.Header{}, fail: true}
+		fails := 0
+		w := NewWriter(l, time.Now, 0, func() { fails++ })
+		w.Start("t1", "c1") // sent by the writer's goroutine
+		synctest.Wait()
+		if fails != 1 {
+			t.Fatalf("onFail ran %d times; want once", fails)
+		}
+		if err := w.Speak("One"); err == nil {
+			t.Error("Speak after a failed write returned no error")
+		}
+		if err := w.Done(widgets.Spec{}); err == nil {
+			t.Error("Done after a failed write returned no error")
+		}
+		w.Close()
+		if fails != 1 || len(l.names()) != 0 {
+			t.Errorf("onFail ran %d times, writes %q", fails, l.names())
 		}
 	})
 }
