@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/convengine/engine/internal/dpop"
@@ -93,13 +94,13 @@ func (e *Engine) checkProof(r *http.Request, proofs []string, presented, jkt str
 
 // claimProof records the proof's jti as used, for as long as its iat is accepted, across every
 // replica that shares the ReplayStore: a proof is good for one request.
-func (e *Engine) claimProof(r *http.Request, t *Tenant, proof *dpop.Proof, now time.Time) *Problem {
+func (e *Engine) claimProof(r *http.Request, t *Tenant, requestID string, proof *dpop.Proof, now time.Time) *Problem {
 	sum := sha256.Sum256([]byte(proof.JKT + "\x00" + proof.JTI))
 	key := "dpop:" + base64.RawURLEncoding.EncodeToString(sum[:])
 	fresh, err := e.replay.Claim(r.Context(), key, proof.IAT.Add(e.dpop.MaxAge+time.Second))
 	switch {
 	case err != nil:
-		e.log.ErrorContext(r.Context(), "recording a DPoP proof failed", "requestId", e.validRequestID(r), "tenant", t.Key, "err", err)
+		e.log.ErrorContext(r.Context(), "recording a DPoP proof failed", "requestId", requestID, "tenant", t.Key, "err", err)
 		return newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the proof could not be checked; try again")
 	case !fresh:
 		return e.proofProblem(&dpop.Error{Reason: "the proof's jti was already used; sign a new proof for every request"}, now)
@@ -127,4 +128,88 @@ func (e *Engine) proofProblem(err error, now time.Time) *Problem {
 	p := newProblem(http.StatusUnauthorized, CodeInvalidDPoPProof, pe.Reason)
 	p.header = http.Header{"Www-Authenticate": {dpopChallenge}}
 	return p
+}
+
+// tokenProblem answers a session token that is missing, malformed, expired, forged or
+// another tenant's. scheme is the authentication scheme the client should use.
+func tokenProblem(scheme, detail string) *Problem {
+	p := newProblem(http.StatusUnauthorized, CodeInvalidSession, detail)
+	p.header = http.Header{"Www-Authenticate": {scheme + ` error="invalid_token"`}}
+	return p
+}
+
+// verifySession applies the session rules of docs/sessions.md to r: an unbound session's token as Bearer, a bound one's as
+// DPoP with a proof, each of t's tenant, current and known to the SessionStore. It returns the
+// session, or nil when the request carries none and t allows that. The proof's jti is recorded
+// as used only once everything else passed, so that a refused request never burns a proof.
+func (e *Engine) verifySession(r *http.Request, t *Tenant, requestID string) (*Session, *Problem) {
+	auths := r.Header.Values("Authorization")
+	proofs := r.Header.Values(HeaderDPoP)
+	if len(auths) == 0 {
+		switch {
+		case len(proofs) > 0:
+			return nil, tokenProblem("DPoP", "a DPoP proof came without a session token; send Authorization: DPoP <session_token>")
+		case t.RequireSession:
+			return nil, tokenProblem("Bearer", "this assistant requires a session; create one first")
+		}
+		return nil, nil
+	}
+	if len(auths) > 1 {
+		return nil, tokenProblem("Bearer", "the Authorization header is sent more than once")
+	}
+	scheme, presented, _ := strings.Cut(strings.TrimSpace(auths[0]), " ")
+	presented = strings.TrimSpace(presented)
+	switch {
+	case strings.EqualFold(scheme, "Bearer"):
+		scheme = "Bearer"
+	case strings.EqualFold(scheme, "DPoP"):
+		scheme = "DPoP"
+	default:
+		return nil, tokenProblem("Bearer", "the Authorization header must be Bearer <session_token> or DPoP <session_token>")
+	}
+	if presented == "" || len(presented) > maxSessionToken {
+		return nil, tokenProblem(scheme, "the Authorization header carries no session token, or one too long to be valid")
+	}
+	now := e.now()
+	claims, reason := e.sessionTokens.Verify(presented, now)
+	if claims == nil {
+		return nil, tokenProblem(scheme, reason+"; create a new session")
+	}
+	if claims.TID != t.Key {
+		return nil, tokenProblem(scheme, "the session token belongs to another assistant; create a session with this X-Engine-Key")
+	}
+	jkt := ""
+	if claims.Cnf != nil {
+		jkt = claims.Cnf.JKT
+	}
+	var proof *dpop.Proof
+	switch {
+	case scheme == "Bearer" && jkt != "":
+		return nil, tokenProblem("DPoP", "the session is bound to a device key: send Authorization: DPoP <session_token> with a DPoP proof")
+	case scheme == "DPoP" && jkt == "":
+		return nil, tokenProblem("Bearer", "the session is not bound to a key: send Authorization: Bearer <session_token>")
+	case scheme == "DPoP":
+		var p *Problem
+		if proof, p = e.checkProof(r, proofs, presented, jkt, now); p != nil {
+			return nil, p
+		}
+	}
+
+	s, err := e.sessions.Session(r.Context(), claims.SID)
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		return nil, tokenProblem(scheme, "the session is unknown or has ended; create a new session")
+	case err != nil:
+		e.log.ErrorContext(r.Context(), "looking up a session failed", "requestId", requestID, "tenant", t.Key, "err", err)
+		return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the session could not be looked up; try again")
+	case s.TenantKey != claims.TID || s.KeyThumbprint != jkt:
+		return nil, tokenProblem(scheme, "the session token does not match its session; create a new session")
+	}
+
+	if proof != nil {
+		if p := e.claimProof(r, t, requestID, proof, now); p != nil {
+			return nil, p
+		}
+	}
+	return s, nil
 }

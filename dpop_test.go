@@ -50,7 +50,7 @@ func BenchmarkBoundRequest(b *testing.B) {
 	r.Header.Set("DPoP", fx.proof("bench"))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, p := e.verifySession(r, tenant); p != nil {
+		if _, p := e.verifySession(r, tenant, "prod-bench"); p != nil {
 			b.Fatal(p)
 		}
 	}

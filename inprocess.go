@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -220,55 +219,6 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 		req.Forward = forwardedHeaders(h, nil)
 	}
 	return req, nil
-}
-
-// identify finds the tenant of key, its environment env ("" is production) and checks the
-// user's token, for requests that do not come with the protocol's headers.
-func (e *Engine) identify(ctx context.Context, req *request, key, env, token string) *Problem {
-	if key == "" {
-		return newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the engine key is missing")
-	}
-	t, err := e.tenants.Tenant(ctx, key)
-	switch {
-	case errors.Is(err, ErrUnknownTenant):
-		return newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the engine key is not known")
-	case err != nil:
-		e.log.ErrorContext(ctx, "tenant lookup failed", "requestId", req.ID, "err", err)
-		return newProblem(http.StatusServiceUnavailable, CodeTenantUnavailable, "the tenant could not be looked up; try again")
-	}
-	req.Tenant = t
-	if env == "" {
-		env = EnvProduction
-	}
-	if env != EnvProduction && env != EnvStaging {
-		return newProblem(http.StatusForbidden, CodeEnvironmentUnavailable, "the environment must be production or staging")
-	}
-	if req.Environment = t.Environments[env]; req.Environment == nil {
-		return newProblem(http.StatusForbidden, CodeEnvironmentUnavailable, "the tenant has no "+env+" environment")
-	}
-	switch {
-	case token == "":
-		return newProblem(http.StatusUnauthorized, CodeMissingUserToken, "the user's token is missing")
-	case len(token) > maxUserToken:
-		return newProblem(http.StatusUnauthorized, CodeMissingUserToken, fmt.Sprintf("the user's token is longer than %d bytes", maxUserToken))
-	}
-	req.UserToken = Secret(token)
-	return nil
-}
-
-// inProcessSession returns the session id names, which must be the tenant's and not over.
-func (e *Engine) inProcessSession(ctx context.Context, req *request, id string) (*Session, *Problem) {
-	s, err := e.sessions.Session(ctx, id)
-	switch {
-	case errors.Is(err, ErrSessionNotFound):
-		return nil, newProblem(http.StatusUnauthorized, CodeInvalidSession, "the session is unknown or has ended; create a new session")
-	case err != nil:
-		e.log.ErrorContext(ctx, "looking up a session failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
-		return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the session could not be looked up; try again")
-	case s.TenantKey != req.Tenant.Key || !e.now().Before(s.ExpiresAt):
-		return nil, newProblem(http.StatusUnauthorized, CodeInvalidSession, "the session is unknown or has ended; create a new session")
-	}
-	return s, nil
 }
 
 // body is the input as the body of POST /engine, checked by the same code.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -121,7 +124,7 @@ func (e *Engine) readAllHeaders(r *http.Request, withSession, rateLimit bool) (*
 	}
 	h := r.Header
 	if withSession {
-		if req.Session, p = e.verifySession(r, req.Tenant); p != nil {
+		if req.Session, p = e.verifySession(r, req.Tenant, req.ID); p != nil {
 			return req, p
 		}
 	}
@@ -283,6 +286,35 @@ func clientMetadata(vals []string) (map[string]any, *Problem) {
 		return bad("the X-Client-Metadata header must be a JSON object")
 	}
 	return md, nil
+}
+
+// readBodyWithin decodes the body of r into v as decodeBody does, before deadline and while
+// ctx lasts: past them, the read is cut short, and a body that did not arrive before the
+// deadline is answered 408.
+func readBodyWithin(ctx context.Context, deadline time.Time, w http.ResponseWriter, r *http.Request, limit int64, v any) *Problem {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	rc := http.NewResponseController(w)
+	var (
+		mu      sync.Mutex
+		reading = true
+	)
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if reading {
+			_ = rc.SetReadDeadline(time.Now()) // a writer without deadlines reads on
+		}
+	})
+	defer stop()
+	p := decodeBody(w, r, limit, false, v)
+	mu.Lock()
+	reading = false
+	mu.Unlock()
+	if p != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return newProblem(http.StatusRequestTimeout, CodeInvalidRequest, "the body did not arrive within the turn's time limit")
+	}
+	return p
 }
 
 // decodeBody reads a JSON request body of at most limit bytes into v. An empty body is "{}"
@@ -519,3 +551,52 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
 
 // MarshalText returns "[redacted]", so encoders do not write the value.
 func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
+
+// identify finds the tenant of key, its environment env ("" is production) and checks the
+// user's token, for requests that do not come with the protocol's headers.
+func (e *Engine) identify(ctx context.Context, req *request, key, env, token string) *Problem {
+	if key == "" {
+		return newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the engine key is missing")
+	}
+	t, err := e.tenants.Tenant(ctx, key)
+	switch {
+	case errors.Is(err, ErrUnknownTenant):
+		return newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the engine key is not known")
+	case err != nil:
+		e.log.ErrorContext(ctx, "tenant lookup failed", "requestId", req.ID, "err", err)
+		return newProblem(http.StatusServiceUnavailable, CodeTenantUnavailable, "the tenant could not be looked up; try again")
+	}
+	req.Tenant = t
+	if env == "" {
+		env = EnvProduction
+	}
+	if env != EnvProduction && env != EnvStaging {
+		return newProblem(http.StatusForbidden, CodeEnvironmentUnavailable, "the environment must be production or staging")
+	}
+	if req.Environment = t.Environments[env]; req.Environment == nil {
+		return newProblem(http.StatusForbidden, CodeEnvironmentUnavailable, "the tenant has no "+env+" environment")
+	}
+	switch {
+	case token == "":
+		return newProblem(http.StatusUnauthorized, CodeMissingUserToken, "the user's token is missing")
+	case len(token) > maxUserToken:
+		return newProblem(http.StatusUnauthorized, CodeMissingUserToken, fmt.Sprintf("the user's token is longer than %d bytes", maxUserToken))
+	}
+	req.UserToken = Secret(token)
+	return nil
+}
+
+// inProcessSession returns the session id names, which must be the tenant's and not over.
+func (e *Engine) inProcessSession(ctx context.Context, req *request, id string) (*Session, *Problem) {
+	s, err := e.sessions.Session(ctx, id)
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		return nil, newProblem(http.StatusUnauthorized, CodeInvalidSession, "the session is unknown or has ended; create a new session")
+	case err != nil:
+		e.log.ErrorContext(ctx, "looking up a session failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the session could not be looked up; try again")
+	case s.TenantKey != req.Tenant.Key || !e.now().Before(s.ExpiresAt):
+		return nil, newProblem(http.StatusUnauthorized, CodeInvalidSession, "the session is unknown or has ended; create a new session")
+	}
+	return s, nil
+}

@@ -17,7 +17,7 @@ import (
 // engine's turns through its exported API: package voice (the voice socket), package agui, or a
 // host's own (a telephony bridge). It reads its callers as the engine's handlers do
 // ([Engine.CallerFromRequest], tickets), is wrapped as they are ([Engine.Route]), holds the
-// engine's bounds ([Engine.Admit], [Engine.RateLimit], [Engine.Overloaded]) and goes when the
+// engine's bounds ([Engine.Admit], [Engine.CountRequest], [Engine.Overloaded]) and goes when the
 // engine shuts down ([Engine.OnShutdown]).
 
 // Route wraps a transport's handler as the engine's own are wrapped: the response carries
@@ -63,11 +63,11 @@ func (e *Engine) Admit(ctx context.Context, c *Caller) (*Admission, error) {
 	return &Admission{e: e, release: release}, nil
 }
 
-// RateLimit counts one request of c against the tenant's and the user's rate limits
+// CountRequest counts one request of c against the tenant's and the user's rate limits
 // (Tenant.Limits), as each request to the engine's handlers does: a transport calls it for
 // what it starts besides turns, such as a socket it opens. The error is a *[Problem],
 // rate_limited with Retry-After, or what the caller's check found.
-func (e *Engine) RateLimit(ctx context.Context, c *Caller) error {
+func (e *Engine) CountRequest(ctx context.Context, c *Caller) error {
 	req, p := e.inProcessRequest(ctx, c, false)
 	if p != nil {
 		p.RequestID = req.idOrEmpty()

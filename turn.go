@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -323,35 +322,6 @@ func (s *sseTurn) close() {
 	if s.stream != nil {
 		s.stream.Close()
 	}
-}
-
-// readBodyWithin decodes the body of r into v as decodeBody does, before deadline and while
-// ctx lasts: past them, the read is cut short, and a body that did not arrive before the
-// deadline is answered 408.
-func readBodyWithin(ctx context.Context, deadline time.Time, w http.ResponseWriter, r *http.Request, limit int64, v any) *Problem {
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	rc := http.NewResponseController(w)
-	var (
-		mu      sync.Mutex
-		reading = true
-	)
-	stop := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if reading {
-			_ = rc.SetReadDeadline(time.Now()) // a writer without deadlines reads on
-		}
-	})
-	defer stop()
-	p := decodeBody(w, r, limit, false, v)
-	mu.Lock()
-	reading = false
-	mu.Unlock()
-	if p != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return newProblem(http.StatusRequestTimeout, CodeInvalidRequest, "the body did not arrive within the turn's time limit")
-	}
-	return p
 }
 
 // deliver hands an event after start to a sink.

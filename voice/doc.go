@@ -25,7 +25,7 @@
 //   - its bounds: the sockets of the process and of each user (Options.MaxSockets,
 //     MaxSocketsPerUser) keyed by [engine.Engine.UserKey], the users' audio held before it is
 //     transcribed (Options.AudioMemory), each refusal reported by [engine.Engine.Overloaded];
-//     each socket counted against the rate limits ([engine.Engine.RateLimit]);
+//     each socket counted against the rate limits ([engine.Engine.CountRequest]);
 //   - each turn: [engine.Engine.Admit] takes its rate limits and turn slot before anything is
 //     done for it, so that a refused utterance is answered at once; [engine.Engine.Turn] runs
 //     it from the utterance's samples ([engine.TurnInput].Samples), which it transcribes within

@@ -168,7 +168,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		if caller, err = s.e.CallerFromRequest(r); err == nil {
-			if err = s.e.RateLimit(ctx, caller); err == nil {
+			if err = s.e.CountRequest(ctx, caller); err == nil {
 				err = s.checkUpgrade(w, r, caller)
 			}
 		}
