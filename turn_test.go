@@ -22,9 +22,7 @@ import (
 	"github.com/convengine/engine/widgets"
 )
 
-func call(id, name, args string) engine.ModelEvent {
-	return engine.ToolCallEvent(engine.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)})
-}
+var call = enginetest.ToolCall
 
 func finish(r engine.FinishReason) engine.ModelEvent { return engine.FinishEvent(r) }
 
@@ -449,18 +447,7 @@ func TestTurnDisconnectStopsAStreamingModel(t *testing.T) {
 }
 
 // modelFunc is a Model whose completion is computed from the request.
-type modelFunc func(ctx context.Context, req *engine.ModelRequest) []engine.ModelEvent
-
-func (f modelFunc) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
-	evs := f(ctx, req)
-	return func(yield func(engine.ModelEvent, error) bool) {
-		for _, ev := range evs {
-			if !yield(ev, nil) {
-				return
-			}
-		}
-	}
-}
+type modelFunc = enginetest.ModelFunc
 
 // modelSeq is a Model that plays the same sequence for every completion.
 type modelSeq func(yield func(engine.ModelEvent, error) bool)

@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"sync/atomic"
 	"time"
@@ -95,4 +96,25 @@ func Text(words ...string) []engine.ModelEvent {
 		evs = append(evs, engine.TextEvent(w))
 	}
 	return append(evs, engine.FinishEvent(engine.FinishStop))
+}
+
+// ModelFunc is a Model whose completion is computed from the request, as http.HandlerFunc is a
+// handler: the events it returns are streamed in order.
+type ModelFunc func(ctx context.Context, req *engine.ModelRequest) []engine.ModelEvent
+
+// Stream streams the events f returns for req.
+func (f ModelFunc) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
+	evs := f(ctx, req)
+	return func(yield func(engine.ModelEvent, error) bool) {
+		for _, ev := range evs {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+// ToolCall is the event of a complete tool call: id, the tool's name and its arguments as JSON.
+func ToolCall(id, name, args string) engine.ModelEvent {
+	return engine.ToolCallEvent(engine.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)})
 }

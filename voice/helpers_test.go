@@ -167,18 +167,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func newClock() *enginetest.Clock { return enginetest.NewClock(time.Now().Truncate(time.Second)) }
 
 // modelFunc is a Model whose completion is computed from the request.
-type modelFunc func(ctx context.Context, req *engine.ModelRequest) []engine.ModelEvent
-
-func (f modelFunc) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
-	evs := f(ctx, req)
-	return func(yield func(engine.ModelEvent, error) bool) {
-		for _, ev := range evs {
-			if !yield(ev, nil) {
-				return
-			}
-		}
-	}
-}
+type modelFunc = enginetest.ModelFunc
 
 // modelSeq is a Model that plays the same sequence for every completion.
 type modelSeq func(yield func(engine.ModelEvent, error) bool)
@@ -187,9 +176,7 @@ func (s modelSeq) Stream(context.Context, *engine.ModelRequest) iter.Seq2[engine
 	return iter.Seq2[engine.ModelEvent, error](s)
 }
 
-func call(id, name, args string) engine.ModelEvent {
-	return engine.ToolCallEvent(engine.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)})
-}
+var call = enginetest.ToolCall
 
 // blockingModel answers once release is closed, telling started when each turn reaches it.
 type blockingModel struct {
