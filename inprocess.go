@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -84,8 +85,8 @@ type TurnInput struct {
 	// its audio is transcribed): a UUID. Empty means a new one.
 	TurnID string
 	// Admission is the turn's place in the engine's bounds, taken before by [Engine.Admit]:
-	// the turn then counts no rate limit and takes no turn slot of its own. The one who took
-	// it releases it.
+	// the turn then counts no rate limit and takes no turn slot of its own. An admission admits
+	// one turn; the one who took it releases it once the turn is over.
 	Admission *Admission
 }
 
@@ -95,11 +96,14 @@ type Admission struct {
 	e       *Engine
 	once    sync.Once
 	release func()
+	used    atomic.Bool // a turn took it, or it was released
 }
 
-// Release gives the admission's turn slot back; it may be called more than once.
+// Release gives the admission's turn slot back; it may be called more than once. A released
+// admission admits no turn.
 func (a *Admission) Release() {
 	if a != nil {
+		a.used.Store(true)
 		a.once.Do(a.release)
 	}
 }
@@ -136,6 +140,9 @@ func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[E
 		case p != nil:
 		case in.Admission != nil && in.Admission.e != e:
 			p = newProblem(http.StatusInternalServerError, CodeInternal, "the turn's admission is another engine's")
+		case in.Admission != nil && in.Admission.used.Swap(true):
+			// One admission, one turn: a second would run past the bounds it was counted against.
+			p = newProblem(http.StatusInternalServerError, CodeInternal, "the turn's admission was used by another turn or released")
 		case in.Admission != nil:
 			release = func() {}
 		default:

@@ -222,3 +222,50 @@ func TestTurnInProcessBreakStopsTheTurn(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestAdmissionAdmitsOneTurn: Engine.Admit takes a turn slot before the turn, so that a full
+// engine refuses the next admission at once (503 overloaded); the turn given the admission takes
+// no slot of its own and runs; an admission admits one turn, and a released one none.
+func TestAdmissionAdmitsOneTurn(t *testing.T) {
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
+	h := newHarness(t, engine.Config{Model: model, MaxConcurrentTurns: 1})
+	caller := &engine.Caller{EngineKey: testKey, UserToken: testToken}
+	ctx := t.Context()
+	turn := func(a *engine.Admission) error {
+		var last engine.Event
+		for ev, err := range h.engine.Turn(ctx, caller, &engine.TurnInput{Transcript: "hi", Admission: a}) {
+			if err != nil {
+				return err
+			}
+			last = ev
+		}
+		if last.Type != engine.EventDone || last.Spec.Speak != "Hi." {
+			t.Errorf("the admitted turn ended with %+v", last)
+		}
+		return nil
+	}
+
+	a, err := h.engine.Admit(ctx, caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p *engine.Problem
+	if _, err := h.engine.Admit(ctx, caller); !errors.As(err, &p) || p.Code != engine.CodeOverloaded {
+		t.Fatalf("a second admission while the only slot is held: %v", err)
+	}
+	if err := turn(a); err != nil {
+		t.Fatalf("the admitted turn, with every slot taken by its admission: %v", err)
+	}
+	if err := turn(a); !errors.As(err, &p) || p.Code != engine.CodeInternal {
+		t.Errorf("a second turn on one admission: %v", err)
+	}
+	a.Release()
+	b, err := h.engine.Admit(ctx, caller)
+	if err != nil {
+		t.Fatalf("an admission once the first was released: %v", err)
+	}
+	b.Release()
+	if err := turn(b); !errors.As(err, &p) || p.Code != engine.CodeInternal {
+		t.Errorf("a turn on a released admission: %v", err)
+	}
+}
