@@ -153,11 +153,25 @@ const (
 	FinishRefused FinishReason = "refused"
 )
 
-// Usage counts the tokens of a completion, when the model reports them.
+// Usage counts the tokens of one completion as its server reported them. When a server reports
+// usage more than once in a completion (a running total on every chunk, or two reports), the
+// last report counts, never their sum.
 type Usage struct {
-	InputTokens  int
+	// InputTokens counts the prompt's tokens (OpenAI's prompt_tokens), cached ones included.
+	InputTokens int
+	// OutputTokens counts the tokens generated (completion_tokens), reasoning tokens included,
+	// as OpenAI counts them.
 	OutputTokens int
+	// CachedTokens counts the prompt tokens read from the provider's prompt cache
+	// (prompt_tokens_details.cached_tokens): a part of InputTokens, usually billed for less.
 	CachedTokens int
+	// ReasoningTokens counts the tokens of a reasoning the model did not say
+	// (completion_tokens_details.reasoning_tokens): a part of OutputTokens.
+	ReasoningTokens int
+	// Reported is true when the server reported the usage. False means it reported none, or
+	// only figures that cannot be right (negative, absurdly large, not numbers): the counts are
+	// then zero, not a measure, and a consumer that needs one estimates it.
+	Reported bool
 }
 
 // TextEvent returns an [EventText] event.

@@ -39,19 +39,11 @@ type chunk struct {
 		Message      *message `json:"message"`
 		FinishReason *string  `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *usage `json:"usage"`
-	XGroq *struct {
-		Usage *usage `json:"usage"`
-	} `json:"x_groq"`
+	// The usage is read apart (see readUsage), so that a report that cannot be right
+	// costs the report, not the stream.
+	Usage json.RawMessage `json:"usage"`
+	XGroq json.RawMessage `json:"x_groq"`
 	Error json.RawMessage `json:"error"`
-}
-
-type usage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
 }
 
 // completion is what one attempt read of a completion: it is fed chunks and yields text as it
@@ -65,7 +57,7 @@ type completion struct {
 	calls   toolCalls
 	finish  string
 	refused bool
-	usage   *usage
+	usage   engine.Usage
 	done    bool // data: [DONE] came
 	chunks  int
 }
@@ -162,11 +154,12 @@ func (c *completion) chunk(ch *chunk) error {
 			c.finish = *f
 		}
 	}
-	switch {
-	case ch.Usage != nil:
-		c.usage = ch.Usage // the last report counts: some servers report a running total
-	case ch.XGroq != nil && ch.XGroq.Usage != nil:
-		c.usage = ch.XGroq.Usage
+	// The last report counts: some servers report a running total on every chunk, and a
+	// report that cannot be right leaves the completion without one.
+	if u, ok := readUsage(ch.Usage); ok {
+		c.usage = u
+	} else if u, ok := readUsage(groqUsage(ch.XGroq)); ok {
+		c.usage = u
 	}
 	return nil
 }
@@ -233,14 +226,7 @@ func (c *completion) end() error {
 	if c.refused {
 		reason = engine.FinishRefused
 	}
-	ev := engine.ModelEvent{Kind: engine.EventFinish, Finish: reason}
-	if u := c.usage; u != nil {
-		ev.Usage = engine.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
-		if u.PromptTokensDetails != nil {
-			ev.Usage.CachedTokens = u.PromptTokensDetails.CachedTokens
-		}
-	}
-	c.yield(ev, nil)
+	c.yield(engine.ModelEvent{Kind: engine.EventFinish, Finish: reason, Usage: c.usage}, nil)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -187,7 +188,7 @@ func TestSpeechFilter(t *testing.T) {
 // FuzzStreamReader feeds the stream reader arbitrary bodies. It never panics; it either ends the
 // completion with tool calls whose arguments are JSON objects and one finish, or fails with an
 // error of a kind the engine turns into its model error; and it never speaks a reasoning or
-// tool-call tag.
+// tool-call tag. Its usage is either reported, each count from 0 to 10 million, or not, all zero.
 func FuzzStreamReader(f *testing.F) {
 	for _, s := range []string{
 		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
@@ -196,6 +197,7 @@ func FuzzStreamReader(f *testing.F) {
 		"error: {\"code\":400,\"message\":\"too long\",\"type\":\"invalid_request_error\"}\n\n",
 		"data: {\"choices\":[{\"delta\":{\"content\":\"<think>x</think>Hi<tool_call>{\\\"name\\\":\\\"y\\\",\\\"arguments\\\":{}}</tool_call>\"}}]}\n\n",
 		"data: \x00\xff\n\n",
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3,\"completion_tokens_details\":{\"reasoning_tokens\":2}},\"x_groq\":{\"usage\":{}}}\n\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -216,6 +218,12 @@ func FuzzStreamReader(f *testing.F) {
 				}
 			case engine.EventFinish:
 				finishes++
+				u := ev.Usage
+				counts := []int{u.InputTokens, u.OutputTokens, u.CachedTokens, u.ReasoningTokens}
+				if !u.Reported && slices.ContainsFunc(counts, func(n int) bool { return n != 0 }) ||
+					slices.ContainsFunc(counts, func(n int) bool { return n < 0 || n > maxTokens }) {
+					t.Fatalf("usage %+v", u)
+				}
 			}
 			return true
 		}}

@@ -1,0 +1,206 @@
+package openai_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/openai"
+)
+
+// reportsUsage are the shapes whose fixtures report usage: the shapes' usage test checks that
+// the fixtures still do, so that its reading of them cannot quietly find nothing.
+var reportsUsage = []string{"openrouter", "plain_json", "groq_usage", "cumulative_usage"}
+
+// TestShapeUsage drives the balance conversation of every shape of enginetest.ServerShapes
+// through the model, its two completions one after the other, and finds on each finish the
+// usage its fixture reported, read here from the fixture's own bytes; a fixture that reports
+// none gives Reported false and zero counts.
+func TestShapeUsage(t *testing.T) {
+	var reporting []string
+	for _, shape := range enginetest.ServerShapes() {
+		if shape.Fails {
+			continue
+		}
+		t.Run(shape.Name, func(t *testing.T) {
+			replay := enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), enginetest.ShapeRoute(shape))
+			m := newModel(t, replay.URL, nil)
+			req := balanceRequest()
+			first := collect(m.Stream(context.Background(), req))
+			if first.err != nil || first.finish == nil || len(first.calls) == 0 {
+				t.Fatalf("first completion: calls %q, finish %v, error %v", calls(first.calls), first.finish, first.err)
+			}
+			req.Messages = append(req.Messages, engine.Message{Role: engine.RoleAssistant, ToolCalls: first.calls})
+			for _, c := range first.calls {
+				req.Messages = append(req.Messages, engine.Message{Role: engine.RoleTool, ToolCallID: c.ID, Name: c.Name,
+					Content: `{"account":"Everyday Checking","balance":"$1,234.56"}`})
+			}
+			second := collect(m.Stream(context.Background(), req))
+			if second.err != nil || second.finish == nil {
+				t.Fatalf("second completion: finish %v, error %v", second.finish, second.err)
+			}
+			for i, r := range []result{first, second} {
+				name := "shape_" + shape.Name + "_" + strconv.Itoa(i+1)
+				want := fixtureUsage(t, name)
+				if r.finish.Usage != want {
+					t.Errorf("%s: usage %+v, want %+v", name, r.finish.Usage, want)
+				}
+				if want.Reported && !slices.Contains(reporting, shape.Name) {
+					reporting = append(reporting, shape.Name)
+				}
+			}
+			if n := len(replay.Requests()); n != 2 {
+				t.Errorf("%d requests, want 2", n)
+			}
+		})
+	}
+	slices.Sort(reporting)
+	want := slices.Sorted(slices.Values(reportsUsage))
+	if !slices.Equal(reporting, want) {
+		t.Errorf("the shapes that report usage are %q, want %q", reporting, want)
+	}
+}
+
+// fixtureUsage is the usage a fixture reports: its last "usage" object (at the top of a chunk or
+// under x_groq, framed as the fixture frames it) that holds token counts other than zero.
+func fixtureUsage(t *testing.T, name string) engine.Usage {
+	t.Helper()
+	raw, err := fs.ReadFile(enginetest.OpenAIFixtures(), name+".http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type counts struct {
+		PromptTokens        *int `json:"prompt_tokens"`
+		CompletionTokens    *int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+		CompletionTokensDetails *struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
+	}
+	var last engine.Usage
+	const key = `"usage"`
+	for rest := raw; ; {
+		i := bytes.Index(rest, []byte(key))
+		if i < 0 {
+			return last
+		}
+		rest = bytes.TrimLeft(rest[i+len(key):], " \t")
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		var c counts
+		if json.NewDecoder(bytes.NewReader(rest[1:])).Decode(&c) != nil || c.PromptTokens == nil && c.CompletionTokens == nil {
+			continue // null, {}, or not an object
+		}
+		u := engine.Usage{Reported: true}
+		if c.PromptTokens != nil {
+			u.InputTokens = *c.PromptTokens
+		}
+		if c.CompletionTokens != nil {
+			u.OutputTokens = *c.CompletionTokens
+		}
+		if d := c.PromptTokensDetails; d != nil {
+			u.CachedTokens = d.CachedTokens
+		}
+		if d := c.CompletionTokensDetails; d != nil {
+			u.ReasoningTokens = d.ReasoningTokens
+		}
+		if u.InputTokens != 0 || u.OutputTokens != 0 {
+			last = u
+		}
+	}
+}
+
+// TestUsageReports: what a server reports as usage reaches the finish event when it can be
+// right, the last report counting; a report that cannot be right is no report, and costs the
+// turn nothing else: its text and its finish come as they were sent.
+func TestUsageReports(t *testing.T) {
+	const full = `{"prompt_tokens":1300,"completion_tokens":240,"total_tokens":1540,` +
+		`"prompt_tokens_details":{"cached_tokens":1152,"audio_tokens":0},` +
+		`"completion_tokens_details":{"reasoning_tokens":192,"audio_tokens":0}}`
+	fullUsage := engine.Usage{InputTokens: 1300, OutputTokens: 240, CachedTokens: 1152, ReasoningTokens: 192, Reported: true}
+	text := func(usage string) string {
+		return `data: {"choices":[{"index":0,"delta":{"content":"Your balance is $1,234.56."},"finish_reason":null}],"usage":` + usage + "}\n\n"
+	}
+	finish := `data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n"
+	report := func(usage string) string { return `data: {"choices":[],"usage":` + usage + "}\n\n" }
+	groq := func(usage, xgroq string) string {
+		return `data: {"choices":[],"usage":` + usage + `,"x_groq":{"id":"req_1","usage":` + xgroq + "}}\n\n"
+	}
+	for _, tc := range []struct {
+		name   string
+		stream string
+		want   engine.Usage
+	}{
+		{"in the last chunk, with cached and reasoning tokens", text("null") + finish + report(full), fullUsage},
+		{"in the finishing chunk", text("null") + `data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":` + full + "}\n\n", fullUsage},
+		{"details null", text("null") + finish + report(`{"prompt_tokens":1300,"completion_tokens":240,"prompt_tokens_details":null,"completion_tokens_details":null}`),
+			engine.Usage{InputTokens: 1300, OutputTokens: 240, Reported: true}},
+		{"the prompt only", text("null") + finish + report(`{"prompt_tokens":1225}`), engine.Usage{InputTokens: 1225, Reported: true}},
+		{"none", text("null") + finish, engine.Usage{}},
+		{"null", text("null") + finish + report("null"), engine.Usage{}},
+		{"an empty object", text("{}") + finish + report("{}"), engine.Usage{}},
+		{"zeros", text("null") + finish + report(`{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}`), engine.Usage{}},
+		{"twice: the last counts", text("null") + report(`{"prompt_tokens":900,"completion_tokens":10}`) + finish + report(full), fullUsage},
+		{"a running total: the last counts", text(`{"prompt_tokens":1300,"completion_tokens":1}`) + text(`{"prompt_tokens":1300,"completion_tokens":2}`) + finish + report(full), fullUsage},
+		{"an empty report after a real one", text("null") + finish + report(full) + report("{}"), fullUsage},
+		{"under x_groq", text("null") + finish + groq("null", full), fullUsage},
+		{"under x_groq, an empty one beside it", text("null") + finish + groq("{}", full), fullUsage},
+		{"negative", text("null") + finish + report(`{"prompt_tokens":-1300,"completion_tokens":240}`), engine.Usage{}},
+		{"negative cached tokens", text("null") + finish + report(`{"prompt_tokens":1300,"completion_tokens":240,"prompt_tokens_details":{"cached_tokens":-1}}`), engine.Usage{}},
+		{"absurd", text("null") + finish + report(`{"prompt_tokens":1300,"completion_tokens":10000001}`), engine.Usage{}},
+		{"absurd reasoning", text("null") + finish + report(`{"prompt_tokens":1300,"completion_tokens":240,"completion_tokens_details":{"reasoning_tokens":1e300}}`), engine.Usage{}},
+		{"numbers as strings", text("null") + finish + report(`{"prompt_tokens":"1300","completion_tokens":"240"}`), engine.Usage{}},
+		{"a fraction", text("null") + finish + report(`{"prompt_tokens":1300.5,"completion_tokens":240}`), engine.Usage{}},
+		{"not an object", text("null") + finish + report(`"1540 tokens"`), engine.Usage{}},
+		{"details not an object", text("null") + finish + report(`{"prompt_tokens":1300,"completion_tokens":240,"prompt_tokens_details":[1152]}`), engine.Usage{}},
+		{"x_groq not an object", text("null") + finish + `data: {"choices":[],"x_groq":"req_1"}` + "\n\n", engine.Usage{}},
+		{"a bad report after a real one", text("null") + finish + report(full) + report(`{"prompt_tokens":-1,"completion_tokens":240}`), engine.Usage{}},
+		{"a real report after a bad one", text("null") + report(`{"prompt_tokens":"x"}`) + finish + report(full), fullUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, tc.stream+"data: [DONE]\n\n")
+			}))
+			defer srv.Close()
+			r := collect(newModel(t, srv.URL+"/v1", &openai.Options{MaxRetries: -1}).Stream(context.Background(), balanceRequest()))
+			if r.err != nil || r.finish == nil || r.finish.Finish != engine.FinishStop || !strings.HasPrefix(r.text, "Your balance is $1,234.56.") {
+				t.Fatalf("text %q, finish %+v, error %v", r.text, r.finish, r.err)
+			}
+			if r.finish.Usage != tc.want {
+				t.Errorf("usage %+v, want %+v", r.finish.Usage, tc.want)
+			}
+		})
+	}
+}
+
+// TestUsageOfAWholeCompletion: a completion answered as one JSON object, streamed or not, gives
+// its usage as a stream would.
+func TestUsageOfAWholeCompletion(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hello."},"finish_reason":"stop"}],`+
+			`"usage":{"prompt_tokens":1212,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":1024},"completion_tokens_details":{"reasoning_tokens":0}}}`)
+	}))
+	defer srv.Close()
+	r := collect(newModel(t, srv.URL+"/v1", nil).Stream(context.Background(), balanceRequest()))
+	want := engine.Usage{InputTokens: 1212, OutputTokens: 3, CachedTokens: 1024, Reported: true}
+	if r.err != nil || r.finish == nil || r.finish.Usage != want {
+		t.Fatalf("finish %+v, error %v; want usage %+v", r.finish, r.err, want)
+	}
+}
