@@ -19,7 +19,8 @@ type TurnLog interface {
 	// AppendEvents adds evs to the log of turn, in order, after those already there; the first
 	// call creates the log, with owner. done marks the turn over. The log is kept until keep.
 	// A log may refuse later calls (owner nil) for a turn it no longer holds with
-	// [ErrTurnNotFound]; the engine then stops writing the turn.
+	// [ErrTurnNotFound]; the engine then stops writing the turn. evs, and the Data of each, are
+	// the engine's again once the call returns: a log that keeps them copies them.
 	AppendEvents(ctx context.Context, turn string, owner *TurnOwner, evs []LoggedEvent, done bool, keep time.Time) error
 	// ReadEvents returns the turn's owner, at most max of its events numbered after after,
 	// and whether it is over. When it has no such events and is not over, it waits up to wait

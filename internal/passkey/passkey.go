@@ -84,7 +84,8 @@ type Assertion struct {
 
 // Verify checks, for the relying party rp, an assertion of the session's gate passkey for the
 // action token: the challenge, the origin and relying party, user verification, the
-// signature, and a signature counter that advanced. It returns the credential with its new
+// signature, and a signature counter that advanced (an authenticator without one, such as a
+// synced passkey, reports 0 every time, which is accepted). It returns the credential with its new
 // counter, to keep, and that counter.
 func Verify(rp *webauthn.WebAuthn, stored json.RawMessage, deviceThumbprint string, a *Assertion, actionToken string) (json.RawMessage, uint32, error) {
 	var cred webauthn.Credential

@@ -35,6 +35,15 @@ func Add(doc []byte, types []Widget) ([]byte, error) {
 	if widget == nil || oneOf == nil {
 		return nil, fmt.Errorf("engine: the OpenAPI document has no Widget schema with oneOf")
 	}
+	// The discriminator maps each type to its schema: generated clients dispatch on it.
+	disc, _ := widget["discriminator"].(map[string]any)
+	var mapping map[string]any
+	if disc != nil {
+		if mapping, _ = disc["mapping"].(map[string]any); mapping == nil {
+			mapping = map[string]any{}
+			disc["mapping"] = mapping
+		}
+	}
 	for _, wt := range types {
 		var s map[string]any
 		if err := json.Unmarshal(wt.Schema, &s); err != nil {
@@ -59,6 +68,9 @@ func Add(doc []byte, types []Widget) ([]byte, error) {
 		}
 		schemas[name] = s
 		oneOf = append(oneOf, map[string]any{"$ref": "#/components/schemas/" + name})
+		if mapping != nil {
+			mapping[wt.Type] = "#/components/schemas/" + name
+		}
 	}
 	widget["oneOf"] = oneOf
 	out, err := json.Marshal(m)

@@ -67,6 +67,14 @@ func TestAdd(t *testing.T) {
 	if got := refs(after["Widget"]); strings.Join(got, " ") != strings.Join(wantRefs, " ") {
 		t.Fatalf("Widget oneOf %v,\nwant %v", got, wantRefs)
 	}
+	// The discriminator maps every type, the engine's and the host's, to its schema, which
+	// generated clients dispatch on ("stat", not the schema's name "StatWidget").
+	mapping, _ := after["Widget"].(map[string]any)["discriminator"].(map[string]any)["mapping"].(map[string]any)
+	for typ, name := range map[string]string{"stat": "StatWidget", "confirm": "ConfirmWidget", "loan_offer": "LoanOfferWidget", "card": "CardWidget", "divider": "DividerWidget"} {
+		if mapping[typ] != "#/components/schemas/"+name {
+			t.Errorf("discriminator mapping of %q: %v", typ, mapping[typ])
+		}
+	}
 	for name, s := range before {
 		if name == "Widget" {
 			continue
