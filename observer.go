@@ -39,6 +39,34 @@ type Observer struct {
 	// Overload is called when one of the engine's bounds (concurrent turns, syntheses,
 	// sockets, buffered audio) refuses work.
 	Overload func(ctx context.Context, e OverloadEvent)
+	// ModelCall is called after each call of the model in a turn (each step), with what it
+	// cost: for usage metering, budgets and traces.
+	ModelCall func(ctx context.Context, e ModelCallEvent)
+}
+
+// ModelCallEvent describes one call of the model, a step of a turn.
+type ModelCallEvent struct {
+	RequestID   string
+	Tenant      string
+	Environment string
+	TurnID      string
+	SessionID   string // "" without a session
+	// User names the turn's user as [Engine.UserKey] does: a keyed hash, never the token.
+	User string
+	Step int // 1 for the turn's first call
+	// Outcome is "ok", "cancelled" (the client went away or the turn was stopped), "timeout"
+	// (the turn's time limit) or "error" (the model failed).
+	Outcome string
+	Finish  FinishReason
+	// Usage is what the server reported. When it reported nothing (Usage.Reported false: a
+	// server that does not, an offline model, a call cut short), Estimated holds the engine's
+	// estimate instead, one token for four bytes of the prompt (system prompt, messages, tool
+	// descriptions) and of the answer (text and tool calls) so far; it is zero otherwise.
+	Usage     Usage
+	Estimated Usage
+	Duration  time.Duration
+	// FirstOutput is the time to the model's first text or tool call; 0 when none came.
+	FirstOutput time.Duration
 }
 
 // RequestEvent describes one request to a route of the engine.

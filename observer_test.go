@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -101,5 +102,68 @@ func TestObserverLabelsAreBounded(t *testing.T) {
 	want := []string{`"" GET 404`, `"" GET 404`, `"/engine/tts" OTHER 405`}
 	if strings.Join(seen, "; ") != strings.Join(want, "; ") {
 		t.Errorf("events %q, want %q", seen, want)
+	}
+}
+
+// TestObserverSeesModelCalls: each call of the model is reported with its step and outcome: the
+// usage as reported, or, from a model that reports none, the engine's estimate marked as such;
+// a call whose client went away is "cancelled", with what it had streamed estimated.
+func TestObserverSeesModelCalls(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		calls []engine.ModelCallEvent
+	)
+	obs := &engine.Observer{ModelCall: func(_ context.Context, e engine.ModelCallEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, e)
+	}}
+	reported := engine.Usage{InputTokens: 120, OutputTokens: 9, CachedTokens: 64, Reported: true}
+	model := modelFunc(func(_ context.Context, req *engine.ModelRequest) []engine.ModelEvent {
+		if enginetest.StepOf(req.Messages) == 0 {
+			return []engine.ModelEvent{call("1", "lookup", `{}`), {Kind: engine.EventFinish, Finish: engine.FinishToolCalls, Usage: reported}}
+		}
+		return []engine.ModelEvent{engine.TextEvent("All good."), engine.FinishEvent(engine.FinishStop)} // no usage reported
+	})
+	tools := &enginetest.FuncToolset{ToolList: []engine.Tool{{Name: "lookup"}},
+		Funcs: map[string]func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error){
+			"lookup": func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error) {
+				return engine.ToolResult{Content: json.RawMessage(`{}`)}, nil
+			},
+		}}
+	h := newHarness(t, engine.Config{Model: model, Toolset: tools, Observer: obs})
+	r := h.turn(`{"transcript":"look it up"}`)
+	mu.Lock()
+	got := append([]engine.ModelCallEvent(nil), calls...)
+	calls = nil
+	mu.Unlock()
+	if len(got) != 2 {
+		t.Fatalf("%d calls observed: %+v", len(got), got)
+	}
+	first, second := got[0], got[1]
+	if first.Step != 1 || first.Outcome != "ok" || first.Finish != engine.FinishToolCalls || first.Usage != reported ||
+		first.Estimated != (engine.Usage{}) || first.TurnID != r.spec.Meta.TurnID || first.Tenant != testKey || first.RequestID != "prod-test-1" {
+		t.Errorf("the first call: %+v", first)
+	}
+	if second.Step != 2 || second.Outcome != "ok" || second.Usage.Reported || second.Estimated.InputTokens < 10 ||
+		second.Estimated.OutputTokens != 3 || second.Estimated.Reported {
+		t.Errorf("the second call, which reported no usage: %+v", second)
+	}
+	if first.User == "" || first.User != second.User || strings.Contains(first.User, testToken) {
+		t.Errorf("the user is named %q and %q", first.User, second.User)
+	}
+
+	// A client that leaves during the answer: the call is cancelled.
+	slow := &enginetest.ScriptedModel{Delay: 50 * time.Millisecond, Steps: [][]engine.ModelEvent{enginetest.Text("One. ", "Two. ", "Three.")}}
+	h = newHarness(t, engine.Config{Model: slow, Observer: obs})
+	for ev := range h.engine.Turn(t.Context(), &engine.Caller{EngineKey: testKey, UserToken: testToken}, &engine.TurnInput{Transcript: "hi"}) {
+		if ev.Type == engine.EventSpeak {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 1 || calls[0].Outcome != "cancelled" || calls[0].Estimated.OutputTokens == 0 {
+		t.Errorf("a call whose client left: %+v", calls)
 	}
 }

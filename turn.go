@@ -539,16 +539,62 @@ func (e *Engine) modelStep(ctx context.Context, t *turn, mreq *ModelRequest) (st
 	st := &t.step
 	*st = step{ctx: ctx}
 	st.text.Grow(speakReserve)
+	if e.obs.ModelCall != nil {
+		st.start = e.now()
+	}
 	// An explicit yield function rather than a range-over-func loop, whose variables would all
 	// move to the heap.
 	e.model.Stream(ctx, mreq)(func(ev ModelEvent, err error) bool { return e.onModelEvent(t, ev, err) })
-	if st.err != nil {
-		return "", nil, "", st.err
+	err := st.err
+	if err == nil {
+		err = ctx.Err()
 	}
-	if err := ctx.Err(); err != nil {
+	if e.obs.ModelCall != nil {
+		e.observeModelCall(ctx, t, mreq, err)
+	}
+	if err != nil {
 		return "", nil, "", err
 	}
 	return st.text.String(), st.calls, st.finish, nil
+}
+
+// observeModelCall tells the Observer what the step's call of the model cost.
+func (e *Engine) observeModelCall(ctx context.Context, t *turn, mreq *ModelRequest, err error) {
+	st := &t.step
+	start := st.start
+	ev := ModelCallEvent{RequestID: t.req.ID, Tenant: t.req.Tenant.Key, Environment: t.req.Environment.Name,
+		TurnID: t.turnID, SessionID: t.sessionID, User: e.limits.userBucket(t.req.Tenant.Key, t.req.UserToken),
+		Step: t.steps, Outcome: "ok", Finish: st.finish, Usage: st.usage, Duration: e.now().Sub(start)}
+	if !st.firstOutput.IsZero() {
+		ev.FirstOutput = st.firstOutput.Sub(start)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, context.DeadlineExceeded):
+		ev.Outcome = "timeout"
+	case errors.Is(err, errClientGone) || errors.Is(err, context.Canceled):
+		ev.Outcome = "cancelled"
+	default:
+		ev.Outcome = "error"
+	}
+	if !ev.Usage.Reported {
+		in := len(mreq.System) + len(mreq.Context)
+		for _, m := range mreq.Messages {
+			in += len(m.Content)
+			for _, c := range m.ToolCalls {
+				in += len(c.Name) + len(c.Arguments)
+			}
+		}
+		for _, s := range mreq.Tools {
+			in += len(s.Name) + len(s.Description) + len(s.Parameters)
+		}
+		out := st.text.Len()
+		for _, c := range st.calls {
+			out += len(c.Name) + len(c.Arguments)
+		}
+		ev.Estimated = Usage{InputTokens: (in + 3) / 4, OutputTokens: (out + 3) / 4}
+	}
+	e.obs.ModelCall(ctx, ev)
 }
 
 // step is what the running completion of a turn produced so far.
@@ -557,7 +603,10 @@ type step struct {
 	text   strings.Builder
 	calls  []ToolCall
 	finish FinishReason
+	usage  Usage
 	err    error // the model's failure, or errClientGone
+	// start and firstOutput time the call, when the Observer asks (ModelCall).
+	start, firstOutput time.Time
 }
 
 // onModelEvent handles one event of the running completion, and reports whether to go on.
@@ -570,6 +619,9 @@ func (e *Engine) onModelEvent(t *turn, ev ModelEvent, err error) bool {
 	if err := st.ctx.Err(); err != nil {
 		st.err = err // a model that ignores its context still stops at the deadline
 		return false
+	}
+	if !st.start.IsZero() && st.firstOutput.IsZero() && (ev.Kind == EventText || ev.Kind == EventToolCall) {
+		st.firstOutput = e.now()
 	}
 	switch ev.Kind {
 	case EventText:
@@ -593,6 +645,7 @@ func (e *Engine) onModelEvent(t *turn, ev ModelEvent, err error) bool {
 		st.calls = append(st.calls, c)
 	case EventFinish:
 		st.finish = ev.Finish
+		st.usage = ev.Usage
 	}
 	return true
 }

@@ -11,11 +11,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/openai"
+	"github.com/convengine/engine/widgets"
 )
 
 // reportsUsage are the shapes whose fixtures report usage: the shapes' usage test checks that
@@ -202,5 +205,70 @@ func TestUsageOfAWholeCompletion(t *testing.T) {
 	want := engine.Usage{InputTokens: 1212, OutputTokens: 3, CachedTokens: 1024, Reported: true}
 	if r.err != nil || r.finish == nil || r.finish.Usage != want {
 		t.Fatalf("finish %+v, error %v; want usage %+v", r.finish, r.err, want)
+	}
+}
+
+// TestShapeUsageThroughATurn: the balance turn of every shape that answers it, run by the engine
+// with this package's model, tells the Observer of its two calls of the model, each with the
+// usage its server reported in the fixture; a shape that reports none gets the engine's
+// estimate instead, marked as such. The two calls' figures are the turn's.
+func TestShapeUsageThroughATurn(t *testing.T) {
+	for _, shape := range enginetest.ServerShapes() {
+		if shape.Fails {
+			continue
+		}
+		t.Run(shape.Name, func(t *testing.T) {
+			var (
+				mu    sync.Mutex
+				calls []engine.ModelCallEvent
+			)
+			obs := &engine.Observer{ModelCall: func(_ context.Context, e engine.ModelCallEvent) {
+				mu.Lock()
+				defer mu.Unlock()
+				calls = append(calls, e)
+			}}
+			replay := enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), enginetest.ShapeRoute(shape))
+			d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: engine.Config{Model: newModel(t, replay.URL, nil), Observer: obs}})
+			caller := &engine.Caller{EngineKey: demobank.EngineKey, UserToken: enginetest.DemoUserToken}
+			var spec *widgets.Spec
+			for ev, err := range d.Engine.Turn(t.Context(), caller, &engine.TurnInput{Transcript: "What's my balance?"}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ev.Type == engine.EventDone {
+					spec = ev.Spec
+				}
+			}
+			if spec == nil || spec.Meta.Error != "" {
+				t.Fatalf("the turn: %+v", spec)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(calls) != 2 {
+				t.Fatalf("%d calls of the model observed, want 2: %+v", len(calls), calls)
+			}
+			var total engine.Usage
+			for i, c := range calls {
+				want := fixtureUsage(t, "shape_"+shape.Name+"_"+strconv.Itoa(i+1))
+				if c.Usage != want || c.Step != i+1 || c.Outcome != "ok" || c.Tenant != demobank.EngineKey || c.TurnID != spec.Meta.TurnID {
+					t.Errorf("call %d: %+v, want usage %+v", i+1, c, want)
+				}
+				if c.User == "" || strings.Contains(c.User, enginetest.DemoUserToken) {
+					t.Errorf("call %d names its user %q", i+1, c.User)
+				}
+				switch {
+				case want.Reported && c.Estimated != (engine.Usage{}):
+					t.Errorf("call %d: an estimate %+v beside a reported usage", i+1, c.Estimated)
+				case !want.Reported && (c.Estimated.InputTokens == 0 || c.Estimated.OutputTokens == 0 || c.Estimated.Reported):
+					t.Errorf("call %d: no usage reported, and the estimate is %+v", i+1, c.Estimated)
+				}
+				total.InputTokens += c.Usage.InputTokens
+				total.OutputTokens += c.Usage.OutputTokens
+			}
+			if want1, want2 := fixtureUsage(t, "shape_"+shape.Name+"_1"), fixtureUsage(t, "shape_"+shape.Name+"_2"); total.InputTokens != want1.InputTokens+want2.InputTokens ||
+				total.OutputTokens != want1.OutputTokens+want2.OutputTokens {
+				t.Errorf("the turn's tokens %+v, want the sum of both calls'", total)
+			}
+		})
 	}
 }
