@@ -1,14 +1,28 @@
-// Package otel observes an engine with OpenTelemetry: a span for each turn, tool call, speech
-// call and request, with the request id, tenant and environment; W3C trace context carried to
-// tenant backends and MCP servers; and metrics of turns, time to first speech, tool latency and
-// errors by tool, answers by problem code, and open voice sockets.
+// Package otel observes an engine with OpenTelemetry: a trace for each turn, named and
+// attributed as the GenAI semantic conventions say (release 1.41.0 of
+// go.opentelemetry.io/otel/semconv, the newest that has them), so that GenAI backends read it:
 //
-//	obs, err := otel.New(&otel.Options{TracerProvider: tp, MeterProvider: mp})
+//	invoke_agent {tenant}       the turn (gen_ai.agent.name is the tenant's engine key)
+//	├── chat {model}            each call of the model, with its token usage
+//	├── execute_tool {tool}     each tool call
+//	└── synthesis, transcription  speech, timed as the work itself
+//
+// with the request id, tenant and environment; W3C trace context carried to tenant backends and
+// MCP servers; the metrics gen_ai.client.token.usage and gen_ai.client.operation.duration; and
+// metrics of turns, time to first speech, tool latency and errors by tool, answers by problem
+// code, and open voice sockets.
+//
+//	obs, err := otel.New(&otel.Options{TracerProvider: tp, MeterProvider: mp, Provider: "openai", Model: "gpt-4o-mini"})
 //	eng, err := engine.New(engine.Config{…, Observer: obs.Observer()})
 //	tools := httptools.New(&httptools.Options{Client: &http.Client{Transport: otel.Transport(nil)}})
 //
-// Nothing secret becomes an attribute: events carry identifiers, names, durations and codes,
-// never a token, a forwarded value, a transcript or a tool's arguments or result.
+// Nothing secret becomes an attribute, and no content: events carry identifiers, names,
+// durations, token counts and codes, never a token, a proof, a forwarded value, a prompt, a
+// transcript, an answer or a tool's arguments or result.
+//
+// Token counts are the provider's when it reported them (gen_ai.usage.*); when it did not, the
+// engine's estimate goes under engine.usage.estimated_input_tokens and
+// engine.usage.estimated_output_tokens instead, and into no gen_ai metric.
 package otel
 
 import (
@@ -21,6 +35,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/convengine/engine"
@@ -31,6 +47,12 @@ import (
 type Options struct {
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
+	// Provider is gen_ai.provider.name of the model calls, such as "openai" (the values are
+	// the semantic conventions'); "" leaves the attribute out, as for the offline intent model,
+	// which no provider serves.
+	Provider string
+	// Model is gen_ai.request.model of the model calls, such as "gpt-4o-mini"; "" leaves it out.
+	Model string
 }
 
 const scope = "github.com/convengine/engine"
@@ -47,6 +69,10 @@ type Observability struct {
 	speech     metric.Float64Histogram
 	sockets    metric.Int64UpDownCounter
 	rateLimits metric.Int64Counter
+	tokens     metric.Int64Histogram   // gen_ai.client.token.usage
+	opTime     metric.Float64Histogram // gen_ai.client.operation.duration
+	// model holds gen_ai.provider.name and gen_ai.request.model, those set.
+	model []attribute.KeyValue
 }
 
 // New creates the instruments.
@@ -56,6 +82,12 @@ func New(opts *Options) (*Observability, error) {
 	}
 	m := opts.MeterProvider.Meter(scope)
 	o := &Observability{tracer: opts.TracerProvider.Tracer(scope)}
+	if opts.Provider != "" {
+		o.model = append(o.model, semconv.GenAIProviderNameKey.String(opts.Provider))
+	}
+	if opts.Model != "" {
+		o.model = append(o.model, semconv.GenAIRequestModel(opts.Model))
+	}
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
 	var err error
@@ -80,6 +112,12 @@ func New(opts *Options) (*Observability, error) {
 	o.rateLimits, err = m.Int64Counter("engine.rate_limits", metric.WithDescription(
 		"Requests refused by a rate limit, or checked by the process alone while the shared rate limiter failed, by tenant."))
 	add(err)
+	tokens, err := genaiconv.NewClientTokenUsage(m)
+	add(err)
+	o.tokens = tokens.Inst()
+	opTime, err := genaiconv.NewClientOperationDuration(m)
+	add(err)
+	o.opTime = opTime.Inst()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -98,6 +136,7 @@ func (o *Observability) Observer() *engine.Observer {
 		Speech:     o.speechDone,
 		Socket:     o.socket,
 		RateLimit:  o.rateLimit,
+		ModelCall:  o.modelCall,
 	}
 }
 
@@ -116,7 +155,11 @@ func (o *Observability) request(ctx context.Context, e engine.RequestEvent) {
 }
 
 func (o *Observability) turnStart(ctx context.Context, e engine.TurnEvent) context.Context {
-	ctx, _ = o.tracer.Start(ctx, "engine.turn", trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(turnAttrs(e)...))
+	// INTERNAL, as the conventions say of an agent that runs in the process.
+	ctx, span := o.tracer.Start(ctx, "invoke_agent "+e.Tenant, trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(e.Tenant)),
+		trace.WithAttributes(turnAttrs(e)...))
+	span.SetAttributes(o.model...)
 	return ctx
 }
 
@@ -131,7 +174,7 @@ func (o *Observability) turnEnd(ctx context.Context, e engine.TurnEvent) {
 		attribute.Int("engine.widgets", e.Widgets))
 	if e.ErrorCode != "" {
 		span.SetStatus(codes.Error, e.ErrorCode)
-		span.SetAttributes(attribute.String("engine.error", e.ErrorCode))
+		span.SetAttributes(attribute.String("engine.error", e.ErrorCode), semconv.ErrorTypeKey.String(e.ErrorCode))
 		o.problems.Add(ctx, 1, metric.WithAttributes(attribute.String("engine.code", e.ErrorCode), attribute.String("engine.route", "turn")))
 	}
 	span.End()
@@ -142,7 +185,10 @@ func (o *Observability) turnEnd(ctx context.Context, e engine.TurnEvent) {
 }
 
 func (o *Observability) toolStart(ctx context.Context, e engine.ToolEvent) context.Context {
-	ctx, _ = o.tracer.Start(ctx, "engine.tool "+e.Tool, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+	// A tool is a function the engine calls, actions too (gen_ai.tool.type "function"); the
+	// event carries no call id, so gen_ai.tool.call.id is left out.
+	ctx, _ = o.tracer.Start(ctx, "execute_tool "+e.Tool, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+		semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(e.Tool), semconv.GenAIToolType("function"),
 		attribute.String("engine.request_id", e.RequestID), attribute.String("engine.tenant", e.Tenant),
 		attribute.String("engine.environment", e.Environment), attribute.String("engine.tool", e.Tool),
 		attribute.Bool("engine.action", e.Action)))
@@ -154,6 +200,7 @@ func (o *Observability) toolEnd(ctx context.Context, e engine.ToolEvent) {
 	span.SetAttributes(attribute.String("engine.outcome", e.Outcome))
 	if e.Outcome != "ok" && e.Outcome != "declined" {
 		span.SetStatus(codes.Error, e.Outcome)
+		span.SetAttributes(semconv.ErrorTypeKey.String(e.Outcome))
 		o.toolErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("engine.tool", e.Tool), attribute.String("engine.outcome", e.Outcome)))
 	}
 	span.End()
@@ -161,9 +208,79 @@ func (o *Observability) toolEnd(ctx context.Context, e engine.ToolEvent) {
 		attribute.String("engine.tool", e.Tool), attribute.String("engine.outcome", e.Outcome)))
 }
 
+// speechDone spans the synthesis or transcription that just ended: the hook runs after the
+// work, so the span starts Duration ago, and lasts what the work did.
 func (o *Observability) speechDone(ctx context.Context, e engine.SpeechEvent) {
+	end := time.Now()
+	_, span := o.tracer.Start(ctx, e.Kind, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(end.Add(-e.Duration)),
+		trace.WithAttributes(attribute.String("engine.speech", e.Kind), attribute.String("engine.tenant", e.Tenant)))
+	if e.Err {
+		span.SetStatus(codes.Error, "failed")
+		span.SetAttributes(semconv.ErrorTypeKey.String("error"))
+	}
+	span.End(trace.WithTimestamp(end))
 	o.speech.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attribute.String("engine.speech", e.Kind),
 		attribute.String("engine.tenant", e.Tenant), attribute.Bool("engine.failed", e.Err)))
+}
+
+// modelCall spans the call of the model that just ended, a child of the turn's span: the hook
+// runs right after the call, so the span starts Duration ago.
+func (o *Observability) modelCall(ctx context.Context, e engine.ModelCallEvent) {
+	end := time.Now()
+	if e.SessionID != "" {
+		// The turn's event has no session; its model calls do, and the turn's span is ctx's.
+		trace.SpanFromContext(ctx).SetAttributes(semconv.GenAIConversationID(e.SessionID))
+	}
+	name := "chat"
+	for _, kv := range o.model {
+		if kv.Key == semconv.GenAIRequestModelKey {
+			name += " " + kv.Value.AsString()
+		}
+	}
+	attrs := make([]attribute.KeyValue, 0, 16)
+	attrs = append(attrs, semconv.GenAIOperationNameChat)
+	attrs = append(attrs, o.model...)
+	attrs = append(attrs, attribute.String("engine.request_id", e.RequestID), attribute.String("engine.tenant", e.Tenant),
+		attribute.String("engine.environment", e.Environment), attribute.String("engine.turn_id", e.TurnID),
+		attribute.Int("engine.step", e.Step), attribute.String("engine.outcome", e.Outcome))
+	if e.SessionID != "" {
+		attrs = append(attrs, semconv.GenAIConversationID(e.SessionID))
+	}
+	if e.Finish != "" {
+		attrs = append(attrs, semconv.GenAIResponseFinishReasons(string(e.Finish)))
+	}
+	if e.FirstOutput > 0 {
+		attrs = append(attrs, semconv.GenAIResponseTimeToFirstChunk(e.FirstOutput.Seconds()))
+	}
+	if u := e.Usage; u.Reported {
+		attrs = append(attrs, semconv.GenAIUsageInputTokens(u.InputTokens), semconv.GenAIUsageOutputTokens(u.OutputTokens),
+			semconv.GenAIUsageCacheReadInputTokens(u.CachedTokens), semconv.GenAIUsageReasoningOutputTokens(u.ReasoningTokens))
+	} else {
+		attrs = append(attrs, attribute.Int("engine.usage.estimated_input_tokens", e.Estimated.InputTokens),
+			attribute.Int("engine.usage.estimated_output_tokens", e.Estimated.OutputTokens))
+	}
+	failed := e.Outcome != "ok" && e.Outcome != ""
+	if failed {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(e.Outcome))
+	}
+	_, span := o.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(end.Add(-e.Duration)),
+		trace.WithAttributes(attrs...))
+	if failed {
+		span.SetStatus(codes.Error, e.Outcome)
+	}
+	span.End(trace.WithTimestamp(end))
+
+	base := append([]attribute.KeyValue{semconv.GenAIOperationNameChat}, o.model...)
+	n := len(base)
+	if failed {
+		o.opTime.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(append(base[:n:n], semconv.ErrorTypeKey.String(e.Outcome))...))
+	} else {
+		o.opTime.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(base...))
+	}
+	if e.Usage.Reported {
+		o.tokens.Record(ctx, int64(e.Usage.InputTokens), metric.WithAttributes(append(base[:n:n], semconv.GenAITokenTypeInput)...))
+		o.tokens.Record(ctx, int64(e.Usage.OutputTokens), metric.WithAttributes(append(base[:n:n], semconv.GenAITokenTypeOutput)...))
+	}
 }
 
 func (o *Observability) socket(ctx context.Context, tenant string, open bool) {

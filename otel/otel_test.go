@@ -59,9 +59,9 @@ func TestARealTurnMakesSpansAndMetrics(t *testing.T) {
 	var turn, tool sdktrace.ReadOnlySpan
 	for _, s := range ended {
 		switch s.Name() {
-		case "engine.turn":
+		case "invoke_agent pk_demo":
 			turn = s
-		case "engine.tool get_balance":
+		case "execute_tool get_balance":
 			tool = s
 		}
 		for _, kv := range s.Attributes() {

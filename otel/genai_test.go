@@ -1,0 +1,302 @@
+package otel_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/otel"
+)
+
+// observed is an engine observed by an in-memory span recorder and metric reader.
+type observed struct {
+	spans  *tracetest.SpanRecorder
+	reader *sdkmetric.ManualReader
+	demo   *enginetest.Demo
+}
+
+func newObserved(t *testing.T, opts otel.Options, cfg engine.Config) *observed {
+	t.Helper()
+	o := &observed{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	opts.TracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(o.spans))
+	opts.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(o.reader))
+	obs, err := otel.New(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Observer = obs.Observer()
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	o.demo = enginetest.NewDemo(t, &enginetest.DemoOptions{Config: cfg})
+	return o
+}
+
+func (o *observed) post(t *testing.T, path, body string, header http.Header) []byte {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, o.demo.URL+path, strings.NewReader(body))
+	req.Header.Set("X-Engine-Key", demobank.EngineKey)
+	req.Header.Set("X-Token", userToken)
+	req.Header.Set("X-Request-ID", "prod-genai-1")
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("POST %s: %d %s", path, resp.StatusCode, b)
+	}
+	return b
+}
+
+func attrsOf(s sdktrace.ReadOnlySpan) map[string]attribute.Value {
+	m := map[string]attribute.Value{}
+	for _, kv := range s.Attributes() {
+		m[string(kv.Key)] = kv.Value
+	}
+	return m
+}
+
+// TestGenAITraceOfAToolTurn: a turn that calls a tool makes the trace a GenAI backend reads:
+// invoke_agent {tenant} with a chat span for each of the two calls of the model and an
+// execute_tool span, under the semantic conventions' names; the token counts are the ones the
+// model reported, and a call that reported none carries the engine's estimate under engine.*
+// names only. The gen_ai metrics count the reported tokens and both calls. No content, token or
+// session token becomes an attribute.
+func TestGenAITraceOfAToolTurn(t *testing.T) {
+	reported := engine.Usage{InputTokens: 120, OutputTokens: 9, CachedTokens: 64, ReasoningTokens: 3, Reported: true}
+	model := &enginetest.ScriptedModel{FirstDelay: 20 * time.Millisecond, Steps: [][]engine.ModelEvent{
+		{enginetest.ToolCall("call_1", "get_balance", `{"account":"checking"}`), {Kind: engine.EventFinish, Finish: engine.FinishToolCalls, Usage: reported}},
+		enginetest.Text("Your balance is ", "1 234 euros."), // reports no usage
+	}}
+	tools := &enginetest.FuncToolset{ToolList: []engine.Tool{{Name: "get_balance", Description: "The balance."}},
+		Funcs: map[string]func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error){
+			"get_balance": func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error) {
+				return engine.ToolResult{Content: json.RawMessage(`{"balance":1234}`)}, nil
+			},
+		}}
+	o := newObserved(t, otel.Options{Provider: "openai", Model: "gpt-test"}, engine.Config{Model: model, Toolset: tools})
+
+	var session struct {
+		ID    string `json:"session_id"`
+		Token string `json:"session_token"`
+	}
+	if err := json.Unmarshal(o.post(t, "/api/v1/create-session", `{}`, nil), &session); err != nil || session.Token == "" {
+		t.Fatalf("create-session: %v %+v", err, session)
+	}
+	o.post(t, "/engine", `{"transcript":"what is my balance"}`, http.Header{"Authorization": {"Bearer " + session.Token}})
+
+	var turn sdktrace.ReadOnlySpan
+	var chats, tools2 []sdktrace.ReadOnlySpan
+	for _, s := range o.spans.Ended() {
+		switch s.Name() {
+		case "invoke_agent " + demobank.EngineKey:
+			turn = s
+		case "chat gpt-test":
+			chats = append(chats, s)
+		case "execute_tool get_balance":
+			tools2 = append(tools2, s)
+		}
+		for _, kv := range s.Attributes() {
+			v := kv.Value.Emit()
+			for _, secret := range []string{userToken, session.Token, "balance is", "what is my", "checking", "1234"} {
+				if strings.Contains(v, secret) {
+					t.Errorf("span %s carries %q in %s", s.Name(), secret, kv.Key)
+				}
+			}
+		}
+	}
+	if turn == nil || len(chats) != 2 || len(tools2) != 1 {
+		var names []string
+		for _, s := range o.spans.Ended() {
+			names = append(names, s.Name())
+		}
+		t.Fatalf("spans %q, want invoke_agent %s, 2 × chat gpt-test, execute_tool get_balance", names, demobank.EngineKey)
+	}
+	for _, s := range append(chats, tools2...) {
+		if s.Parent().SpanID() != turn.SpanContext().SpanID() || s.SpanContext().TraceID() != turn.SpanContext().TraceID() {
+			t.Errorf("%s is not a child of the turn's span", s.Name())
+		}
+		if s.StartTime().Before(turn.StartTime()) || s.EndTime().After(turn.EndTime()) {
+			t.Errorf("%s (%v–%v) is not within the turn (%v–%v)", s.Name(), s.StartTime(), s.EndTime(), turn.StartTime(), turn.EndTime())
+		}
+	}
+	if turn.Parent().IsValid() {
+		t.Error("the turn's span has a parent")
+	}
+
+	want := func(s sdktrace.ReadOnlySpan, kv map[string]any) {
+		t.Helper()
+		got := attrsOf(s)
+		for k, v := range kv {
+			switch v := v.(type) {
+			case nil:
+				if _, ok := got[k]; ok {
+					t.Errorf("%s has %s = %s", s.Name(), k, got[k].Emit())
+				}
+			case string:
+				if g, ok := got[k]; !ok || g.Emit() != v {
+					t.Errorf("%s: %s = %q, want %q", s.Name(), k, g.Emit(), v)
+				}
+			}
+		}
+	}
+	want(turn, map[string]any{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": demobank.EngineKey,
+		"gen_ai.conversation.id": session.ID, "gen_ai.provider.name": "openai", "engine.request_id": "prod-genai-1",
+		"engine.tool_calls": "1", "error.type": nil})
+	// The chat spans in the order of the calls.
+	if chats[1].StartTime().Before(chats[0].StartTime()) {
+		chats[0], chats[1] = chats[1], chats[0]
+	}
+	want(chats[0], map[string]any{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-test",
+		"gen_ai.usage.input_tokens": "120", "gen_ai.usage.output_tokens": "9", "gen_ai.usage.cache_read.input_tokens": "64",
+		"gen_ai.usage.reasoning.output_tokens": "3", "gen_ai.response.finish_reasons": `["tool_calls"]`,
+		"gen_ai.conversation.id": session.ID, "engine.step": "1",
+		"engine.usage.estimated_input_tokens": nil, "error.type": nil})
+	want(chats[1], map[string]any{"gen_ai.operation.name": "chat", "gen_ai.response.finish_reasons": `["stop"]`, "engine.step": "2",
+		"gen_ai.usage.input_tokens": nil, "gen_ai.usage.output_tokens": nil})
+	c2 := attrsOf(chats[1])
+	if c2["engine.usage.estimated_input_tokens"].AsInt64() <= 0 || c2["engine.usage.estimated_output_tokens"].AsInt64() <= 0 {
+		t.Errorf("the call that reported no usage has no estimate: %v", c2)
+	}
+	for _, c := range chats {
+		ttft := attrsOf(c)["gen_ai.response.time_to_first_chunk"].AsFloat64()
+		if d := c.EndTime().Sub(c.StartTime()); ttft < 0.015 || ttft > d.Seconds() || d < 20*time.Millisecond {
+			t.Errorf("%s lasts %v, first chunk after %vs; the model waited 20ms before its first event", c.Name(), d, ttft)
+		}
+	}
+	if chats[0].EndTime().After(tools2[0].StartTime()) || tools2[0].EndTime().After(chats[1].StartTime()) {
+		t.Error("the spans are not in the order chat, execute_tool, chat")
+	}
+	want(tools2[0], map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_balance",
+		"gen_ai.tool.type": "function", "engine.outcome": "ok", "error.type": nil})
+
+	// The metrics: reported tokens only, both calls timed.
+	var rm metricdata.ResourceMetrics
+	if err := o.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	tokens := map[string]int64{}
+	calls := uint64(0)
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch m.Name {
+			case "gen_ai.client.token.usage":
+				if m.Unit != "{token}" {
+					t.Errorf("%s unit %q", m.Name, m.Unit)
+				}
+				for _, p := range m.Data.(metricdata.Histogram[int64]).DataPoints {
+					typ, _ := p.Attributes.Value("gen_ai.token.type")
+					model, _ := p.Attributes.Value("gen_ai.request.model")
+					if model.AsString() != "gpt-test" {
+						t.Errorf("token usage of model %q", model.Emit())
+					}
+					tokens[typ.AsString()] += p.Sum
+				}
+			case "gen_ai.client.operation.duration":
+				if m.Unit != "s" {
+					t.Errorf("%s unit %q", m.Name, m.Unit)
+				}
+				for _, p := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+					calls += p.Count
+				}
+			}
+		}
+	}
+	if tokens["input"] != 120 || tokens["output"] != 9 || len(tokens) != 2 {
+		t.Errorf("gen_ai.client.token.usage %v, want input 120, output 9 (the reported call only)", tokens)
+	}
+	if calls != 2 {
+		t.Errorf("gen_ai.client.operation.duration counted %d calls, want 2", calls)
+	}
+}
+
+// TestGenAINoProviderNoModel: without Options.Provider and Model (the offline intent model, which
+// no provider serves), the chat spans carry neither attribute, rather than a wrong one.
+func TestGenAINoProviderNoModel(t *testing.T) {
+	o := newObserved(t, otel.Options{}, engine.Config{}) // the demo's intent model
+	o.post(t, "/engine", `{"transcript":"what is my balance"}`, nil)
+	n := 0
+	for _, s := range o.spans.Ended() {
+		a := attrsOf(s)
+		if a["gen_ai.operation.name"].AsString() != "chat" {
+			continue
+		}
+		n++
+		if s.Name() != "chat" {
+			t.Errorf("span %q, want chat", s.Name())
+		}
+		for _, k := range []string{"gen_ai.provider.name", "gen_ai.request.model", "gen_ai.usage.input_tokens"} {
+			if _, ok := a[k]; ok {
+				t.Errorf("chat span has %s = %s", k, a[k].Emit())
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no chat span")
+	}
+}
+
+// timedSynthesizer measures the work of its synthesizer.
+type timedSynthesizer struct {
+	engine.Synthesizer
+	mu   sync.Mutex
+	took []time.Duration
+}
+
+func (s *timedSynthesizer) Synthesize(ctx context.Context, text, voice string) (*engine.Audio, error) {
+	start := time.Now()
+	a, err := s.Synthesizer.Synthesize(ctx, text, voice)
+	s.mu.Lock()
+	s.took = append(s.took, time.Since(start))
+	s.mu.Unlock()
+	return a, err
+}
+
+// TestSpeechSpanLastsTheWork: the synthesis span of POST /engine/tts lasts what the synthesis
+// did (within 10%), not the instant the hook took to run after it.
+func TestSpeechSpanLastsTheWork(t *testing.T) {
+	synth := &timedSynthesizer{Synthesizer: &enginetest.BenchSynthesizer{Delay: 200 * time.Millisecond, Duration: 100 * time.Millisecond}}
+	o := newObserved(t, otel.Options{}, engine.Config{Synthesizer: synth})
+	o.post(t, "/engine/tts", `{"text":"Hello there."}`, nil)
+	var span sdktrace.ReadOnlySpan
+	for _, s := range o.spans.Ended() {
+		if s.Name() == "synthesis" {
+			span = s
+		}
+	}
+	if span == nil {
+		t.Fatalf("no synthesis span in %v", o.spans.Ended())
+	}
+	synth.mu.Lock()
+	defer synth.mu.Unlock()
+	if len(synth.took) != 1 {
+		t.Fatalf("%d syntheses", len(synth.took))
+	}
+	got, work := span.EndTime().Sub(span.StartTime()), synth.took[0]
+	if got < work*9/10 || got > work*11/10 {
+		t.Errorf("the synthesis span lasts %v, the synthesis took %v", got, work)
+	}
+	if span.SpanKind() != trace.SpanKindClient || attrsOf(span)["engine.tenant"].AsString() != demobank.EngineKey {
+		t.Errorf("span %s kind %v attributes %v", span.Name(), span.SpanKind(), span.Attributes())
+	}
+}
