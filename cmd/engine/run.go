@@ -197,8 +197,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	if mx != nil {
-		cfg.Observer = mx.observer
 		defer mx.provider.Shutdown(context.Background())
+	}
+	tp, err := newTracing(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	if tp != nil {
+		defer func() {
+			// After the server: the last turns' spans go out, for a bounded time.
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(sctx); err != nil {
+				log.Warn("exporting the last spans failed", "err", err)
+			}
+		}()
+		log.Info("tracing: spans exported over OTLP/HTTP")
+	}
+	if cfg.Observer, err = newObserver(mx, tp, getenv, opts.tenants != ""); err != nil {
+		return err
 	}
 	cfg.WebAuthn = webAuthn
 	eng, err := engine.New(cfg)
