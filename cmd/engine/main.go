@@ -30,6 +30,10 @@
 // A tenant of the tenants file may name its own model with "model": "intent" for the offline
 // intent model, or a model of the file's "models" section (an OpenAI-compatible server);
 // tenants without one get the model above (see docs/models.md).
+//
+// With OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set, each turn's trace
+// (the GenAI semantic conventions' invoke_agent, chat and execute_tool spans) is exported over
+// OTLP/HTTP with protobuf; the other standard OTEL_* variables apply (see docs/usage.md).
 package main
 
 import (
