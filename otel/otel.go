@@ -71,8 +71,10 @@ type Observability struct {
 	rateLimits metric.Int64Counter
 	tokens     metric.Int64Histogram   // gen_ai.client.token.usage
 	opTime     metric.Float64Histogram // gen_ai.client.operation.duration
-	// model holds gen_ai.provider.name and gen_ai.request.model, those set.
+	// model holds gen_ai.provider.name and gen_ai.request.model, those set; chat is the
+	// name of the model calls' spans.
 	model []attribute.KeyValue
+	chat  string
 }
 
 // New creates the instruments.
@@ -81,12 +83,13 @@ func New(opts *Options) (*Observability, error) {
 		return nil, errors.New("otel: Options.TracerProvider and Options.MeterProvider are required")
 	}
 	m := opts.MeterProvider.Meter(scope)
-	o := &Observability{tracer: opts.TracerProvider.Tracer(scope)}
+	o := &Observability{tracer: opts.TracerProvider.Tracer(scope), chat: "chat"}
 	if opts.Provider != "" {
 		o.model = append(o.model, semconv.GenAIProviderNameKey.String(opts.Provider))
 	}
 	if opts.Model != "" {
 		o.model = append(o.model, semconv.GenAIRequestModel(opts.Model))
+		o.chat += " " + opts.Model
 	}
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
@@ -231,12 +234,6 @@ func (o *Observability) modelCall(ctx context.Context, e engine.ModelCallEvent) 
 		// The turn's event has no session; its model calls do, and the turn's span is ctx's.
 		trace.SpanFromContext(ctx).SetAttributes(semconv.GenAIConversationID(e.SessionID))
 	}
-	name := "chat"
-	for _, kv := range o.model {
-		if kv.Key == semconv.GenAIRequestModelKey {
-			name += " " + kv.Value.AsString()
-		}
-	}
 	attrs := make([]attribute.KeyValue, 0, 16)
 	attrs = append(attrs, semconv.GenAIOperationNameChat)
 	attrs = append(attrs, o.model...)
@@ -263,7 +260,7 @@ func (o *Observability) modelCall(ctx context.Context, e engine.ModelCallEvent) 
 	if failed {
 		attrs = append(attrs, semconv.ErrorTypeKey.String(e.Outcome))
 	}
-	_, span := o.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(end.Add(-e.Duration)),
+	_, span := o.tracer.Start(ctx, o.chat, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(end.Add(-e.Duration)),
 		trace.WithAttributes(attrs...))
 	if failed {
 		span.SetStatus(codes.Error, e.Outcome)
