@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"io"
+	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Observer receives what the engine does, for tracing and metrics, like
@@ -108,12 +111,18 @@ type ToolEvent struct {
 	Duration time.Duration
 }
 
-// SpeechEvent describes one synthesis or transcription.
+// SpeechEvent describes one synthesis or transcription, once its work is done: a synthesis
+// when its audio has been read to the end or closed, so that Duration is the synthesis's, not
+// the time it took to start.
 type SpeechEvent struct {
 	Kind     string // "synthesis" or "transcription"
 	Tenant   string
 	Duration time.Duration
 	Err      bool
+	// AudioSeconds is the audio transcribed, or synthesized and read; Characters the text a
+	// synthesis was given (after Config.SpeechText).
+	AudioSeconds float64
+	Characters   int
 }
 
 // observeTool runs call as the tool call e describes, reporting it to the observer.
@@ -143,10 +152,57 @@ func (e *Engine) observeTool(ctx context.Context, ev ToolEvent, call func(contex
 	return res, err
 }
 
-func (e *Engine) observeSpeech(ctx context.Context, kind, tenant string, start time.Time, err error) {
+func (e *Engine) observeSpeech(ctx context.Context, ev SpeechEvent, start time.Time, err error) {
 	if e.obs.Speech != nil {
-		e.obs.Speech(ctx, SpeechEvent{Kind: kind, Tenant: tenant, Duration: e.now().Sub(start), Err: err != nil})
+		ev.Duration, ev.Err = e.now().Sub(start), err != nil
+		e.obs.Speech(ctx, ev)
 	}
+}
+
+// observeSynthesis reports a synthesis that failed at once, or returns its audio counted:
+// reported when it has been read to the end, failed, or been closed.
+func (e *Engine) observeSynthesis(ctx context.Context, tenant, text string, start time.Time, speech *Audio, err error) *Audio {
+	if e.obs.Speech == nil {
+		return speech
+	}
+	ev := SpeechEvent{Kind: "synthesis", Tenant: tenant, Characters: utf8.RuneCountInString(text)}
+	if err != nil {
+		e.observeSpeech(ctx, ev, start, err)
+		return speech
+	}
+	return &Audio{SampleRate: speech.SampleRate, PCM: &countedAudio{ReadCloser: speech.PCM, done: func(n int64, err error) {
+		if speech.SampleRate > 0 {
+			ev.AudioSeconds = float64(n/2) / float64(speech.SampleRate)
+		}
+		e.observeSpeech(ctx, ev, start, err)
+	}}}
+}
+
+// countedAudio counts the bytes read from a synthesis, and reports them once: at its end, its
+// failure, or its close.
+type countedAudio struct {
+	io.ReadCloser
+	n    int64
+	done func(n int64, err error)
+	once sync.Once
+}
+
+func (a *countedAudio) Read(p []byte) (int, error) {
+	n, err := a.ReadCloser.Read(p)
+	a.n += int64(n)
+	switch {
+	case err == io.EOF:
+		a.once.Do(func() { a.done(a.n, nil) })
+	case err != nil:
+		a.once.Do(func() { a.done(a.n, err) })
+	}
+	return n, err
+}
+
+func (a *countedAudio) Close() error {
+	err := a.ReadCloser.Close()
+	a.once.Do(func() { a.done(a.n, nil) })
+	return err
 }
 
 // turnEvent describes t for the observer.

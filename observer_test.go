@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -165,5 +166,69 @@ func TestObserverSeesModelCalls(t *testing.T) {
 	defer mu.Unlock()
 	if len(calls) != 1 || calls[0].Outcome != "cancelled" || calls[0].Estimated.OutputTokens == 0 {
 		t.Errorf("a call whose client left: %+v", calls)
+	}
+}
+
+// slowSpeech streams its audio in three parts, a pause before each, as a synthesizer that
+// speaks faster than real time but not at once does.
+type slowSpeech struct{ pause time.Duration }
+
+func (s slowSpeech) Synthesize(ctx context.Context, text, voice string) (*engine.Audio, error) {
+	return &engine.Audio{SampleRate: 16000, PCM: io.NopCloser(&pausedReader{pause: s.pause, parts: 3, part: 16000})}, nil
+}
+
+type pausedReader struct {
+	pause       time.Duration
+	parts, part int
+}
+
+func (r *pausedReader) Read(p []byte) (int, error) {
+	if r.parts == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(r.pause)
+	r.parts--
+	return copy(p, make([]byte, min(len(p), r.part))), nil
+}
+
+// TestObserverSeesSpeechWork: a synthesis is reported when its audio has been read, with the
+// time the whole audio took to come, its seconds and the characters it was given; a
+// transcription with the seconds of speech sent to the recogniser.
+func TestObserverSeesSpeechWork(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		events []engine.SpeechEvent
+	)
+	obs := &engine.Observer{Speech: func(_ context.Context, e engine.SpeechEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, e)
+	}}
+	hears := transcriberFunc(func(context.Context, []int16, int, string) (string, error) { return "hello", nil })
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
+	h := newHarness(t, engine.Config{Model: model, Synthesizer: slowSpeech{pause: 100 * time.Millisecond}, Transcriber: hears,
+		SpeechText: func(s, _ string) string { return s }, Observer: obs})
+
+	resp := h.do(t.Context(), http.MethodPost, engine.PathTTS, headers(), `{"text":"Good morning"}`)
+	audio, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || len(audio) < 3*16000 {
+		t.Fatalf("tts: %d, %d bytes", resp.StatusCode, len(audio))
+	}
+	h.turn(audioBody(voiced(16000), 16000, nil))
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(events) != 2 {
+		t.Fatalf("%d speech events: %+v", len(events), events)
+	}
+	synth, heard := events[0], events[1]
+	// Three parts of 16 000 bytes at 16 kHz: 1.5 s of audio, which took three pauses to come.
+	if synth.Kind != "synthesis" || synth.Err || synth.Characters != len("Good morning") || synth.AudioSeconds != 1.5 ||
+		synth.Duration < 250*time.Millisecond {
+		t.Errorf("the synthesis: %+v", synth)
+	}
+	if heard.Kind != "transcription" || heard.Err || heard.AudioSeconds <= 0 || heard.AudioSeconds > 1 {
+		t.Errorf("the transcription: %+v", heard)
 	}
 }

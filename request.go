@@ -1,14 +1,11 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -18,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convengine/engine/internal/headerscan"
+	"github.com/convengine/engine/internal/jsonbody"
 	"github.com/convengine/engine/internal/jsonenc"
 )
 
@@ -230,7 +228,9 @@ func (e *Engine) readRequest(w http.ResponseWriter, r *http.Request, body any) *
 	req, p := e.readHeaders(r)
 	var data []byte
 	if p == nil {
-		data, p = readBody(w, r, e.maxBody, false)
+		var err *jsonbody.Error
+		data, err = jsonbody.Read(w, r, e.maxBody, false)
+		p = bodyProblem(err)
 	}
 	if p == nil && jsonenc.HasDuplicateMembers(data) {
 		p = newProblem(http.StatusBadRequest, CodeInvalidRequest, "the body names a member of one object twice")
@@ -317,103 +317,29 @@ func readBodyWithin(ctx context.Context, deadline time.Time, w http.ResponseWrit
 	return p
 }
 
-// decodeBody reads a JSON request body of at most limit bytes into v. An empty body is "{}"
-// when emptyOK. Errors are problems naming the field at fault.
-//
-// The body must be labelled application/json: a cross-site form or a no-cors fetch can send
-// text/plain, a form type or no type without a CORS preflight, so that a host that knows its
-// users by a cookie would otherwise run their turns for any page. An empty body, where one is
-// allowed, carries nothing and needs no type.
+// decodeBody reads a JSON request body of at most limit bytes into v, as package jsonbody says
+// (an application/json label required, so that a cross-site form cannot send a turn; type
+// mismatches named). An empty body is "{}" when emptyOK. Errors are problems naming the field at
+// fault.
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, emptyOK bool, v any) *Problem {
-	data, p := readBody(w, r, limit, emptyOK)
-	if p != nil {
-		return p
+	data, err := jsonbody.Read(w, r, limit, emptyOK)
+	if err == nil {
+		err = jsonbody.Unmarshal(data, v)
 	}
-	return unmarshalStrictly(data, v)
-}
-
-// readBody reads the JSON body of decodeBody.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64, emptyOK bool) ([]byte, *Problem) {
-	ct := r.Header.Get("Content-Type")
-	if ct != "" || !emptyOK {
-		if p := jsonContentType(ct); p != nil {
-			return nil, p
-		}
-	}
-	body := http.MaxBytesReader(w, r.Body, limit)
-	data, err := io.ReadAll(body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, newProblem(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, fmt.Sprintf("the body is larger than %d bytes", limit))
-		}
-		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequest, "the body could not be read")
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		if emptyOK {
-			return []byte("{}"), nil
-		}
-		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequest, "the body is empty; it must be a JSON object")
-	}
-	if ct == "" {
-		return nil, jsonContentType(ct)
-	}
-	return data, nil
-}
-
-// jsonContentType is nil when ct, a Content-Type, is application/json, with any parameters.
-func jsonContentType(ct string) *Problem {
-	mt, _, err := mime.ParseMediaType(ct)
-	switch {
-	case ct == "":
-		return newProblem(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body has no Content-Type; it must be application/json")
-	case err != nil || mt != "application/json":
-		return newProblem(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body must be application/json")
-	}
-	return nil
+	return bodyProblem(err)
 }
 
 // unmarshalStrictly decodes one JSON object into v and names the field of a type mismatch.
-func unmarshalStrictly(data []byte, v any) *Problem {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	err := dec.Decode(v)
-	switch {
-	case err == nil:
-		if dec.More() {
-			return newProblem(http.StatusBadRequest, CodeInvalidRequest, "the body has data after its JSON object")
-		}
-		return nil
-	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
-			return newProblem(http.StatusBadRequest, CodeInvalidRequest, "the body must be a JSON object")
-		}
-		return invalidField(field, "must be "+jsonTypeName(typ.Type.Kind().String()))
-	case errors.As(err, &syntax):
-		return newProblem(http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("the body is not valid JSON (at byte %d)", syntax.Offset))
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return newProblem(http.StatusBadRequest, CodeInvalidRequest, "the body is truncated JSON")
-	default:
-		return newProblem(http.StatusBadRequest, CodeInvalidRequest, "the body is not a valid JSON object")
-	}
-}
+func unmarshalStrictly(data []byte, v any) *Problem { return bodyProblem(jsonbody.Unmarshal(data, v)) }
 
-func jsonTypeName(kind string) string {
-	switch kind {
-	case "string":
-		return "a string"
-	case "slice", "array":
-		return "an array"
-	case "map", "struct", "interface":
-		return "an object"
-	case "bool":
-		return "a boolean"
-	default:
-		return "a number"
+// bodyProblem is the problem of a jsonbody error, nil for none.
+func bodyProblem(err *jsonbody.Error) *Problem {
+	if err == nil {
+		return nil
 	}
+	p := newProblem(err.Status, err.Code, err.Detail)
+	p.Field = err.Field
+	return p
 }
 
 // route wraps the endpoint of path with what every route does: recover a panic into a 500

@@ -102,9 +102,9 @@ func (e *Engine) synthesize(ctx context.Context, req *request, text, voice *stri
 		releaseSlot()
 		releaseUser()
 	}
-	start := e.now()
-	speech, err := e.synthesizer.Synthesize(ctx, e.speechText(*text, req.Tenant.Locale), chosen)
-	e.observeSpeech(ctx, "synthesis", req.Tenant.Key, start, err)
+	start, said := e.now(), e.speechText(*text, req.Tenant.Locale)
+	speech, err := e.synthesizer.Synthesize(ctx, said, chosen)
+	speech = e.observeSynthesis(ctx, req.Tenant.Key, said, start, speech, err)
 	switch {
 	case errors.Is(err, ErrUnknownVoice):
 		release()
@@ -222,8 +222,7 @@ func (s *Speaker) Voice() string { return s.voice }
 // Say starts speaking sentence; the caller reads the audio as it comes and closes its PCM.
 // Cancelling ctx stops the synthesis.
 func (s *Speaker) Say(ctx context.Context, sentence string) (*Audio, error) {
-	start := s.e.now()
-	speech, err := s.e.synthesizer.Synthesize(ctx, s.e.speechText(sentence, s.locale), s.voice)
-	s.e.observeSpeech(ctx, "synthesis", s.tenant, start, err)
-	return speech, err
+	start, said := s.e.now(), s.e.speechText(sentence, s.locale)
+	speech, err := s.e.synthesizer.Synthesize(ctx, said, s.voice)
+	return s.e.observeSynthesis(ctx, s.tenant, said, start, speech, err), err
 }
