@@ -40,8 +40,10 @@ func ExampleEngine_Admit() {
 	}
 	ctx := context.Background()
 	caller := &engine.Caller{EngineKey: "pk_example", UserToken: "the-callers-backend-token"}
-	utterance := make([]int16, 16000) // one second the phone line heard, at 16 kHz
-	for i := 4000; i < 12000; i++ { // a vowel-like sound between two quarters of silence
+	// One second the phone line heard, at 16 kHz: a vowel-like sound between two quarters of
+	// silence.
+	utterance := make([]int16, 16000)
+	for i := 4000; i < 12000; i++ {
 		for h := 1.0; h <= 12; h++ {
 			utterance[i] += int16(4000 * math.Sin(2*math.Pi*140*h*float64(i)/16000) / h)
 		}
