@@ -85,8 +85,9 @@ type TurnInput struct {
 	// its audio is transcribed): a UUID. Empty means a new one.
 	TurnID string
 	// Admission is the turn's place in the engine's bounds, taken before by [Engine.Admit]:
-	// the turn then counts no rate limit and takes no turn slot of its own. An admission admits
-	// one turn; the one who took it releases it once the turn is over.
+	// the turn then runs for the caller the admission was taken for, checked then, and counts
+	// no rate limit and takes no turn slot of its own. An admission admits one turn; the one
+	// who took it releases it once the turn is over.
 	Admission *Admission
 }
 
@@ -94,9 +95,18 @@ type TurnInput struct {
 // [Engine.Admit] and given to [Engine.Turn] in [TurnInput].Admission.
 type Admission struct {
 	e       *Engine
+	req     *request // the caller, checked once for the turn
 	once    sync.Once
 	release func()
 	used    atomic.Bool // a turn took it, or it was released
+}
+
+// admission is in's Admission, nil for none.
+func (in *TurnInput) admission() *Admission {
+	if in == nil {
+		return nil
+	}
+	return in.Admission
 }
 
 // Release gives the admission's turn slot back; it may be called more than once. A released
@@ -131,24 +141,30 @@ func (a *Admission) Release() {
 func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		start := e.now()
-		req, p := e.callerRequest(ctx, c, true)
-		if p == nil && in == nil {
-			p = newProblem(http.StatusBadRequest, CodeInvalidRequest, "the turn input is nil")
-		}
-		var release func()
-		switch {
-		case p != nil:
-		case in.Admission != nil && in.Admission.e != e:
+		var (
+			req     *request
+			p       *Problem
+			release = func() {}
+		)
+		switch a := in.admission(); {
+		case in == nil:
+			req, p = e.callerRequest(ctx, c, true)
+			if p == nil {
+				p = newProblem(http.StatusBadRequest, CodeInvalidRequest, "the turn input is nil")
+			}
+		case a == nil:
+			if req, p = e.callerRequest(ctx, c, true); p == nil {
+				if p = e.rateLimit(ctx, req); p == nil {
+					release, p = e.acquireTurn(ctx, req)
+				}
+			}
+		case a.e != e:
 			p = newProblem(http.StatusInternalServerError, CodeInternal, "the turn's admission is another engine's")
-		case in.Admission != nil && in.Admission.used.Swap(true):
+		case a.used.Swap(true):
 			// One admission, one turn: a second would run past the bounds it was counted against.
 			p = newProblem(http.StatusInternalServerError, CodeInternal, "the turn's admission was used by another turn or released")
-		case in.Admission != nil:
-			release = func() {}
 		default:
-			if p = e.rateLimit(ctx, req); p == nil {
-				release, p = e.acquireTurn(ctx, req)
-			}
+			req = a.req // checked when the admission was taken
 		}
 		if p != nil {
 			p.RequestID = req.idOrEmpty()

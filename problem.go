@@ -138,6 +138,11 @@ func newProblem(status int, code, detail string) *Problem {
 			status == http.StatusGatewayTimeout || status == http.StatusTooManyRequests}
 }
 
+// InvalidField is the 400 invalid_request problem about a field of a request, named in Field
+// and at the start of Detail, as the engine's own are: for transports that read fields of
+// their own.
+func InvalidField(field, detail string) *Problem { return invalidField(field, detail) }
+
 func invalidField(field, detail string) *Problem {
 	p := newProblem(http.StatusBadRequest, CodeInvalidRequest, field+": "+detail)
 	p.Field = field

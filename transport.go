@@ -47,7 +47,8 @@ func (e *Engine) OnShutdown(f func(ctx context.Context) error) {
 // Admit counts a turn of c against the tenant's and the user's rate limits and takes one of the
 // engine's turn slots (Config.MaxConcurrentTurns), as a turn does when it starts, for a
 // transport that must refuse a turn before it does anything for it (a voice socket, before it
-// answers an utterance). The turn that gets the admission takes nothing more. The error is a
+// answers an utterance). The turn that gets the admission runs for c as checked here, and takes
+// nothing more. The error is a
 // *[Problem]: rate_limited, overloaded, or what the caller's check found. Release gives the
 // slot back once the turn is over.
 func (e *Engine) Admit(ctx context.Context, c *Caller) (*Admission, error) {
@@ -60,7 +61,7 @@ func (e *Engine) Admit(ctx context.Context, c *Caller) (*Admission, error) {
 		p.RequestID = req.idOrEmpty()
 		return nil, p
 	}
-	return &Admission{e: e, release: release}, nil
+	return &Admission{e: e, req: req, release: release}, nil
 }
 
 // CountRequest counts one request of c against the tenant's and the user's rate limits
@@ -181,13 +182,7 @@ func (e *Engine) OpenTicket(r *http.Request, ticket string) (c *Caller, spend fu
 		return nil, nil, ticketProblem(CodeStreamTicketExpired, "the ticket expired; get a new one", claims.RequestID)
 	}
 	c = &Caller{EngineKey: claims.Tenant, UserToken: claims.UserToken, Environment: claims.Environment,
-		RequestID: claims.RequestID, SessionID: claims.Session, Metadata: claims.Metadata}
-	if len(claims.Forward) > 0 {
-		c.Forward = make(http.Header, len(claims.Forward))
-		for name, v := range claims.Forward {
-			c.Forward[name] = v
-		}
-	}
+		RequestID: claims.RequestID, SessionID: claims.Session, Metadata: claims.Metadata, Forward: claims.Forward}
 	req, p := e.callerRequest(ctx, c, true)
 	if p != nil {
 		p.RequestID = req.idOrEmpty()

@@ -135,12 +135,10 @@ func (h *handler) readInput(w http.ResponseWriter, r *http.Request) (*runInput, 
 
 // invalid is a 400 invalid_request problem about field.
 func invalid(field, detail string) *engine.Problem {
-	p := engine.NewProblem(http.StatusBadRequest, engine.CodeInvalidRequest, detail)
 	if field != "" {
-		p.Field = field
-		p.Detail = field + ": " + detail
+		return engine.InvalidField(field, detail)
 	}
-	return p
+	return engine.NewProblem(http.StatusBadRequest, engine.CodeInvalidRequest, detail)
 }
 
 // validID says whether s can name a conversation: 1 to 128 letters, digits or ._:-.

@@ -311,12 +311,12 @@ func (c *voiceConn) setContext(raw json.RawMessage) *engine.Problem {
 	if err := engine.DecodeJSON(raw, &sc); err != nil {
 		p := err.(*engine.Problem)
 		if p.Field == "" {
-			return invalidField("context", "must be an object")
+			return engine.InvalidField("context", "must be an object")
 		}
-		return invalidField("context."+p.Field, strings.TrimPrefix(p.Detail, p.Field+": "))
+		return engine.InvalidField("context."+p.Field, strings.TrimPrefix(p.Detail, p.Field+": "))
 	}
 	if sc.Locale != "" && !engine.ValidLocale(sc.Locale) {
-		return invalidField("context.locale", "must be a BCP 47 language tag such as \"en-US\"")
+		return engine.InvalidField("context.locale", "must be a BCP 47 language tag such as \"en-US\"")
 	}
 	in := sc.input()
 	if err := in.Check(); err != nil {
@@ -515,11 +515,6 @@ func problemOf(err error) *engine.Problem {
 	return engine.NewProblem(http.StatusInternalServerError, engine.CodeInternal, "the engine failed; the failure is logged")
 }
 
-func invalidField(field, detail string) *engine.Problem {
-	p := engine.NewProblem(http.StatusBadRequest, engine.CodeInvalidRequest, field+": "+detail)
-	p.Field = field
-	return p
-}
 
 // voiceTurn is what a turn starts from.
 type voiceTurn struct {
