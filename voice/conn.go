@@ -515,7 +515,6 @@ func problemOf(err error) *engine.Problem {
 	return engine.NewProblem(http.StatusInternalServerError, engine.CodeInternal, "the engine failed; the failure is logged")
 }
 
-
 // voiceTurn is what a turn starts from.
 type voiceTurn struct {
 	id             string
