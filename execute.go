@@ -309,7 +309,7 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 	env := req.toolEnv()
 	env.IdempotencyKey = c.ID
 	env.Proof = proof
-	res, callErr := e.callAction(actx, env, ToolCall{ID: c.ID, Name: tool, Arguments: canon}, timeout)
+	res, callErr := e.callAction(actx, req, env, ToolCall{ID: c.ID, Name: tool, Arguments: canon}, timeout)
 	if errors.Is(callErr, ErrToolNotReached) || errors.Is(callErr, ErrToolNotFound) {
 		if err := e.actions.AbandonAction(actx, id, owner); err != nil {
 			e.log.ErrorContext(ctx, "releasing an action failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
@@ -343,7 +343,7 @@ func unknownOutcome(tag string) ExecuteResult {
 }
 
 // callAction calls the tool with its time-out; a panic is a failure, never a crash.
-func (e *Engine) callAction(ctx context.Context, env *ToolEnv, call ToolCall, timeout time.Duration) (res ToolResult, err error) {
+func (e *Engine) callAction(ctx context.Context, req *request, env *ToolEnv, call ToolCall, timeout time.Duration) (res ToolResult, err error) {
 	if e.toolset == nil {
 		return ToolResult{}, ErrToolNotFound
 	}
@@ -354,7 +354,8 @@ func (e *Engine) callAction(ctx context.Context, env *ToolEnv, call ToolCall, ti
 	}()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ev := ToolEvent{RequestID: env.RequestID, Tenant: env.Tenant.Key, Environment: env.Environment.Name, Tool: call.Name, Action: true}
+	ev := ToolEvent{RequestID: env.RequestID, Tenant: env.Tenant.Key, Environment: env.Environment.Name, SessionID: req.sessionID(),
+		User: e.limits.userBucket(req.Tenant.Key, req.UserToken), Tool: call.Name, CallID: call.ID, Action: true}
 	res, err = e.observeTool(cctx, ev, func(ctx context.Context) (ToolResult, error) {
 		return e.guardToolCall(ctx, env, call, func(ctx context.Context, c ToolCall) (ToolResult, error) {
 			// What the user confirmed is what runs: a guard may refuse it, not change it.

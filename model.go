@@ -25,9 +25,11 @@ type Model interface {
 // Warmer is implemented by a [Model] that can prepare a tenant's prompt ahead of its first turn,
 // for example by priming a provider's prompt cache. The engine calls it in the background when a
 // session starts, with a request that holds the tenant's System and Tools exactly as its turns
-// will, and no Context or Messages.
+// will, and no Context or Messages. Warm returns the finish event of the completion it sent,
+// with its usage, so that the warm-up is metered as what it cost; a Warmer that sends nothing
+// returns the zero event.
 type Warmer interface {
-	Warm(ctx context.Context, req *ModelRequest) error
+	Warm(ctx context.Context, req *ModelRequest) (ModelEvent, error)
 }
 
 // Mode is how a turn's answer will be used.
@@ -139,6 +141,13 @@ type ModelEvent struct {
 	ToolCall ToolCall
 	Finish   FinishReason
 	Usage    Usage
+	// Model, on a finish event, names the model that answered as its server did (which may
+	// differ from the one asked for); "" when it did not say.
+	Model string
+	// Retries, on a finish event, counts the requests of the completion that failed before the
+	// one that answered (a rate limit, a server error, a stream cut before its first token).
+	// Servers report no usage for them: they are counted, not billed.
+	Retries int
 }
 
 // FinishReason says why a completion ended.
@@ -204,11 +213,11 @@ func (f ModelByTenant) Stream(ctx context.Context, req *ModelRequest) iter.Seq2[
 }
 
 // Warm warms the tenant's Model, when it is a [Warmer].
-func (f ModelByTenant) Warm(ctx context.Context, req *ModelRequest) error {
+func (f ModelByTenant) Warm(ctx context.Context, req *ModelRequest) (ModelEvent, error) {
 	if w, ok := f(req.Tenant).(Warmer); ok {
 		return w.Warm(ctx, req)
 	}
-	return nil
+	return ModelEvent{}, nil
 }
 
 // modelRequest composes what the model sees for a turn: the tenant's prompt with the engine's

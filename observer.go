@@ -56,7 +56,15 @@ type ModelCallEvent struct {
 	SessionID   string // "" without a session
 	// User names the turn's user as [Engine.UserKey] does: a keyed hash, never the token.
 	User string
-	Step int // 1 for the turn's first call
+	// Step is 1 for the turn's first call; 0 for a warm-up.
+	Step int
+	// Warmup marks the call that primes a provider's prompt cache when a session is created
+	// ([Warmer]): it belongs to no turn (TurnID and User are "").
+	Warmup bool
+	// Model is the model that answered, as its server named it; "" when it did not say.
+	Model string
+	// Retries counts the requests of the call that failed before the one that answered.
+	Retries int
 	// Outcome is "ok", "cancelled" (the client went away or the turn was stopped), "timeout"
 	// (the turn's time limit) or "error" (the model failed).
 	Outcome string
@@ -103,8 +111,13 @@ type ToolEvent struct {
 	RequestID   string
 	Tenant      string
 	Environment string
+	TurnID      string // "" for an action
+	SessionID   string
+	User        string // a keyed hash, as [Engine.UserKey]
 	Tool        string
-	Action      bool // run by the execute endpoint
+	// CallID is the model's id of the call, or the action's id for an action.
+	CallID string
+	Action bool // run by the execute endpoint
 	// Outcome, set on ToolEnd: "ok", "declined" (the backend refused), "unavailable",
 	// "timeout" or "cancelled".
 	Outcome  string
@@ -115,10 +128,14 @@ type ToolEvent struct {
 // when its audio has been read to the end or closed, so that Duration is the synthesis's, not
 // the time it took to start.
 type SpeechEvent struct {
-	Kind     string // "synthesis" or "transcription"
-	Tenant   string
-	Duration time.Duration
-	Err      bool
+	Kind        string // "synthesis" or "transcription"
+	RequestID   string
+	Tenant      string
+	Environment string
+	SessionID   string
+	User        string // a keyed hash, as [Engine.UserKey]
+	Duration    time.Duration
+	Err         bool
 	// AudioSeconds is the audio transcribed, or synthesized and read; Characters the text a
 	// synthesis was given (after Config.SpeechText).
 	AudioSeconds float64
@@ -161,11 +178,11 @@ func (e *Engine) observeSpeech(ctx context.Context, ev SpeechEvent, start time.T
 
 // observeSynthesis reports a synthesis that failed at once, or returns its audio counted:
 // reported when it has been read to the end, failed, or been closed.
-func (e *Engine) observeSynthesis(ctx context.Context, tenant, text string, start time.Time, speech *Audio, err error) *Audio {
+func (e *Engine) observeSynthesis(ctx context.Context, ev SpeechEvent, text string, start time.Time, speech *Audio, err error) *Audio {
 	if e.obs.Speech == nil {
 		return speech
 	}
-	ev := SpeechEvent{Kind: "synthesis", Tenant: tenant, Characters: utf8.RuneCountInString(text)}
+	ev.Kind, ev.Characters = "synthesis", utf8.RuneCountInString(text)
 	if err != nil {
 		e.observeSpeech(ctx, ev, start, err)
 		return speech
@@ -203,6 +220,17 @@ func (a *countedAudio) Close() error {
 	err := a.ReadCloser.Close()
 	a.once.Do(func() { a.done(a.n, nil) })
 	return err
+}
+
+// keysUsers reports whether a turn's events name its user: the user's keyed hash costs a MAC.
+func (e *Engine) keysUsers() bool {
+	return e.obs.ModelCall != nil || e.obs.ToolStart != nil || e.obs.ToolEnd != nil
+}
+
+// speechEvent is the speech event of req's work, its figures to be filled in.
+func (e *Engine) speechEvent(req *request) SpeechEvent {
+	return SpeechEvent{RequestID: req.ID, Tenant: req.Tenant.Key, Environment: req.Environment.Name,
+		SessionID: req.sessionID(), User: e.limits.userBucket(req.Tenant.Key, req.UserToken)}
 }
 
 // turnEvent describes t for the observer.

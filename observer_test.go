@@ -113,11 +113,16 @@ func TestObserverSeesModelCalls(t *testing.T) {
 	var (
 		mu    sync.Mutex
 		calls []engine.ModelCallEvent
+		tools []engine.ToolEvent
 	)
 	obs := &engine.Observer{ModelCall: func(_ context.Context, e engine.ModelCallEvent) {
 		mu.Lock()
 		defer mu.Unlock()
 		calls = append(calls, e)
+	}, ToolEnd: func(_ context.Context, e engine.ToolEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		tools = append(tools, e)
 	}}
 	reported := engine.Usage{InputTokens: 120, OutputTokens: 9, CachedTokens: 64, Reported: true}
 	model := modelFunc(func(_ context.Context, req *engine.ModelRequest) []engine.ModelEvent {
@@ -126,13 +131,13 @@ func TestObserverSeesModelCalls(t *testing.T) {
 		}
 		return []engine.ModelEvent{engine.TextEvent("All good."), engine.FinishEvent(engine.FinishStop)} // no usage reported
 	})
-	tools := &enginetest.FuncToolset{ToolList: []engine.Tool{{Name: "lookup"}},
+	toolset := &enginetest.FuncToolset{ToolList: []engine.Tool{{Name: "lookup"}},
 		Funcs: map[string]func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error){
 			"lookup": func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error) {
 				return engine.ToolResult{Content: json.RawMessage(`{}`)}, nil
 			},
 		}}
-	h := newHarness(t, engine.Config{Model: model, Toolset: tools, Observer: obs})
+	h := newHarness(t, engine.Config{Model: model, Toolset: toolset, Observer: obs})
 	r := h.turn(`{"transcript":"look it up"}`)
 	mu.Lock()
 	got := append([]engine.ModelCallEvent(nil), calls...)
@@ -153,6 +158,11 @@ func TestObserverSeesModelCalls(t *testing.T) {
 	if first.User == "" || first.User != second.User || strings.Contains(first.User, testToken) {
 		t.Errorf("the user is named %q and %q", first.User, second.User)
 	}
+	mu.Lock()
+	if len(tools) != 1 || tools[0].CallID != "1" || tools[0].TurnID != first.TurnID || tools[0].User != first.User || tools[0].Outcome != "ok" {
+		t.Errorf("the tool call: %+v", tools)
+	}
+	mu.Unlock()
 
 	// A client that leaves during the answer: the call is cancelled.
 	slow := &enginetest.ScriptedModel{Delay: 50 * time.Millisecond, Steps: [][]engine.ModelEvent{enginetest.Text("One. ", "Two. ", "Three.")}}

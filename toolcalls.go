@@ -129,7 +129,8 @@ func (e *Engine) callTool(ctx context.Context, t *turn, tool Tool, c ToolCall) M
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := e.now()
-	ev := ToolEvent{RequestID: t.req.ID, Tenant: t.req.Tenant.Key, Environment: t.req.Environment.Name, Tool: c.Name}
+	ev := ToolEvent{RequestID: t.req.ID, Tenant: t.req.Tenant.Key, Environment: t.req.Environment.Name, TurnID: t.turnID,
+		SessionID: t.sessionID, User: t.userKey, Tool: c.Name, CallID: c.ID}
 	res, err := e.observeTool(cctx, ev, func(ctx context.Context) (ToolResult, error) {
 		return e.guardToolCall(ctx, t.env, c, func(ctx context.Context, c ToolCall) (ToolResult, error) { return e.safeCall(ctx, t, c) })
 	})

@@ -341,7 +341,14 @@ func (e *Engine) warmUp(ctx context.Context, key string, env *ToolEnv) (err erro
 	}
 	if w, ok := e.model.(Warmer); ok {
 		_, specs := describeTools(env.Tenant, tools, e.hostWidgetSpecs)
-		if err := w.Warm(ctx, e.warmRequest(env, specs)); err != nil {
+		start := e.now()
+		finish, err := w.Warm(ctx, e.warmRequest(env, specs))
+		if finish.Kind == EventFinish && e.obs.ModelCall != nil {
+			e.obs.ModelCall(ctx, ModelCallEvent{Tenant: env.Tenant.Key, Environment: env.Environment.Name, Warmup: true,
+				Outcome: "ok", Finish: finish.Finish, Usage: finish.Usage, Model: finish.Model, Retries: finish.Retries,
+				Duration: e.now().Sub(start)})
+		}
+		if err != nil {
 			return fmt.Errorf("warming the model: %w", err)
 		}
 	}

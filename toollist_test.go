@@ -56,12 +56,13 @@ func newWarmModel() *warmModel {
 		warmed: make(chan struct{}, 64)}
 }
 
-func (m *warmModel) Warm(_ context.Context, req *engine.ModelRequest) error {
+func (m *warmModel) Warm(_ context.Context, req *engine.ModelRequest) (engine.ModelEvent, error) {
 	m.mu.Lock()
 	m.warms = append(m.warms, req)
 	m.mu.Unlock()
 	m.warmed <- struct{}{}
-	return nil
+	return engine.ModelEvent{Kind: engine.EventFinish, Finish: engine.FinishLength,
+		Usage: engine.Usage{InputTokens: 700, CachedTokens: 0, OutputTokens: 1, Reported: true}}, nil
 }
 
 func (m *warmModel) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
@@ -92,7 +93,9 @@ func TestWarmUpCollapsesAndFeedsTheFirstTurn(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	tools := &countingTools{FuncToolset: bankTools(), gate: make(chan struct{})}
 	model := newWarmModel()
-	h := newHarness(t, engine.Config{Model: model, Toolset: tools})
+	calls := make(chan engine.ModelCallEvent, 16)
+	h := newHarness(t, engine.Config{Model: model, Toolset: tools,
+		Observer: &engine.Observer{ModelCall: func(_ context.Context, e engine.ModelCallEvent) { calls <- e }}})
 
 	const n = 8
 	var wg sync.WaitGroup
@@ -109,9 +112,16 @@ func TestWarmUpCollapsesAndFeedsTheFirstTurn(t *testing.T) {
 	close(tools.gate)
 	<-model.warmed
 
+	// The warm-up is metered as what it cost, marked as a warm-up of no turn.
+	if w := <-calls; !w.Warmup || w.Usage.InputTokens != 700 || w.Step != 0 || w.TurnID != "" || w.Tenant != testKey {
+		t.Errorf("the warm-up observed as %+v", w)
+	}
 	res := h.turn(`{"transcript":"hi"}`)
 	if res.spec.Speak != "Hi." {
 		t.Fatalf("spec %+v", res.spec)
+	}
+	if c := <-calls; c.Warmup || c.Step != 1 {
+		t.Errorf("the turn's call observed as %+v", c)
 	}
 	if got := tools.lists.Load(); got != 1 {
 		t.Errorf("tools listed %d times for %d sessions and a turn, want 1", got, n)

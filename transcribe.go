@@ -57,7 +57,9 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 	} else {
 		text, err = e.transcriber.Transcribe(ctx, pcm, inputSampleRate, locale)
 	}
-	e.observeSpeech(ctx, SpeechEvent{Kind: "transcription", Tenant: req.Tenant.Key, AudioSeconds: float64(len(pcm)) / inputSampleRate}, start, err)
+	ev := e.speechEvent(req)
+	ev.Kind, ev.AudioSeconds = "transcription", float64(len(pcm))/inputSampleRate
+	e.observeSpeech(ctx, ev, start, err)
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return "", newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "the audio was not transcribed within the turn's time limit")

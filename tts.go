@@ -104,7 +104,7 @@ func (e *Engine) synthesize(ctx context.Context, req *request, text, voice *stri
 	}
 	start, said := e.now(), e.speechText(*text, req.Tenant.Locale)
 	speech, err := e.synthesizer.Synthesize(ctx, said, chosen)
-	speech = e.observeSynthesis(ctx, req.Tenant.Key, said, start, speech, err)
+	speech = e.observeSynthesis(ctx, e.speechEvent(req), said, start, speech, err)
 	switch {
 	case errors.Is(err, ErrUnknownVoice):
 		release()
@@ -195,7 +195,7 @@ func truncateText(s string, n int) string {
 // sentence at a time per connection.
 type Speaker struct {
 	e      *Engine
-	tenant string
+	ev     SpeechEvent // whose speech it is, for the Observer
 	voice  string
 	locale string
 }
@@ -213,7 +213,11 @@ func (e *Engine) Speaker(ctx context.Context, c *Caller, locale string) *Speaker
 	if locale == "" {
 		locale = t.Locale
 	}
-	return &Speaker{e: e, tenant: t.Key, voice: e.voiceFor(t, "", locale), locale: locale}
+	ev := SpeechEvent{RequestID: c.RequestID, Tenant: t.Key, Environment: c.Environment, SessionID: c.SessionID, User: e.UserKey(c)}
+	if ev.Environment == "" {
+		ev.Environment = EnvProduction
+	}
+	return &Speaker{e: e, ev: ev, voice: e.voiceFor(t, "", locale), locale: locale}
 }
 
 // Voice is the synthesizer's voice the speaker speaks in; "" is the synthesizer's default.
@@ -224,5 +228,5 @@ func (s *Speaker) Voice() string { return s.voice }
 func (s *Speaker) Say(ctx context.Context, sentence string) (*Audio, error) {
 	start, said := s.e.now(), s.e.speechText(sentence, s.locale)
 	speech, err := s.e.synthesizer.Synthesize(ctx, said, s.voice)
-	return s.e.observeSynthesis(ctx, s.tenant, said, start, speech, err), err
+	return s.e.observeSynthesis(ctx, s.ev, said, start, speech, err), err
 }

@@ -114,6 +114,7 @@ type turn struct {
 	conversationID string
 	turnID         string
 	sessionID      string
+	userKey        string // the user's keyed hash, for the Observer and the Budget
 	country        string
 	screen         string
 	transcript     string
@@ -219,6 +220,9 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 	tctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	t, p := newTurn(req, body)
+	if p == nil && e.keysUsers() {
+		t.userKey = e.limits.userBucket(req.Tenant.Key, req.UserToken)
+	}
 	if p == nil {
 		p = e.hearTurn(tctx, t, body)
 	}
@@ -563,8 +567,8 @@ func (e *Engine) observeModelCall(ctx context.Context, t *turn, mreq *ModelReque
 	st := &t.step
 	start := st.start
 	ev := ModelCallEvent{RequestID: t.req.ID, Tenant: t.req.Tenant.Key, Environment: t.req.Environment.Name,
-		TurnID: t.turnID, SessionID: t.sessionID, User: e.limits.userBucket(t.req.Tenant.Key, t.req.UserToken),
-		Step: t.steps, Outcome: "ok", Finish: st.finish, Usage: st.usage, Duration: e.now().Sub(start)}
+		TurnID: t.turnID, SessionID: t.sessionID, User: t.userKey, Step: t.steps, Outcome: "ok", Finish: st.finish,
+		Usage: st.usage, Model: st.model, Retries: st.retries, Duration: e.now().Sub(start)}
 	if !st.firstOutput.IsZero() {
 		ev.FirstOutput = st.firstOutput.Sub(start)
 	}
@@ -599,12 +603,14 @@ func (e *Engine) observeModelCall(ctx context.Context, t *turn, mreq *ModelReque
 
 // step is what the running completion of a turn produced so far.
 type step struct {
-	ctx    context.Context
-	text   strings.Builder
-	calls  []ToolCall
-	finish FinishReason
-	usage  Usage
-	err    error // the model's failure, or errClientGone
+	ctx     context.Context
+	text    strings.Builder
+	calls   []ToolCall
+	finish  FinishReason
+	usage   Usage
+	model   string
+	retries int
+	err     error // the model's failure, or errClientGone
 	// start and firstOutput time the call, when the Observer asks (ModelCall).
 	start, firstOutput time.Time
 }
@@ -644,8 +650,7 @@ func (e *Engine) onModelEvent(t *turn, ev ModelEvent, err error) bool {
 		}
 		st.calls = append(st.calls, c)
 	case EventFinish:
-		st.finish = ev.Finish
-		st.usage = ev.Usage
+		st.finish, st.usage, st.model, st.retries = ev.Finish, ev.Usage, ev.Model, ev.Retries
 	}
 	return true
 }

@@ -90,13 +90,14 @@ func (m *Model) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[
 	}
 }
 
-// Warm compiles the configuration of req.Tenant ahead of its first turn.
-func (m *Model) Warm(_ context.Context, req *engine.ModelRequest) error {
+// Warm compiles the configuration of req.Tenant ahead of its first turn. It calls no model, so
+// it returns the zero event: a warm-up that cost nothing.
+func (m *Model) Warm(_ context.Context, req *engine.ModelRequest) (engine.ModelEvent, error) {
 	if req == nil {
-		return errors.New("intent: nil request")
+		return engine.ModelEvent{}, errors.New("intent: nil request")
 	}
 	_, err := m.config(req.Tenant)
-	return err
+	return engine.ModelEvent{}, err
 }
 
 // Check validates t's configuration at load time: it must compile, give copy for the tenant's

@@ -456,7 +456,7 @@ func TestModelConcurrent(t *testing.T) {
 		wg.Go(func() {
 			req := ask(tenant, "en", phrases[i%len(phrases)])
 			if i%8 == 0 {
-				if err := m.Warm(context.Background(), req); err != nil {
+				if _, err := m.Warm(context.Background(), req); err != nil {
 					errs <- err
 				}
 			}

@@ -178,7 +178,7 @@ func TestWarmUpSharesThePrefix(t *testing.T) {
 
 	// The engine hands the warm-up the tools in its own order; turns may list them otherwise.
 	warm := &engine.ModelRequest{Tenant: tenant, Environment: engine.EnvProduction, System: system, Tools: tools}
-	if err := m.Warm(context.Background(), warm); err != nil {
+	if _, err := m.Warm(context.Background(), warm); err != nil {
 		t.Fatal(err)
 	}
 	reversed := []engine.ToolSpec{tools[2], tools[0], tools[1]}
