@@ -143,6 +143,10 @@ type Config struct {
 	// Guards are the host's hooks that may refuse a turn, redact what reaches the model, refuse
 	// or audit tool calls and edit the finished spec; nil means none.
 	Guards *Guards
+	// Budget holds tenants to the budgets of their Limits (tokens, speech, turns per user) before
+	// the work is done; nil means none. Package usage has one for a process, redisstore one for
+	// every replica on a Redis.
+	Budget Budget
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -184,6 +188,7 @@ type Engine struct {
 	environmentOf func(r *http.Request) string
 	identifyHook  func(r *http.Request) (Identity, error)
 	guards        Guards
+	budget        Budget
 	turnLog       TurnLog
 	resumeFor     time.Duration
 	resumes       bound.Slots
@@ -255,7 +260,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Guards != nil {
 		e.guards = *cfg.Guards
 	}
-	e.turnLog, e.resumeFor = cfg.TurnLog, cfg.ResumeFor
+	e.budget, e.turnLog, e.resumeFor = cfg.Budget, cfg.TurnLog, cfg.ResumeFor
 	if e.resumeFor <= 0 {
 		e.resumeFor = defaultResumeFor
 	}

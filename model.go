@@ -89,12 +89,15 @@ type ModelRequest struct {
 	// never reach the system prompt.
 	Messages []Message
 	// Tools lists the tenant's tools and the engine's UI tools the model may call.
-	Tools    []ToolSpec
-	Mode     Mode
-	Locale   string
-	Country  string
-	Screen   string
-	Metadata map[string]any
+	Tools []ToolSpec
+	// MaxOutputTokens bounds the completion's output tokens, reasoning included (OpenAI's
+	// max_completion_tokens); 0 leaves it to the model. A budget relies on it.
+	MaxOutputTokens int
+	Mode            Mode
+	Locale          string
+	Country         string
+	Screen          string
+	Metadata        map[string]any
 }
 
 // ToolSpec describes a tool to a [Model].
@@ -236,7 +239,7 @@ func (e *Engine) modelRequest(t *turn) *ModelRequest {
 		Tenant: t.req.Tenant, Environment: t.req.Environment.Name,
 		System: prompt.Stable(t.req.Tenant.Prompt), Context: prompt.Facts(t.locale, string(t.mode), t.country, data != ""),
 		Messages: msgs, Tools: t.specs, Mode: t.mode, Locale: t.locale, Country: t.country,
-		Screen: t.screen, Metadata: t.req.Metadata,
+		Screen: t.screen, Metadata: t.req.Metadata, MaxOutputTokens: t.req.Tenant.Limits.maxOutputTokens(),
 	}
 }
 

@@ -176,14 +176,16 @@ func (e *Engine) observeSpeech(ctx context.Context, ev SpeechEvent, start time.T
 	}
 }
 
-// observeSynthesis reports a synthesis that failed at once, or returns its audio counted:
-// reported when it has been read to the end, failed, or been closed.
-func (e *Engine) observeSynthesis(ctx context.Context, ev SpeechEvent, text string, start time.Time, speech *Audio, err error) *Audio {
-	if e.obs.Speech == nil {
+// meterSynthesis reports a synthesis that failed at once, or returns its audio counted: once
+// it has been read to the end, failed, or been closed, the Observer learns of it and its budget
+// reservation r (if any) is settled to the seconds it spoke.
+func (e *Engine) meterSynthesis(ctx context.Context, ev SpeechEvent, r Reservation, tenant *Tenant, text string, start time.Time, speech *Audio, err error) *Audio {
+	if e.obs.Speech == nil && r == nil {
 		return speech
 	}
 	ev.Kind, ev.Characters = "synthesis", utf8.RuneCountInString(text)
 	if err != nil {
+		e.settle(ctx, r, Spend{Tenant: tenant})
 		e.observeSpeech(ctx, ev, start, err)
 		return speech
 	}
@@ -191,6 +193,7 @@ func (e *Engine) observeSynthesis(ctx context.Context, ev SpeechEvent, text stri
 		if speech.SampleRate > 0 {
 			ev.AudioSeconds = float64(n/2) / float64(speech.SampleRate)
 		}
+		e.settle(ctx, r, Spend{Tenant: tenant, SpeechSeconds: ev.AudioSeconds})
 		e.observeSpeech(ctx, ev, start, err)
 	}}}
 }

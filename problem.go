@@ -46,6 +46,7 @@ const (
 	CodeUseDPoPNonce           = "use_dpop_nonce"          // 401, with a DPoP-Nonce header
 	CodeInvalidClientMetadata  = "invalid_client_metadata" // 400
 	CodeRateLimited            = "rate_limited"            // 429, with Retry-After
+	CodeQuotaExceeded          = "quota_exceeded"          // 429, with Retry-After: a Budget's limit
 	CodeTenantUnavailable      = "tenant_unavailable"      // 503
 	CodeStoreUnavailable       = "store_unavailable"       // 503
 	CodeHeadersTooLarge        = "headers_too_large"       // 431: past the server's header limit (Engine.Listener)

@@ -129,6 +129,17 @@ type Limits struct {
 	// together: per engine process, or across every replica that shares Config.RateLimiter.
 	TenantPerMinute int `json:"tenant_per_minute,omitempty"`
 	TenantBurst     int `json:"tenant_burst,omitempty"`
+	// MaxOutputTokens bounds each completion of the model (default: the model's own bound, or
+	// 4096 under a token budget).
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
+	// Budgets, enforced by Config.Budget, in UTC days and months; zero means no limit.
+	// TokensPerDay and TokensPerMonth bound the input and output tokens of the tenant's model
+	// calls, SpeechSecondsPerDay its audio transcribed and synthesized, and TurnsPerUserPerDay
+	// the turns of one user.
+	TokensPerDay        int64   `json:"tokens_per_day,omitempty"`
+	TokensPerMonth      int64   `json:"tokens_per_month,omitempty"`
+	SpeechSecondsPerDay float64 `json:"speech_seconds_per_day,omitempty"`
+	TurnsPerUserPerDay  int     `json:"turns_per_user_per_day,omitempty"`
 }
 
 // Duration is a [time.Duration] written in configuration files as "10s", "1m30s".
@@ -249,6 +260,10 @@ func (t *Tenant) Validate() error {
 	}
 	if t.Limits.MaxSteps < 0 || t.Limits.MaxSteps > 32 {
 		bad("limits.max_steps", "must be from 1 to 32")
+	}
+	if l := t.Limits; l.MaxOutputTokens < 0 || l.TokensPerDay < 0 || l.TokensPerMonth < 0 || l.SpeechSecondsPerDay < 0 ||
+		l.TurnsPerUserPerDay < 0 {
+		bad("limits", "max_output_tokens and the budgets cannot be negative")
 	}
 	if l := t.Limits; l.UserPerMinute < 0 || l.UserBurst < 0 || l.TenantPerMinute < 0 || l.TenantBurst < 0 {
 		bad("limits", "user_per_minute, user_burst, tenant_per_minute and tenant_burst cannot be negative")

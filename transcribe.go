@@ -51,6 +51,18 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 		text string
 		err  error
 	)
+	// The audio is counted against the speech budget before it is heard; and a tenant out of
+	// tokens, or a user out of turns, has no audio transcribed for a turn that would be refused.
+	seconds := float64(len(pcm)) / inputSampleRate
+	spend := Spend{Tenant: req.Tenant, SpeechSeconds: seconds}
+	if e.budget != nil {
+		spend.User, spend.Tokens, spend.Turns = e.limits.userBucket(req.Tenant.Key, req.UserToken), 1, 1
+	}
+	r, p := e.reserve(ctx, req.ID, spend)
+	if p != nil {
+		return "", p
+	}
+	defer e.settle(ctx, r, Spend{Tenant: req.Tenant, User: spend.User, SpeechSeconds: seconds})
 	start := e.now()
 	if tt, ok := e.transcriber.(TenantTranscriber); ok {
 		text, err = tt.TranscribeFor(ctx, req.Tenant, pcm, inputSampleRate, locale)
@@ -58,7 +70,7 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 		text, err = e.transcriber.Transcribe(ctx, pcm, inputSampleRate, locale)
 	}
 	ev := e.speechEvent(req)
-	ev.Kind, ev.AudioSeconds = "transcription", float64(len(pcm))/inputSampleRate
+	ev.Kind, ev.AudioSeconds = "transcription", seconds
 	e.observeSpeech(ctx, ev, start, err)
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):

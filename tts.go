@@ -103,8 +103,13 @@ func (e *Engine) synthesize(ctx context.Context, req *request, text, voice *stri
 		releaseUser()
 	}
 	start, said := e.now(), e.speechText(*text, req.Tenant.Locale)
+	budget, p := e.reserve(ctx, req.ID, synthesisSpend(req.Tenant, said))
+	if p != nil {
+		release()
+		return nil, "", p
+	}
 	speech, err := e.synthesizer.Synthesize(ctx, said, chosen)
-	speech = e.observeSynthesis(ctx, e.speechEvent(req), said, start, speech, err)
+	speech = e.meterSynthesis(ctx, e.speechEvent(req), budget, req.Tenant, said, start, speech, err)
 	switch {
 	case errors.Is(err, ErrUnknownVoice):
 		release()
@@ -195,6 +200,7 @@ func truncateText(s string, n int) string {
 // sentence at a time per connection.
 type Speaker struct {
 	e      *Engine
+	tenant *Tenant
 	ev     SpeechEvent // whose speech it is, for the Observer
 	voice  string
 	locale string
@@ -217,16 +223,27 @@ func (e *Engine) Speaker(ctx context.Context, c *Caller, locale string) *Speaker
 	if ev.Environment == "" {
 		ev.Environment = EnvProduction
 	}
-	return &Speaker{e: e, ev: ev, voice: e.voiceFor(t, "", locale), locale: locale}
+	return &Speaker{e: e, tenant: t, ev: ev, voice: e.voiceFor(t, "", locale), locale: locale}
 }
 
 // Voice is the synthesizer's voice the speaker speaks in; "" is the synthesizer's default.
 func (s *Speaker) Voice() string { return s.voice }
 
 // Say starts speaking sentence; the caller reads the audio as it comes and closes its PCM.
-// Cancelling ctx stops the synthesis.
+// Cancelling ctx stops the synthesis. Over the tenant's speech budget, the error is the 429
+// quota_exceeded *Problem.
 func (s *Speaker) Say(ctx context.Context, sentence string) (*Audio, error) {
 	start, said := s.e.now(), s.e.speechText(sentence, s.locale)
+	budget, p := s.e.reserve(ctx, s.ev.RequestID, synthesisSpend(s.tenant, said))
+	if p != nil {
+		return nil, p
+	}
 	speech, err := s.e.synthesizer.Synthesize(ctx, said, s.voice)
-	return s.e.observeSynthesis(ctx, s.ev, said, start, speech, err), err
+	return s.e.meterSynthesis(ctx, s.ev, budget, s.tenant, said, start, speech, err), err
+}
+
+// synthesisSpend is the most a synthesis of text may speak: a character a tenth of a second,
+// slower than any voice reads, and a second more.
+func synthesisSpend(t *Tenant, text string) Spend {
+	return Spend{Tenant: t, SpeechSeconds: float64(utf8.RuneCountInString(text))/10 + 1}
 }

@@ -115,6 +115,10 @@ type turn struct {
 	turnID         string
 	sessionID      string
 	userKey        string // the user's keyed hash, for the Observer and the Budget
+	budget         Reservation
+	mreq           *ModelRequest // made early to reserve the turn's tokens
+	tokens         int64 // the tokens its model calls spent, reported or estimated
+	counted        int   // 1 once the turn started: a turn refused before counts for no budget
 	country        string
 	screen         string
 	transcript     string
@@ -220,7 +224,7 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 	tctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	t, p := newTurn(req, body)
-	if p == nil && e.keysUsers() {
+	if p == nil && (e.keysUsers() || e.budget != nil) {
 		t.userKey = e.limits.userBucket(req.Tenant.Key, req.UserToken)
 	}
 	if p == nil {
@@ -232,13 +236,18 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 	if p == nil && t.guardAnswer == "" {
 		p = e.loadTools(ctx, t)
 	}
+	if p == nil && e.budget != nil {
+		// What the turn may spend is reserved before its model is called.
+		t.budget, p = e.reserve(tctx, req.ID, e.turnSpend(t))
+		defer func() { e.settle(ctx, t.budget, Spend{Tenant: req.Tenant, User: t.userKey, Tokens: t.tokens, Turns: t.counted}) }()
+	}
 	if p != nil {
 		to.yield(Event{}, p)
 		return
 	}
 	sink := &t.events
 	sink.to, sink.ctx, sink.cancel = to, tctx, cancel
-	t.out = sink
+	t.out, t.counted = sink, 1
 	to.started(t)
 	if sink.send(Event{Type: EventStart, TurnID: t.turnID, ConversationID: t.conversationID, Transcript: t.transcript, Locale: t.locale}) != nil {
 		return
@@ -488,7 +497,10 @@ func (e *Engine) runTurn(ctx context.Context, t *turn) {
 		e.speakLine(t, locale.Unclear(t.locale))
 		return
 	}
-	mreq := e.modelRequest(t)
+	mreq := t.mreq
+	if mreq == nil {
+		mreq = e.modelRequest(t)
+	}
 	maxSteps := t.req.Tenant.Limits.MaxSteps
 	if maxSteps == 0 {
 		maxSteps = defaultMaxSteps
@@ -543,7 +555,7 @@ func (e *Engine) modelStep(ctx context.Context, t *turn, mreq *ModelRequest) (st
 	st := &t.step
 	*st = step{ctx: ctx}
 	st.text.Grow(speakReserve)
-	if e.obs.ModelCall != nil {
+	if e.obs.ModelCall != nil || t.budget != nil {
 		st.start = e.now()
 	}
 	// An explicit yield function rather than a range-over-func loop, whose variables would all
@@ -553,8 +565,8 @@ func (e *Engine) modelStep(ctx context.Context, t *turn, mreq *ModelRequest) (st
 	if err == nil {
 		err = ctx.Err()
 	}
-	if e.obs.ModelCall != nil {
-		e.observeModelCall(ctx, t, mreq, err)
+	if e.obs.ModelCall != nil || t.budget != nil {
+		e.meterModelCall(ctx, t, mreq, err)
 	}
 	if err != nil {
 		return "", nil, "", err
@@ -562,8 +574,9 @@ func (e *Engine) modelStep(ctx context.Context, t *turn, mreq *ModelRequest) (st
 	return st.text.String(), st.calls, st.finish, nil
 }
 
-// observeModelCall tells the Observer what the step's call of the model cost.
-func (e *Engine) observeModelCall(ctx context.Context, t *turn, mreq *ModelRequest, err error) {
+// meterModelCall counts what the step's call of the model cost, for the turn's budget and the
+// Observer.
+func (e *Engine) meterModelCall(ctx context.Context, t *turn, mreq *ModelRequest, err error) {
 	st := &t.step
 	start := st.start
 	ev := ModelCallEvent{RequestID: t.req.ID, Tenant: t.req.Tenant.Key, Environment: t.req.Environment.Name,
@@ -582,23 +595,17 @@ func (e *Engine) observeModelCall(ctx context.Context, t *turn, mreq *ModelReque
 		ev.Outcome = "error"
 	}
 	if !ev.Usage.Reported {
-		in := len(mreq.System) + len(mreq.Context)
-		for _, m := range mreq.Messages {
-			in += len(m.Content)
-			for _, c := range m.ToolCalls {
-				in += len(c.Name) + len(c.Arguments)
-			}
-		}
-		for _, s := range mreq.Tools {
-			in += len(s.Name) + len(s.Description) + len(s.Parameters)
-		}
+		in := promptBytes(mreq)
 		out := st.text.Len()
 		for _, c := range st.calls {
 			out += len(c.Name) + len(c.Arguments)
 		}
 		ev.Estimated = Usage{InputTokens: (in + 3) / 4, OutputTokens: (out + 3) / 4}
 	}
-	e.obs.ModelCall(ctx, ev)
+	t.tokens += int64(ev.Usage.InputTokens + ev.Usage.OutputTokens + ev.Estimated.InputTokens + ev.Estimated.OutputTokens)
+	if e.obs.ModelCall != nil {
+		e.obs.ModelCall(ctx, ev)
+	}
 }
 
 // step is what the running completion of a turn produced so far.

@@ -40,8 +40,13 @@ func (m *Model) params(req *engine.ModelRequest) openai.ChatCompletionNewParams 
 	if m.s.Temperature != nil {
 		p.Temperature = openai.Float(*m.s.Temperature)
 	}
-	if m.s.MaxOutputTokens > 0 {
-		p.MaxCompletionTokens = openai.Int(int64(m.s.MaxOutputTokens))
+	// The lower of the two bounds: the tenant's (which a budget relies on) and this model's.
+	limit := m.s.MaxOutputTokens
+	if req.MaxOutputTokens > 0 && (limit == 0 || req.MaxOutputTokens < limit) {
+		limit = req.MaxOutputTokens
+	}
+	if limit > 0 {
+		p.MaxCompletionTokens = openai.Int(int64(limit))
 	}
 	return p
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -156,6 +157,20 @@ func TestRequestBodyOptions(t *testing.T) {
 	json.Unmarshal(b.messages[0], &first)
 	if len(b.messages) != 2 || first.Role != "system" || first.Content != req.System+"\n\n"+req.Context {
 		t.Errorf("messages %s", b.fields["messages"])
+	}
+
+	// A tenant's bound lower than the model's wins, and a higher one does not.
+	for _, c := range []struct{ tenant, want int }{{120, 120}, {900, 300}} {
+		req := balanceRequest()
+		req.MaxOutputTokens = c.tenant
+		if r := collect(m.Stream(context.Background(), req)); r.err != nil {
+			t.Fatal(r.err)
+		}
+		reqs := srv.Requests()
+		b := parseBody(t, reqs[len(reqs)-1].Body)
+		if got := string(b.fields["max_completion_tokens"]); got != strconv.Itoa(c.want) {
+			t.Errorf("tenant bound %d: max_completion_tokens %s, want %d", c.tenant, got, c.want)
+		}
 	}
 }
 

@@ -1,0 +1,144 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/usage"
+)
+
+// swappableTenants serves one tenant whose configuration the test changes while the engine
+// runs, as a reloaded tenant file does.
+type swappableTenants struct{ t atomic.Pointer[engine.Tenant] }
+
+func (s *swappableTenants) Tenant(_ context.Context, key string) (*engine.Tenant, error) {
+	if t := s.t.Load(); t.Key == key {
+		return t, nil
+	}
+	return nil, engine.ErrUnknownTenant
+}
+
+func withLimits(l engine.Limits) *engine.Tenant {
+	t := testTenant()
+	t.Limits = l
+	return t
+}
+
+// TestBudgetRefusesBeforeTheWork: past a user's turns of the day, a turn is a 429
+// quota_exceeded before anything runs, over HTTP and in process; another user's turn runs;
+// raising the budget while the engine runs lets the user go on.
+func TestBudgetRefusesBeforeTheWork(t *testing.T) {
+	var calls atomic.Int64
+	model := enginetest.ModelFunc(func(context.Context, *engine.ModelRequest) []engine.ModelEvent {
+		calls.Add(1)
+		return enginetest.Text("Hello.")
+	})
+	tenants := &swappableTenants{}
+	tenants.t.Store(withLimits(engine.Limits{TurnsPerUserPerDay: 2}))
+	h := newHarness(t, engine.Config{Model: model, Tenants: tenants, Budget: &usage.MemoryBudget{}})
+	for range 2 {
+		h.turn(`{"transcript":"hi"}`)
+	}
+	resp := h.do(t.Context(), http.MethodPost, engine.PathTurn, headers(), `{"transcript":"hi"}`)
+	p := readProblem(t, resp)
+	retry, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+	if resp.StatusCode != http.StatusTooManyRequests || p.Code != engine.CodeQuotaExceeded || !p.Retryable || retry < 1 || retry > 86400 {
+		t.Errorf("the third turn of the day: %d %+v, Retry-After %q", resp.StatusCode, p, resp.Header.Get("Retry-After"))
+	}
+	// In process, the same problem is the turn's error.
+	var err error
+	for _, e := range h.engine.Turn(t.Context(), &engine.Caller{EngineKey: testKey, UserToken: testToken}, &engine.TurnInput{Transcript: "hi"}) {
+		err = e
+	}
+	if pr := (*engine.Problem)(nil); !errors.As(err, &pr) || pr.Code != engine.CodeQuotaExceeded {
+		t.Errorf("in process: %v", err)
+	}
+	if calls.Load() != 2 {
+		t.Errorf("%d model calls for 2 turns run", calls.Load())
+	}
+	other := headers()
+	other.Set("X-Token", "another-user-token")
+	h.turnWith(other, `{"transcript":"hi"}`)
+
+	tenants.t.Store(withLimits(engine.Limits{TurnsPerUserPerDay: 3}))
+	h.turn(`{"transcript":"hi"}`)
+}
+
+// TestSpeechBudget: syntheses count the seconds they spoke; past the tenant's speech seconds
+// of the day, a tts request is refused before it is synthesized, and audio before it is
+// transcribed.
+func TestSpeechBudget(t *testing.T) {
+	synth := &fakeSynthesizer{Rate: 16000, Seconds: 1}
+	var heard atomic.Int64
+	hears := transcriberFunc(func(context.Context, []int16, int, string) (string, error) {
+		heard.Add(1)
+		return "hello", nil
+	})
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Synthesizer: synth, Transcriber: hears,
+		Budget: &usage.MemoryBudget{}}, withLimits(engine.Limits{SpeechSecondsPerDay: 5}))
+	// "Hello there." reserves 2.2 s and is settled to the 1 s it spoke: after three, 3 + 2.2 s
+	// would pass five seconds.
+	for i := range 4 {
+		resp := h.do(t.Context(), http.MethodPost, engine.PathTTS, headers(), `{"text":"Hello there."}`)
+		if i < 3 {
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("synthesis %d: %d", i, resp.StatusCode)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			continue
+		}
+		if p := readProblem(t, resp); p.Code != engine.CodeQuotaExceeded {
+			t.Errorf("synthesis past the budget: %+v", p)
+		}
+	}
+	if got := synth.Read.Load(); got != 3*2*16000 {
+		t.Errorf("%d bytes synthesized, want three seconds", got)
+	}
+	resp := h.do(t.Context(), http.MethodPost, engine.PathTurn, headers(), audioBody(voiced(16000*6), 16000, nil))
+	if p := readProblem(t, resp); resp.StatusCode != http.StatusTooManyRequests || p.Code != engine.CodeQuotaExceeded || heard.Load() != 0 {
+		t.Errorf("audio past the speech budget: %d %+v, transcribed %d times", resp.StatusCode, p, heard.Load())
+	}
+}
+
+// TestMemoryBudgetWindows: a day's counts end at UTC midnight, a month's at the month's end;
+// a refusal says how long until then; a settlement after its window closed changes nothing
+// of the next.
+func TestMemoryBudgetWindows(t *testing.T) {
+	now := time.Date(2026, 11, 30, 23, 59, 0, 0, time.UTC)
+	b := &usage.MemoryBudget{Now: func() time.Time { return now }}
+	tenant := withLimits(engine.Limits{TokensPerDay: 1000, TokensPerMonth: 1500})
+	ctx := t.Context()
+	r, err := b.Reserve(ctx, engine.Spend{Tenant: tenant, Tokens: 900})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q *engine.QuotaError
+	if _, err := b.Reserve(ctx, engine.Spend{Tenant: tenant, Tokens: 200}); !errors.As(err, &q) || q.Limit != "tokens_per_day" || q.RetryAfter != time.Minute {
+		t.Fatalf("past the day's tokens: %v", err)
+	}
+	// The turn spent less than it reserved: what is left is free again.
+	r.Settle(ctx, engine.Spend{Tenant: tenant, Tokens: 300})
+	if _, err := b.Reserve(ctx, engine.Spend{Tenant: tenant, Tokens: 600}); err != nil {
+		t.Fatalf("after settling: %v", err)
+	}
+	now = now.Add(2 * time.Minute) // December 1st: a new day and a new month
+	if _, err := b.Reserve(ctx, engine.Spend{Tenant: tenant, Tokens: 1000}); err != nil {
+		t.Fatalf("a new day: %v", err)
+	}
+	if _, err := b.Reserve(ctx, engine.Spend{Tenant: tenant, Tokens: 1}); !errors.As(err, &q) || q.Limit != "tokens_per_day" || q.RetryAfter != 24*time.Hour-time.Minute {
+		t.Fatalf("the new day's budget spent: %v", err)
+	}
+	now = now.Add(24 * time.Hour)
+	if _, err := b.Reserve(ctx, engine.Spend{Tenant: tenant, Tokens: 501}); !errors.As(err, &q) || q.Limit != "tokens_per_month" {
+		t.Fatalf("past the month's tokens: %v", err)
+	}
+}
