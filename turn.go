@@ -117,8 +117,8 @@ type turn struct {
 	userKey        string // the user's keyed hash, for the Observer and the Budget
 	budget         Reservation
 	mreq           *ModelRequest // made early to reserve the turn's tokens
-	tokens         int64 // the tokens its model calls spent, reported or estimated
-	counted        int   // 1 once the turn started: a turn refused before counts for no budget
+	tokens         int64         // the tokens its model calls spent, reported or estimated
+	counted        int           // 1 once the turn started: a turn refused before counts for no budget
 	country        string
 	screen         string
 	transcript     string
@@ -239,7 +239,9 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 	if p == nil && e.budget != nil {
 		// What the turn may spend is reserved before its model is called.
 		t.budget, p = e.reserve(tctx, req.ID, e.turnSpend(t))
-		defer func() { e.settle(ctx, t.budget, Spend{Tenant: req.Tenant, User: t.userKey, Tokens: t.tokens, Turns: t.counted}) }()
+		defer func() {
+			e.settle(ctx, t.budget, Spend{Tenant: req.Tenant, User: t.userKey, Tokens: t.tokens, Turns: t.counted})
+		}()
 	}
 	if p != nil {
 		to.yield(Event{}, p)
