@@ -7,18 +7,21 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/redisstore"
+	"github.com/convengine/engine/usage"
 )
 
-// stores are the engine's shared state, rate limits and the turns' events included: Redis when
-// a URL is given, memory otherwise.
+// stores are the engine's shared state, rate limits, budgets and the turns' events included:
+// Redis when a URL is given, memory otherwise.
 type stores struct{ redis *redisstore.Store }
 
 func (s stores) apply(cfg *engine.Config) {
 	if s.redis != nil {
 		cfg.Sessions, cfg.Replay, cfg.Actions, cfg.RateLimiter, cfg.TurnLog = s.redis, s.redis, s.redis, s.redis, s.redis
+		cfg.Budget = s.redis
 		return
 	}
 	cfg.TurnLog = &engine.MemoryTurnLog{} // turns can be resumed (GET /engine/turns/{id})
+	cfg.Budget = &usage.MemoryBudget{}    // the budgets of the tenants' limits, in this process
 }
 
 // openStores connects to Redis when url is set and refuses to start if it does not answer.
