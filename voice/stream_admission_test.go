@@ -12,6 +12,8 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/usage"
 	"github.com/convengine/engine/voice"
 )
 
@@ -249,5 +251,48 @@ func TestAudioMemoryBound(t *testing.T) {
 	other.send(map[string]any{"type": "end_of_speech"})
 	if r := other.turn(); r.spec.Speak != "Hello." {
 		t.Fatalf("after the talker's turn: %q", r.spec.Speak)
+	}
+}
+
+// TestSocketTurnsKeepTheBudget: a user with two turns a day has the third refused as
+// quota_exceeded, spoken or typed, before its audio is heard or the model asked, on a socket
+// that stays open for another user's turns.
+func TestSocketTurnsKeepTheBudget(t *testing.T) {
+	checkLeaks(t)
+	tn := testTenant()
+	tn.Limits.TurnsPerUserPerDay = 2
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
+	var heard atomic.Int64
+	hears := speechtest.TranscriberFunc(func(context.Context, []int16, int, string) (string, error) {
+		heard.Add(1)
+		return "hi", nil
+	})
+	h := newHarness(t, engine.Config{Model: model, Transcriber: hears, Budget: &usage.MemoryBudget{}}, tn)
+	h.shutdownAtEnd(t)
+
+	c := h.dial(t, headers())
+	c.send(map[string]any{"type": "text", "transcript": "hi"})
+	c.turn()
+	c.sayHi()
+	c.turn()
+	c.send(map[string]any{"type": "text", "transcript": "hi again"})
+	c.expectQuotaExceeded()
+	c.sayHi()
+	c.expectQuotaExceeded()
+	if n, h := model.Calls(), heard.Load(); n != 2 || h != 1 {
+		t.Errorf("the model was asked %d times and the audio heard %d times, want 2 and 1", n, h)
+	}
+	other := h.dial(t, userHeaders("another-users-token"))
+	other.send(map[string]any{"type": "text", "transcript": "hi"})
+	other.turn()
+}
+
+// expectQuotaExceeded reads the error message of a turn its tenant's budget refused: retryable,
+// about the turn it refused.
+func (c *voiceClient) expectQuotaExceeded() {
+	c.t.Helper()
+	m := c.expect("error")
+	if m.Error.Code != engine.CodeQuotaExceeded || !m.Error.Retryable || m.TurnID == "" || m.Error.Message == "" {
+		c.t.Errorf("got %s, want a retryable quota_exceeded about the turn", m.raw)
 	}
 }
