@@ -316,12 +316,7 @@ func New(cfg Config) (*Engine, error) {
 // and waits for it to end. Handlers keep working afterwards, without background work. Call it
 // once the HTTP server in front of the engine has shut down. It is safe to call more than once.
 func (e *Engine) Close() error {
-	w := e.warm
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
-	w.cancel()
-	w.wg.Wait()
+	e.warm.Close()
 	return nil
 }
 
