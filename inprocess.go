@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/headers"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -239,7 +240,7 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 		for name, vals := range c.Forward {
 			h[HeaderForwardPrefix+name] = vals
 		}
-		req.Forward = forwardedHeaders(h, nil)
+		req.Forward = ForwardedHeaders(headers.Forwarded(h, nil))
 	}
 	return req, nil
 }

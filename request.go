@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/headers"
 	"github.com/convengine/engine/internal/headerscan"
 	"github.com/convengine/engine/internal/jsonbody"
 	"github.com/convengine/engine/internal/jsonenc"
@@ -131,7 +132,7 @@ func (e *Engine) readAllHeaders(r *http.Request, withSession, rateLimit bool) (*
 			return req, p
 		}
 	}
-	req.Forward = forwardedHeaders(h, headerscan.Spelling(r.Context()))
+	req.Forward = ForwardedHeaders(headers.Forwarded(h, headerscan.Spelling(r.Context())))
 	if len(req.Forward) > 0 {
 		e.log.DebugContext(r.Context(), "forwarding headers", "requestId", req.ID, "headers", req.Forward)
 	}
