@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/convengine/engine/internal/ids"
 	"github.com/convengine/engine/internal/sse"
 )
 
@@ -68,7 +69,7 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 	}
 	id := strings.TrimPrefix(r.URL.Path, PathTurns)
 	notFound := newProblem(http.StatusNotFound, CodeNotFound, "no turn of yours has this id, or it is over for too long")
-	if e.turnLog == nil || !validTurnID(id) {
+	if e.turnLog == nil || !ids.ValidTurn(id) {
 		writeProblem(w, notFound, req.ID)
 		return
 	}
@@ -199,25 +200,6 @@ func (e *Engine) readOwnTurn(ctx context.Context, id string, after int, owner Tu
 
 func (e *Engine) logResume(ctx context.Context, req *request, turn string, events int) {
 	e.log.InfoContext(ctx, "turn resumed", "requestId", req.ID, "tenant", req.Tenant.Key, "turnId", turn, "events", events)
-}
-
-// validTurnID reports whether s can be a turn's id: the engine's are UUIDs.
-func validTurnID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if c != '-' {
-				return false
-			}
-		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // lastEventID reads the Last-Event-ID header: the id of the last event the client has, 0 when
