@@ -187,7 +187,7 @@ type Engine struct {
 	turnLog       TurnLog
 	resumeFor     time.Duration
 	resumes       bound.Slots
-	resumesOfTurn resumesOfTurn
+	resumesOfTurn *bound.PerUser // the resumes of each turn
 	// hostWidgets are Config.Widgets by tool name; hostWidgetSpecs describe them to the model.
 	hostWidgets     map[string]*WidgetType
 	hostWidgetSpecs []ToolSpec
@@ -259,7 +259,7 @@ func New(cfg Config) (*Engine, error) {
 	if e.resumeFor <= 0 {
 		e.resumeFor = defaultResumeFor
 	}
-	e.resumes = bound.NewSlots(0, defaultMaxResumes)
+	e.resumes, e.resumesOfTurn = bound.NewSlots(0, defaultMaxResumes), bound.NewPerUser(maxResumesPerTurn, 0)
 	if err := e.initSessions(&cfg); err != nil {
 		errs = append(errs, err)
 	}

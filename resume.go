@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/convengine/engine/internal/ids"
@@ -32,33 +31,6 @@ const (
 // tenant, user and session that ran it (docs/protocol.md).
 func (e *Engine) ResumeHandler() http.Handler {
 	return e.route(http.MethodGet, PathTurns, http.HandlerFunc(e.serveResume))
-}
-
-// resumesOfTurn counts the resumes of each turn, to bound them.
-type resumesOfTurn struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (r *resumesOfTurn) take(turn string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.n == nil {
-		r.n = map[string]int{}
-	}
-	if r.n[turn] >= maxResumesPerTurn {
-		return false
-	}
-	r.n[turn]++
-	return true
-}
-
-func (r *resumesOfTurn) give(turn string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.n[turn]--; r.n[turn] <= 0 {
-		delete(r.n, turn)
-	}
 }
 
 func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
@@ -123,13 +95,13 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 	}
 	// Counted once the turn is known to be the caller's: a stranger who knows a turn's id
 	// cannot hold its owner's resumes back.
-	if !e.resumesOfTurn.take(id) {
+	if !e.resumesOfTurn.Take(id) {
 		p := newProblem(http.StatusTooManyRequests, CodeRateLimited, "this turn is being resumed too many times at once")
 		p.header = http.Header{"Retry-After": {"1"}}
 		writeProblem(w, p, req.ID)
 		return
 	}
-	defer e.resumesOfTurn.give(id)
+	defer e.resumesOfTurn.Give(id)
 	release, ok := e.resumes.TryAcquire()
 	if !ok {
 		writeProblem(w, e.overloaded(ctx, BoundResumes, req, "the engine is resuming as many turns as it can; try again in a moment"), req.ID)
