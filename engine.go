@@ -192,7 +192,7 @@ type Engine struct {
 	turnLog       TurnLog
 	resumeFor     time.Duration
 	resumes       bound.Slots
-	resumesOfTurn resumesOfTurn
+	resumesOfTurn *bound.PerUser // the resumes of each turn
 	// hostWidgets are Config.Widgets by tool name; hostWidgetSpecs describe them to the model.
 	hostWidgets     map[string]*WidgetType
 	hostWidgetSpecs []ToolSpec
@@ -264,7 +264,7 @@ func New(cfg Config) (*Engine, error) {
 	if e.resumeFor <= 0 {
 		e.resumeFor = defaultResumeFor
 	}
-	e.resumes = bound.NewSlots(0, defaultMaxResumes)
+	e.resumes, e.resumesOfTurn = bound.NewSlots(0, defaultMaxResumes), bound.NewPerUser(maxResumesPerTurn, 0)
 	if err := e.initSessions(&cfg); err != nil {
 		errs = append(errs, err)
 	}
@@ -321,12 +321,7 @@ func New(cfg Config) (*Engine, error) {
 // and waits for it to end. Handlers keep working afterwards, without background work. Call it
 // once the HTTP server in front of the engine has shut down. It is safe to call more than once.
 func (e *Engine) Close() error {
-	w := e.warm
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
-	w.cancel()
-	w.wg.Wait()
+	e.warm.Close()
 	return nil
 }
 

@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/headers"
+	"github.com/convengine/engine/internal/ids"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -216,7 +218,7 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 	id := c.RequestID
 	if id == "" {
 		id = uuid.NewString()
-	} else if !requestIDChars(id) {
+	} else if !ids.Chars(id) {
 		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the request id must be 1 to 128 letters, digits or ._:-")
 	}
 	req := &request{ID: id}
@@ -239,7 +241,7 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 		for name, vals := range c.Forward {
 			h[HeaderForwardPrefix+name] = vals
 		}
-		req.Forward = forwardedHeaders(h, nil)
+		req.Forward = ForwardedHeaders(headers.Forwarded(h, nil))
 	}
 	return req, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/convengine/engine/internal/headerscan"
+	"github.com/convengine/engine/internal/ids"
 )
 
 // Listener wraps ln, on which srv serves the engine over plain-text HTTP/1.1 (the reference
@@ -55,7 +56,7 @@ func (e *Engine) Listener(srv *http.Server, ln net.Listener) net.Listener {
 
 // headersTooLarge answers a header block past limit with a problem, and logs it.
 func (e *Engine) headersTooLarge(conn io.Writer, id string, limit int) {
-	if !validRequestIDSyntax(id, e.hostChoosesEnvironment()) {
+	if !ids.ValidRequest(id, e.hostChoosesEnvironment()) {
 		id = ""
 	}
 	p := newProblem(http.StatusRequestHeaderFieldsTooLarge, CodeHeadersTooLarge,

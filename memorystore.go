@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/convengine/engine/internal/sessiontable"
+	"github.com/convengine/engine/internal/sweep"
 )
 
 // MemoryStore is a [SessionStore], a [ReplayStore] and an [ActionStore] in this process's memory, for a single
@@ -59,7 +60,7 @@ func (m *MemoryStore) Bind(_ context.Context, key, value string, expiry time.Tim
 	if b, ok := m.binds[key]; ok && now.Before(b.until) {
 		return b.value, nil
 	}
-	sweep(m.binds, sweepSample, func(b binding) time.Time { return b.until }, now)
+	sweep.Expired(m.binds, sweepSample, func(b binding) time.Time { return b.until }, now)
 	m.binds[key] = binding{value, expiry}
 	return value, nil
 }
@@ -126,21 +127,8 @@ const sweepSample = 8
 // expired entries to a fraction of the live ones; reads never return them.
 func (m *MemoryStore) sweepLocked() {
 	now := m.now()
-	sweep(m.claims, sweepSample, func(until time.Time) time.Time { return until }, now)
-	sweep(m.actions, sweepSample, func(r *actionRecord) time.Time { return r.until }, now)
-}
-
-// sweep deletes the entries of m that expired by now among n of them, visited in Go's random
-// iteration order; n < 0 visits them all.
-func sweep[V any](m map[string]V, n int, until func(V) time.Time, now time.Time) {
-	for k, v := range m {
-		if !now.Before(until(v)) {
-			delete(m, k)
-		}
-		if n--; n == 0 {
-			return
-		}
-	}
+	sweep.Expired(m.claims, sweepSample, func(until time.Time) time.Time { return until }, now)
+	sweep.Expired(m.actions, sweepSample, func(r *actionRecord) time.Time { return r.until }, now)
 }
 
 // actionRecord is an action's state in a MemoryStore.

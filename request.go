@@ -14,7 +14,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/headers"
 	"github.com/convengine/engine/internal/headerscan"
+	"github.com/convengine/engine/internal/ids"
 	"github.com/convengine/engine/internal/jsonbody"
 	"github.com/convengine/engine/internal/jsonenc"
 )
@@ -49,32 +51,6 @@ const (
 	maxUserToken      = 8192
 	maxClientMetadata = 4 << 10
 )
-
-// validRequestIDSyntax reports whether id matches ^(prod|stg)-[A-Za-z0-9._:-]{1,128}$, or with
-// unprefixed (when the host chooses the environment) also ^[A-Za-z0-9._:-]{1,128}$. It runs
-// twice for every request, so it is written out rather than a regular expression.
-func validRequestIDSyntax(id string, unprefixed bool) bool {
-	rest, ok := strings.CutPrefix(id, "prod-")
-	if !ok {
-		rest, ok = strings.CutPrefix(id, "stg-")
-	}
-	return (ok && requestIDChars(rest)) || (unprefixed && requestIDChars(id))
-}
-
-// requestIDChars reports whether s is 1 to 128 letters, digits or ._:-.
-func requestIDChars(s string) bool {
-	if len(s) < 1 || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == ':', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
 
 // request is what the common headers established about an incoming request.
 type request struct {
@@ -131,7 +107,7 @@ func (e *Engine) readAllHeaders(r *http.Request, withSession, rateLimit bool) (*
 			return req, p
 		}
 	}
-	req.Forward = forwardedHeaders(h, headerscan.Spelling(r.Context()))
+	req.Forward = ForwardedHeaders(headers.Forwarded(h, headerscan.Spelling(r.Context())))
 	if len(req.Forward) > 0 {
 		e.log.DebugContext(r.Context(), "forwarding headers", "requestId", req.ID, "headers", req.Forward)
 	}
@@ -254,9 +230,9 @@ func requestID(h http.Header, unprefixed bool) (string, *Problem) {
 		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header is missing; it must look like prod-<id> or stg-<id>")
 	case len(vals) > 1:
 		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header is sent more than once")
-	case !validRequestIDSyntax(vals[0], unprefixed) && unprefixed:
+	case !ids.ValidRequest(vals[0], unprefixed) && unprefixed:
 		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header must be 1 to 128 letters, digits or ._:-")
-	case !validRequestIDSyntax(vals[0], unprefixed):
+	case !ids.ValidRequest(vals[0], unprefixed):
 		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header must be prod- or stg- followed by 1 to 128 letters, digits or ._:-")
 	}
 	return vals[0], nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
+	internalheaders "github.com/convengine/engine/internal/headers"
 )
 
 func TestHeaderFailures(t *testing.T) {
@@ -341,5 +342,12 @@ func TestHostChoosesTheEnvironment(t *testing.T) {
 				t.Errorf("X-Request-ID echoed %q", got)
 			}
 		})
+	}
+}
+
+// TestForwardPrefix: the filter of forwarded headers looks for the prefix the protocol names.
+func TestForwardPrefix(t *testing.T) {
+	if engine.HeaderForwardPrefix != internalheaders.ForwardPrefix {
+		t.Fatalf("HeaderForwardPrefix %q, the filter's %q", engine.HeaderForwardPrefix, internalheaders.ForwardPrefix)
 	}
 }

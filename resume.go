@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/convengine/engine/internal/ids"
 	"github.com/convengine/engine/internal/sse"
 )
 
@@ -33,33 +33,6 @@ func (e *Engine) ResumeHandler() http.Handler {
 	return e.route(http.MethodGet, PathTurns, http.HandlerFunc(e.serveResume))
 }
 
-// resumesOfTurn counts the resumes of each turn, to bound them.
-type resumesOfTurn struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (r *resumesOfTurn) take(turn string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.n == nil {
-		r.n = map[string]int{}
-	}
-	if r.n[turn] >= maxResumesPerTurn {
-		return false
-	}
-	r.n[turn]++
-	return true
-}
-
-func (r *resumesOfTurn) give(turn string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.n[turn]--; r.n[turn] <= 0 {
-		delete(r.n, turn)
-	}
-}
-
 func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 	req, p := e.readHeaders(r)
 	if p != nil {
@@ -68,7 +41,7 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 	}
 	id := strings.TrimPrefix(r.URL.Path, PathTurns)
 	notFound := newProblem(http.StatusNotFound, CodeNotFound, "no turn of yours has this id, or it is over for too long")
-	if e.turnLog == nil || !validTurnID(id) {
+	if e.turnLog == nil || !ids.ValidTurn(id) {
 		writeProblem(w, notFound, req.ID)
 		return
 	}
@@ -122,13 +95,13 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 	}
 	// Counted once the turn is known to be the caller's: a stranger who knows a turn's id
 	// cannot hold its owner's resumes back.
-	if !e.resumesOfTurn.take(id) {
+	if !e.resumesOfTurn.Take(id) {
 		p := newProblem(http.StatusTooManyRequests, CodeRateLimited, "this turn is being resumed too many times at once")
 		p.header = http.Header{"Retry-After": {"1"}}
 		writeProblem(w, p, req.ID)
 		return
 	}
-	defer e.resumesOfTurn.give(id)
+	defer e.resumesOfTurn.Give(id)
 	release, ok := e.resumes.TryAcquire()
 	if !ok {
 		writeProblem(w, e.overloaded(ctx, BoundResumes, req, "the engine is resuming as many turns as it can; try again in a moment"), req.ID)
@@ -199,25 +172,6 @@ func (e *Engine) readOwnTurn(ctx context.Context, id string, after int, owner Tu
 
 func (e *Engine) logResume(ctx context.Context, req *request, turn string, events int) {
 	e.log.InfoContext(ctx, "turn resumed", "requestId", req.ID, "tenant", req.Tenant.Key, "turnId", turn, "events", events)
-}
-
-// validTurnID reports whether s can be a turn's id: the engine's are UUIDs.
-func validTurnID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if c != '-' {
-				return false
-			}
-		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // lastEventID reads the Last-Event-ID header: the id of the last event the client has, 0 when

@@ -4,161 +4,41 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/convengine/engine/internal/prompt"
+	"github.com/convengine/engine/internal/toolcache"
 
 	"golang.org/x/sync/singleflight"
 
 	"github.com/convengine/engine/widgets"
 )
 
-// Bounds of background work.
-const (
-	defaultToolListTTL = 5 * time.Minute
-	warmTimeout        = 30 * time.Second
-	maxWarmEntries     = 1024 // entries kept before expired ones are swept
-	maxToolLists       = 8192 // tool lists kept, with a Toolset that lists per user
-)
-
-// errClosed is returned by background work asked for after [Engine.Close].
-var errClosed = errors.New("engine: closed")
+// warmTimeout bounds a warm-up.
+const warmTimeout = 30 * time.Second
 
 // warmer holds the engine's background work: the warm-ups that create-session starts, and the
-// tool lists of tenant environments, which warm-ups and turns share until they expire.
-// Concurrent work for one tenant environment collapses into one call.
+// tool lists of tenant environments, which warm-ups and turns share until they expire (package
+// toolcache). Concurrent work for one tenant environment collapses into one call.
 type warmer struct {
-	ttl   time.Duration // negative: nothing is reused
+	*toolcache.Cache[Tool, *Tenant, *toolIndex]
 	group singleflight.Group
-
-	mu     sync.Mutex
-	tools  map[string]toolsEntry
-	warmed map[string]time.Time // until when a tenant environment counts as warm
-	closed bool
-	wg     sync.WaitGroup
-
-	ctx    context.Context // cancelled by Close
-	cancel context.CancelFunc
-
 	// uiOnly describes no tools but the UI tools: the tool list of every turn of an engine
 	// without a Toolset.
 	uiOnly *toolIndex
 }
 
-type toolsEntry struct {
-	tools []Tool
-	until time.Time
-	// index is tools described for the model, for the tenant it was made for; turns share it.
-	index *toolIndex
-}
-
 // toolIndex is a tool list indexed by name and described for the model, with the UI tools.
 // Turns share it: nothing changes it after it is made.
 type toolIndex struct {
-	tenant *Tenant
 	byName map[string]Tool
 	specs  []ToolSpec
 }
 
 func newWarmer(ttl time.Duration, hostUI []ToolSpec) *warmer {
-	if ttl == 0 {
-		ttl = defaultToolListTTL
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	uiOnly := &toolIndex{}
-	uiOnly.byName, uiOnly.specs = describeTools(nil, nil, hostUI)
-	return &warmer{ttl: ttl, tools: map[string]toolsEntry{}, warmed: map[string]time.Time{}, ctx: ctx, cancel: cancel, uiOnly: uiOnly}
-}
-
-// enter registers one piece of background work, or reports false after Close.
-func (w *warmer) enter() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return false
-	}
-	w.wg.Add(1)
-	return true
-}
-
-func (w *warmer) exit() { w.wg.Done() }
-
-// detach returns a context with parent's values that outlives parent's cancellation: it ends
-// after d, or when the engine is closed.
-func (w *warmer) detach(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), d)
-	stop := context.AfterFunc(w.ctx, cancel)
-	return ctx, func() { stop(); cancel() }
-}
-
-func (w *warmer) cachedTools(key string, now time.Time) ([]Tool, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	e, ok := w.tools[key]
-	return e.tools, ok && now.Before(e.until)
-}
-
-// cachedIndex returns the description of the fresh tool list of key, when it was made for
-// tenant (a tenant store may hand out a changed tenant under the same key).
-func (w *warmer) cachedIndex(key string, tenant *Tenant, now time.Time) (*toolIndex, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	e, ok := w.tools[key]
-	if !ok || !now.Before(e.until) || e.index == nil || e.index.tenant != tenant {
-		return nil, false
-	}
-	return e.index, true
-}
-
-// putIndex keeps idx with the tool list of key it describes, if that list is still the
-// cached one.
-func (w *warmer) putIndex(key string, tools []Tool, idx *toolIndex) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	e, ok := w.tools[key]
-	if !ok || len(e.tools) != len(tools) || (len(tools) > 0 && &e.tools[0] != &tools[0]) {
-		return
-	}
-	e.index = idx
-	w.tools[key] = e
-}
-
-func (w *warmer) putTools(key string, tools []Tool, now time.Time) {
-	if w.ttl < 0 {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.tools) >= maxWarmEntries {
-		sweep(w.tools, -1, func(e toolsEntry) time.Time { return e.until }, now)
-	}
-	for k := range w.tools { // lists of many users, none expired: one goes
-		if len(w.tools) < maxToolLists {
-			break
-		}
-		delete(w.tools, k)
-	}
-	w.tools[key] = toolsEntry{tools: tools, until: now.Add(w.ttl)}
-}
-
-func (w *warmer) isWarm(key string, now time.Time) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	until, ok := w.warmed[key]
-	return ok && now.Before(until)
-}
-
-func (w *warmer) markWarm(key string, now time.Time) {
-	if w.ttl < 0 {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.warmed) >= maxWarmEntries {
-		sweep(w.warmed, -1, func(until time.Time) time.Time { return until }, now)
-	}
-	w.warmed[key] = now.Add(w.ttl)
+	w := &warmer{Cache: toolcache.New[Tool, *Tenant, *toolIndex](ttl), uiOnly: &toolIndex{}}
+	w.uiOnly.byName, w.uiOnly.specs = describeTools(nil, nil, hostUI)
+	return w
 }
 
 func warmKey(env *ToolEnv) string { return env.Tenant.Key + "\x00" + env.Environment.Name }
@@ -186,26 +66,26 @@ func (e *Engine) toolList(ctx context.Context, env *ToolEnv) ([]Tool, error) {
 		return nil, nil
 	}
 	key := e.toolKey(env)
-	if tools, ok := e.warm.cachedTools(key, e.now()); ok {
+	if tools, ok := e.warm.List(key, e.now()); ok {
 		return tools, nil
 	}
 	ch := e.warm.group.DoChan("tools\x00"+key, func() (any, error) {
-		if !e.warm.enter() {
-			return nil, errClosed
+		if !e.warm.Enter() {
+			return nil, toolcache.ErrClosed
 		}
-		defer e.warm.exit()
-		lctx, cancel := e.warm.detach(ctx, env.Tenant.Limits.ToolTimeout.or(defaultToolLimit))
+		defer e.warm.Exit()
+		lctx, cancel := e.warm.Detach(ctx, env.Tenant.Limits.ToolTimeout.or(defaultToolLimit))
 		defer cancel()
 		tools, err := e.listTools(lctx, env)
 		if err != nil {
 			return nil, err
 		}
-		e.warm.putTools(key, tools, e.now())
+		e.warm.PutList(key, tools, e.now())
 		return tools, nil
 	})
 	select {
 	case res := <-ch:
-		if errors.Is(res.Err, errClosed) {
+		if errors.Is(res.Err, toolcache.ErrClosed) {
 			return e.listTools(ctx, env)
 		}
 		tools, _ := res.Val.([]Tool)
@@ -233,16 +113,16 @@ func (e *Engine) describedTools(ctx context.Context, env *ToolEnv) (*toolIndex, 
 		return e.warm.uiOnly, nil
 	}
 	key := e.toolKey(env)
-	if idx, ok := e.warm.cachedIndex(key, env.Tenant, e.now()); ok {
+	if idx, ok := e.warm.Index(key, env.Tenant, e.now()); ok {
 		return idx, nil
 	}
 	tools, err := e.toolList(ctx, env)
 	if err != nil {
 		return nil, err
 	}
-	idx := &toolIndex{tenant: env.Tenant}
+	idx := &toolIndex{}
 	idx.byName, idx.specs = describeTools(env.Tenant, tools, e.hostWidgetSpecs)
-	e.warm.putIndex(key, tools, idx)
+	e.warm.PutIndex(key, tools, env.Tenant, idx)
 	return idx, nil
 }
 
@@ -273,48 +153,35 @@ func (e *Engine) startWarmUp(ctx context.Context, req *request) {
 	env := req.toolEnv()
 	key := warmKey(env)
 	e.startPreconnect(ctx, env)
-	if e.warm.isWarm(key, e.now()) && e.listsPerUser(env) && e.warm.enter() {
-		// The environment is warm, but this user's tools are not listed yet.
-		go func() {
-			defer e.warm.exit()
-			lctx, cancel := e.warm.detach(ctx, warmTimeout)
-			defer cancel()
-			e.toolList(lctx, env)
-		}()
+	if e.warm.IsWarm(key, e.now()) {
+		if e.listsPerUser(env) { // the environment is warm, but this user's tools may not be listed
+			e.warm.Go(ctx, warmTimeout, func(lctx context.Context) { e.toolList(lctx, env) })
+		}
 		return
 	}
-	if e.warm.isWarm(key, e.now()) || !e.warm.enter() {
-		return
-	}
-	go func() {
-		defer e.warm.exit()
-		wctx, cancel := e.warm.detach(ctx, warmTimeout)
-		defer cancel()
+	e.warm.Go(ctx, warmTimeout, func(wctx context.Context) {
 		_, err, _ := e.warm.group.Do("warm\x00"+key, func() (any, error) { return nil, e.warmUp(wctx, key, env) })
-		if err != nil && !errors.Is(err, errClosed) {
+		if err != nil && !errors.Is(err, toolcache.ErrClosed) {
 			e.log.WarnContext(wctx, "warm-up failed", "requestId", env.RequestID, "tenant", env.Tenant.Key,
 				"env", env.Environment.Name, "err", err)
 		}
-	}()
+	})
 }
 
 // startPreconnect lets a [Preconnector] open the connections of env's tools in the background.
 // The user's token is not given to it: a connection needs none.
 func (e *Engine) startPreconnect(ctx context.Context, env *ToolEnv) {
 	pc, ok := e.toolset.(Preconnector)
-	if !ok || !e.warm.enter() {
+	if !ok {
 		return
 	}
-	go func() {
-		defer e.warm.exit()
-		pctx, cancel := e.warm.detach(ctx, env.Tenant.Limits.ToolTimeout.or(defaultToolLimit))
-		defer cancel()
+	e.warm.Go(ctx, env.Tenant.Limits.ToolTimeout.or(defaultToolLimit), func(pctx context.Context) {
 		anon := &ToolEnv{Tenant: env.Tenant, Environment: env.Environment, RequestID: env.RequestID}
 		if err := preconnect(pctx, pc, anon); err != nil && pctx.Err() == nil {
 			e.log.DebugContext(pctx, "preconnecting the tools failed", "requestId", env.RequestID, "tenant", env.Tenant.Key,
 				"env", env.Environment.Name, "err", err)
 		}
-	}()
+	})
 }
 
 func preconnect(ctx context.Context, pc Preconnector, env *ToolEnv) (err error) {
@@ -332,7 +199,7 @@ func (e *Engine) warmUp(ctx context.Context, key string, env *ToolEnv) (err erro
 			err = fmt.Errorf("warm-up panicked: %T", v)
 		}
 	}()
-	if e.warm.isWarm(key, e.now()) {
+	if e.warm.IsWarm(key, e.now()) {
 		return nil
 	}
 	tools, err := e.toolList(ctx, env)
@@ -352,7 +219,7 @@ func (e *Engine) warmUp(ctx context.Context, key string, env *ToolEnv) (err erro
 			return fmt.Errorf("warming the model: %w", err)
 		}
 	}
-	e.warm.markWarm(key, e.now())
+	e.warm.MarkWarm(key, e.now())
 	return nil
 }
 

@@ -1,7 +1,7 @@
 // Package headers holds the one list of header names that a header forwarded to a tenant's
-// backend may never become. The engine filters X-Engine-Forward-* headers with it, and the
-// Toolsets (httptools, mcptools) check it again, with their own protocol's headers, before
-// they set the forwarded headers on a request.
+// backend may never become, and the filter of the X-Engine-Forward-* headers that uses it
+// ([Forwarded]). The Toolsets (httptools, mcptools) check the list again, with their own
+// protocol's headers, before they set the forwarded headers on a request.
 package headers
 
 import "strings"

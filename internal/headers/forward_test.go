@@ -1,9 +1,11 @@
-package engine
+package headers_test
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,7 +37,7 @@ func TestForwardedHeaders(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := http.Header(forwardedHeaders(tc.in, nil))
+			got := http.Header(headers.Forwarded(tc.in, nil))
 			if len(got) == 0 && len(tc.want) == 0 {
 				return
 			}
@@ -51,9 +53,9 @@ func TestForwardedHeadersBounds(t *testing.T) {
 	for i := range 40 {
 		in[fmt.Sprintf("X-Engine-Forward-H%02d", i)] = []string{"v"}
 	}
-	got := forwardedHeaders(in, nil)
+	got := headers.Forwarded(in, nil)
 	if len(got) != 32 || got["H00"] == nil || got["H31"] == nil || got["H32"] != nil {
-		t.Fatalf("kept %v", got.Names())
+		t.Fatalf("kept %v", slices.Sorted(maps.Keys(got)))
 	}
 
 	// 16 KB of names and values: the header that would pass it is dropped, smaller ones after
@@ -61,24 +63,24 @@ func TestForwardedHeadersBounds(t *testing.T) {
 	big := strings.Repeat("b", 10<<10)
 	in = http.Header{"X-Engine-Forward-A": {big}, "X-Engine-Forward-B": {big}, "X-Engine-Forward-C": {"small"}}
 	for range 5 {
-		got = forwardedHeaders(in, nil)
+		got = headers.Forwarded(in, nil)
 		if got["A"] == nil || got["B"] != nil || got["C"] == nil {
-			t.Fatalf("kept %v", got.Names())
+			t.Fatalf("kept %v", slices.Sorted(maps.Keys(got)))
 		}
 	}
 }
 
 // neverForwarded are the headers the protocol forbids a forwarded header to become: the
 // engine's own and the hop-by-hop ones.
-var neverForwarded = []string{HeaderUserToken, HeaderEngineKey, HeaderRequestID, HeaderClientMetadata, "Idempotency-Key",
+var neverForwarded = []string{"X-Token", "X-Engine-Key", "X-Request-ID", "X-Client-Metadata", "Idempotency-Key",
 	"Connection", "Keep-Alive", "TE", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length", "Proxy-Authorization",
-	HeaderActionProof, HeaderActionProofType, HeaderDeviceKey, HeaderActionToken, "Engine-Device-Anything"}
+	"Engine-Action-Proof", "Engine-Action-Proof-Type", "Engine-Device-Key", "Engine-Action-Token", "Engine-Device-Anything"}
 
 func TestReservedHeadersAreNeverForwarded(t *testing.T) {
 	for _, name := range neverForwarded {
 		in := http.Header{"X-Engine-Forward-" + name: {"v"}, "X-Engine-Forward-" + strings.ToLower(name): {"v"}}
-		if out := forwardedHeaders(in, nil); len(out) != 0 {
-			t.Errorf("%s was forwarded: %v", name, out.Names())
+		if out := headers.Forwarded(in, nil); len(out) != 0 {
+			t.Errorf("%s was forwarded: %v", name, slices.Sorted(maps.Keys(out)))
 		}
 	}
 }
@@ -91,10 +93,10 @@ func FuzzForwardedHeaders(f *testing.F) {
 		for i := range copies % 64 {
 			in[fmt.Sprintf("%s%d", n1, i)] = []string{v1}
 		}
-		out := forwardedHeaders(in, nil)
+		out := headers.Forwarded(in, nil)
 		count, size := 0, 0
 		for name, vals := range out {
-			if !headers.ValidName(name) || !forwardable(name) {
+			if !headers.ValidName(name) || headers.Reserved(name) {
 				t.Fatalf("forwarded %q", name)
 			}
 			for _, c := range neverForwarded {
@@ -110,7 +112,7 @@ func FuzzForwardedHeaders(f *testing.F) {
 				size += len(name) + len(v)
 			}
 		}
-		if count > maxForwardHeaders || size > maxForwardBytes {
+		if count > headers.MaxForwarded || size > headers.MaxForwardedBytes {
 			t.Fatalf("%d headers, %d bytes", count, size)
 		}
 	})
@@ -123,7 +125,7 @@ func BenchmarkForward(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if len(forwardedHeaders(in, nil)) != 32 {
+		if len(headers.Forwarded(in, nil)) != 32 {
 			b.Fatal("lost headers")
 		}
 	}

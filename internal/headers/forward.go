@@ -1,26 +1,27 @@
-package engine
+package headers
 
 import (
 	"net/http"
 	"slices"
 	"strings"
-
-	"github.com/convengine/engine/internal/headers"
 )
+
+// ForwardPrefix starts the headers a client asks the engine to pass to the backend.
+const ForwardPrefix = "X-Engine-Forward-"
 
 // Bounds on forwarded headers: what passes them is dropped, and the turn goes on.
 const (
-	maxForwardHeaders = 32
-	maxForwardBytes   = 16 << 10
+	MaxForwarded      = 32
+	MaxForwardedBytes = 16 << 10
 )
 
-// forwardedHeaders returns the X-Engine-Forward-* headers of h with the prefix removed once, as
+// Forwarded returns the X-Engine-Forward-* headers of h with the prefix removed once, as
 // docs/protocol.md sets: colliding, hop-by-hop and malformed headers are dropped, and so is what
 // passes 32 headers or 16 KB of names and values. Headers are taken in sorted order of their
 // names and then in the order of their values, so what is dropped is the same for the same
-// request. spelling, when not nil, returns the client's spelling of a canonical name (see
-// [Engine.Listener]); the names of the result are spelled so.
-func forwardedHeaders(h http.Header, spelling func(string) string) ForwardedHeaders {
+// request. spelling, when not nil, returns the client's spelling of a canonical name (as
+// the engine's listener records it); the names of the result are spelled so.
+func Forwarded(h http.Header, spelling func(string) string) http.Header {
 	// Headers named by Connection are hop-by-hop for this request: a client must not use them
 	// to strip what the engine sets.
 	var connNamed map[string]bool
@@ -34,7 +35,7 @@ func forwardedHeaders(h http.Header, spelling func(string) string) ForwardedHead
 	}
 	var names []string
 	for name := range h {
-		if len(name) > len(HeaderForwardPrefix) && strings.EqualFold(name[:len(HeaderForwardPrefix)], HeaderForwardPrefix) && (connNamed == nil || !connNamed[http.CanonicalHeaderKey(name)]) {
+		if len(name) > len(ForwardPrefix) && strings.EqualFold(name[:len(ForwardPrefix)], ForwardPrefix) && (connNamed == nil || !connNamed[http.CanonicalHeaderKey(name)]) {
 			names = append(names, name)
 		}
 	}
@@ -42,24 +43,24 @@ func forwardedHeaders(h http.Header, spelling func(string) string) ForwardedHead
 		return nil
 	}
 	slices.Sort(names)
-	out := make(ForwardedHeaders, len(names))
-	vals := make([]string, 0, maxForwardHeaders) // one backing array for every header's values
+	out := make(http.Header, len(names))
+	vals := make([]string, 0, MaxForwarded) // one backing array for every header's values
 	size := 0
 	for _, name := range names {
 		spelled := name
 		if spelling != nil {
 			spelled = spelling(name)
 		}
-		rest := spelled[len(HeaderForwardPrefix):]
+		rest := spelled[len(ForwardPrefix):]
 		if !forwardable(rest) {
 			continue
 		}
 		first := len(vals)
 		for _, v := range h[name] {
-			if len(vals) == maxForwardHeaders {
+			if len(vals) == MaxForwarded {
 				break
 			}
-			if strings.ContainsAny(v, "\r\n\x00") || size+len(rest)+len(v) > maxForwardBytes {
+			if strings.ContainsAny(v, "\r\n\x00") || size+len(rest)+len(v) > MaxForwardedBytes {
 				continue // a smaller header further on may still fit
 			}
 			size += len(rest) + len(v)
@@ -68,7 +69,7 @@ func forwardedHeaders(h http.Header, spelling func(string) string) ForwardedHead
 		if len(vals) > first {
 			out[rest] = vals[first:len(vals):len(vals)]
 		}
-		if len(vals) == maxForwardHeaders {
+		if len(vals) == MaxForwarded {
 			break
 		}
 	}
@@ -76,5 +77,5 @@ func forwardedHeaders(h http.Header, spelling func(string) string) ForwardedHead
 }
 
 func forwardable(name string) bool {
-	return name != "" && headers.ValidName(name) && !headers.Reserved(name)
+	return name != "" && ValidName(name) && !Reserved(name)
 }

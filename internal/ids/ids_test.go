@@ -1,0 +1,45 @@
+package ids_test
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/convengine/engine/internal/ids"
+)
+
+// requestIDPattern is the request id rule that ids.ValidRequest writes out; hostIDPattern is
+// the rule while the host chooses the environment.
+var (
+	requestIDPattern = regexp.MustCompile(`^(prod|stg)-[A-Za-z0-9._:-]{1,128}$`)
+	hostIDPattern    = regexp.MustCompile(`^((prod|stg)-[A-Za-z0-9._:-]{1,128}|[A-Za-z0-9._:-]{1,128})$`)
+	turnIDPattern    = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+)
+
+func FuzzRequestIDSyntax(f *testing.F) {
+	for _, s := range []string{"prod-1", "stg-a.b_c:d-e", "prod-", "stg-", "dev-1", "prod-é", "prod-a b", "PROD-1", "prod-1\n",
+		"0b4f8a52-6c1e-4f2b-9d3a-5e7c8b9a0d1f", "",
+		"prod-" + string(make([]byte, 129)), "prod-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if got, want := ids.ValidRequest(id, false), requestIDPattern.MatchString(id); got != want {
+			t.Fatalf("%q: %v, the pattern says %v", id, got, want)
+		}
+		if got, want := ids.ValidRequest(id, true), hostIDPattern.MatchString(id); got != want {
+			t.Fatalf("%q with the host's environment: %v, the pattern says %v", id, got, want)
+		}
+	})
+}
+
+func FuzzTurnID(f *testing.F) {
+	for _, s := range []string{"0b4f8a52-6c1e-4f2b-9d3a-5e7c8b9a0d1f", "0B4F8A52-6C1E-4F2B-9D3A-5E7C8B9A0D1F",
+		"0b4f8a52-6c1e-4f2b-9d3a-5e7c8b9a0d1", "0b4f8a52-6c1e-4f2b-9d3a-5e7c8b9a0d1f0", "0b4f8a526c1e-4f2b-9d3a-5e7c8b9a0d1f-",
+		"../../../../../../../../etc/passwd", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if got, want := ids.ValidTurn(id), turnIDPattern.MatchString(id); got != want {
+			t.Fatalf("%q: %v, the pattern says %v", id, got, want)
+		}
+	})
+}

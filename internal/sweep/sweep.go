@@ -1,0 +1,17 @@
+// Package sweep deletes the expired entries of the maps that in-memory stores and caches keep.
+package sweep
+
+import "time"
+
+// Expired deletes the entries of m that expired by now among n of them, visited in Go's random
+// iteration order; n < 0 visits them all. until returns when an entry expires.
+func Expired[V any](m map[string]V, n int, until func(V) time.Time, now time.Time) {
+	for k, v := range m {
+		if !now.Before(until(v)) {
+			delete(m, k)
+		}
+		if n--; n == 0 {
+			return
+		}
+	}
+}
