@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convengine/engine/internal/openapitest"
 	"github.com/convengine/engine/internal/redistest"
 )
 
@@ -68,6 +69,17 @@ func TestUsageOnTheDebugAddress(t *testing.T) {
 		if _, ok := tt[k]; !ok {
 			t.Errorf("totals.%s missing", k)
 		}
+	}
+
+	// The report and the problems match the OpenAPI document.
+	checked := &http.Client{Transport: openapitest.NewTransport(t, http.DefaultTransport)}
+	for _, q := range []string{"tenant=pk_demo", "tenant=pk_demo&from=2026-01-01&to=2026-01-31", "tenant=pk_none", "from=2026-01-01"} {
+		resp, err := checked.Get(debug + "/usage?" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 	}
 
 	resp, err = http.Get(debug + "/usage?tenant=pk_demo&from=yesterday")
