@@ -64,7 +64,8 @@ type Meter struct {
 	closing sync.Once
 
 	mu        sync.Mutex
-	pending   []Record
+	pending   []Record // from head on: records not taken yet
+	head      int
 	closed    bool   // Close was called: no more records
 	added     uint64 // records accepted so far
 	written   uint64 // records the sink took (or dropped at Close)
@@ -139,7 +140,7 @@ func (m *Meter) Add(r Record) { m.add(r) }
 
 func (m *Meter) add(r Record) {
 	m.mu.Lock()
-	if m.closed || len(m.pending) >= m.maxBuffered {
+	if m.closed || len(m.pending)-m.head >= m.maxBuffered {
 		m.droppedN++
 		logNow := m.now().Sub(m.dropLog) >= logEvery
 		n := m.droppedN
@@ -154,6 +155,12 @@ func (m *Meter) add(r Record) {
 		}
 		return
 	}
+	if len(m.pending) == cap(m.pending) && m.head > 0 {
+		// Reuse the room the writer has taken from, rather than grow.
+		n := copy(m.pending, m.pending[m.head:])
+		clear(m.pending[n:])
+		m.pending, m.head = m.pending[:n], 0
+	}
 	m.pending = append(m.pending, r)
 	m.added++
 	m.mu.Unlock()
@@ -167,11 +174,15 @@ func (m *Meter) add(r Record) {
 // meter is closing and has nothing more.
 func (m *Meter) take(batch []Record) ([]Record, bool) {
 	m.mu.Lock()
-	n := min(len(m.pending), m.maxBatch)
-	batch = append(batch[:0], m.pending[:n]...)
-	m.pending = m.pending[n:]
-	if len(m.pending) == 0 {
-		m.pending = nil // lets the backing array go
+	n := min(len(m.pending)-m.head, m.maxBatch)
+	batch = append(batch[:0], m.pending[m.head:m.head+n]...)
+	m.head += n
+	if m.head == len(m.pending) {
+		clear(m.pending) // lets the records' strings go
+		m.pending, m.head = m.pending[:0], 0
+		if cap(m.pending) > 4*m.maxBatch {
+			m.pending = nil // lets a burst's backing array go
+		}
 	}
 	over := m.closed && n == 0
 	m.mu.Unlock()
