@@ -9,17 +9,19 @@ import (
 	"github.com/convengine/engine/internal/debugstats"
 )
 
-// serveDebug serves the process's runtime figures and pprof profiles on addr, and the
-// Prometheus metrics at /metrics when mx is not nil, apart from the engine's routes so that
-// they are never public by accident: a metric names tenants, tools and error counts. It returns
-// a function that stops the server and the address it listens on.
-func serveDebug(addr string, mx *metrics, log *slog.Logger) (stop func(), bound string, err error) {
+// serveDebug serves the process's runtime figures and pprof profiles on addr, the tenants'
+// usage at /usage, and the Prometheus metrics at /metrics when mx is not nil, apart from the
+// engine's routes so that they are never public by accident: a metric names tenants, tools and
+// error counts, and usage what each tenant spends. It returns a function that stops the server
+// and the address it listens on.
+func serveDebug(addr string, mx *metrics, usage http.Handler, log *slog.Logger) (stop func(), bound string, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("-debug-addr: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/debug/", debugstats.Handler())
+	mux.Handle("GET /usage", usage)
 	if mx != nil {
 		mux.Handle("GET /metrics", mx.handler)
 	}

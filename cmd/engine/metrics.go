@@ -15,6 +15,8 @@ import (
 type metrics struct {
 	handler  http.Handler
 	provider *sdkmetric.MeterProvider
+	// registry takes the usage meter's counters too.
+	registry *prometheus.Registry
 }
 
 // newMetrics returns nil when metrics are off.
@@ -28,5 +30,5 @@ func newMetrics(on bool) (*metrics, error) {
 		return nil, fmt.Errorf("-metrics: %w", err)
 	}
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
-	return &metrics{handler: promhttp.HandlerFor(registry, promhttp.HandlerOpts{}), provider: provider}, nil
+	return &metrics{handler: promhttp.HandlerFor(registry, promhttp.HandlerOpts{}), provider: provider, registry: registry}, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/mcptools"
 	"github.com/convengine/engine/tenantfile"
+	"github.com/convengine/engine/usage"
 	"github.com/convengine/engine/voice"
 )
 
@@ -214,9 +215,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}()
 		log.Info("tracing: spans exported over OTLP/HTTP")
 	}
-	if cfg.Observer, err = newObserver(mx, tp, getenv, opts.tenants != ""); err != nil {
+	obs, err := newObserver(mx, tp, getenv, opts.tenants != "")
+	if err != nil {
 		return err
 	}
+	meter, ledger, err := newMeter(stores, mx, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// After the engine: the last turns' records are written, for a bounded time.
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := meter.Close(cctx); err != nil {
+			log.Error("usage records lost at shutdown", "err", err)
+		}
+	}()
+	cfg.Observer = meter.Observer(obs)
 	cfg.WebAuthn = webAuthn
 	eng, err := engine.New(cfg)
 	if err != nil {
@@ -247,12 +262,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(&banner, "\nWeb client: %s/demo/\n", base)
 	}
 	if opts.debugAddr != "" {
-		stopDebug, addr, err := serveDebug(opts.debugAddr, mx, log)
+		stopDebug, addr, err := serveDebug(opts.debugAddr, mx, usage.Handler(ledger), log)
 		if err != nil {
 			return err
 		}
 		defer stopDebug()
 		fmt.Fprintf(&banner, "\nDebug figures and profiles (private): http://%s/debug/stats\n", addr)
+		fmt.Fprintf(&banner, "Usage by tenant (private): http://%s/usage?tenant=\n", addr)
 		if mx != nil {
 			fmt.Fprintf(&banner, "Prometheus metrics (private): http://%s/metrics\n", addr)
 		}
