@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/openai"
 	"github.com/convengine/engine/otel"
 )
 
@@ -85,7 +87,8 @@ func attrsOf(s sdktrace.ReadOnlySpan) map[string]attribute.Value {
 func TestGenAITraceOfAToolTurn(t *testing.T) {
 	reported := engine.Usage{InputTokens: 120, OutputTokens: 9, CachedTokens: 64, ReasoningTokens: 3, Reported: true}
 	model := &enginetest.ScriptedModel{FirstDelay: 20 * time.Millisecond, Steps: [][]engine.ModelEvent{
-		{enginetest.ToolCall("call_1", "get_balance", `{"account":"checking"}`), {Kind: engine.EventFinish, Finish: engine.FinishToolCalls, Usage: reported}},
+		{enginetest.ToolCall("call_1", "get_balance", `{"account":"checking"}`),
+			{Kind: engine.EventFinish, Finish: engine.FinishToolCalls, Usage: reported, Model: "gpt-test-2025-01-01", Retries: 1}},
 		enginetest.Text("Your balance is ", "1 234 euros."), // reports no usage
 	}}
 	tools := &enginetest.FuncToolset{ToolList: []engine.Tool{{Name: "get_balance", Description: "The balance."}},
@@ -170,10 +173,11 @@ func TestGenAITraceOfAToolTurn(t *testing.T) {
 	want(chats[0], map[string]any{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-test",
 		"gen_ai.usage.input_tokens": "120", "gen_ai.usage.output_tokens": "9", "gen_ai.usage.cache_read.input_tokens": "64",
 		"gen_ai.usage.reasoning.output_tokens": "3", "gen_ai.response.finish_reasons": `["tool_calls"]`,
-		"gen_ai.conversation.id": session.ID, "engine.step": "1",
-		"engine.usage.estimated_input_tokens": nil, "error.type": nil})
+		"gen_ai.conversation.id": session.ID, "engine.step": "1", "gen_ai.response.model": "gpt-test-2025-01-01", "engine.retries": "1",
+		"engine.usage.estimated_input_tokens": nil, "error.type": nil, "engine.warmup": nil})
 	want(chats[1], map[string]any{"gen_ai.operation.name": "chat", "gen_ai.response.finish_reasons": `["stop"]`, "engine.step": "2",
-		"gen_ai.usage.input_tokens": nil, "gen_ai.usage.output_tokens": nil})
+		"gen_ai.conversation.id": session.ID, "engine.retries": "0",
+		"gen_ai.usage.input_tokens": nil, "gen_ai.usage.output_tokens": nil, "gen_ai.response.model": nil})
 	c2 := attrsOf(chats[1])
 	if c2["engine.usage.estimated_input_tokens"].AsInt64() <= 0 || c2["engine.usage.estimated_output_tokens"].AsInt64() <= 0 {
 		t.Errorf("the call that reported no usage has no estimate: %v", c2)
@@ -188,7 +192,7 @@ func TestGenAITraceOfAToolTurn(t *testing.T) {
 		t.Error("the spans are not in the order chat, execute_tool, chat")
 	}
 	want(tools2[0], map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_balance",
-		"gen_ai.tool.type": "function", "engine.outcome": "ok", "error.type": nil})
+		"gen_ai.tool.call.id": "call_1", "gen_ai.tool.type": "function", "engine.outcome": "ok", "error.type": nil})
 
 	// The metrics: reported tokens only, both calls timed.
 	var rm metricdata.ResourceMetrics
@@ -232,12 +236,21 @@ func TestGenAITraceOfAToolTurn(t *testing.T) {
 
 // TestGenAINoProviderNoModel: without Options.Provider and Model (the offline intent model, which
 // no provider serves), the chat spans carry neither attribute, rather than a wrong one.
+//
+// Without a session, the conversation is the one the turn's answer names (meta.conversationId).
 func TestGenAINoProviderNoModel(t *testing.T) {
 	o := newObserved(t, otel.Options{}, engine.Config{}) // the demo's intent model
-	o.post(t, "/engine", `{"transcript":"what is my balance"}`, nil)
+	body := o.post(t, "/engine", `{"transcript":"what is my balance"}`, nil)
+	m := regexp.MustCompile(`"conversationId":"([^"]+)"`).FindSubmatch(body)
+	if m == nil {
+		t.Fatalf("no conversationId in %s", body)
+	}
 	n := 0
 	for _, s := range o.spans.Ended() {
 		a := attrsOf(s)
+		if got := a["gen_ai.conversation.id"].AsString(); a["gen_ai.operation.name"].AsString() != "execute_tool" && got != string(m[1]) {
+			t.Errorf("%s: gen_ai.conversation.id %q, want the answer's %q", s.Name(), got, m[1])
+		}
 		if a["gen_ai.operation.name"].AsString() != "chat" {
 			continue
 		}
@@ -298,5 +311,65 @@ func TestSpeechSpanLastsTheWork(t *testing.T) {
 	}
 	if span.SpanKind() != trace.SpanKindClient || attrsOf(span)["engine.tenant"].AsString() != demobank.EngineKey {
 		t.Errorf("span %s kind %v attributes %v", span.Name(), span.SpanKind(), span.Attributes())
+	}
+}
+
+// TestGenAIWarmUpIsItsOwnTrace: the prompt-cache warm-up that create-session starts is a chat
+// span of its own trace, marked engine.warmup, with the usage and the model its server
+// reported; its tokens count in gen_ai.client.token.usage, for they are paid for.
+func TestGenAIWarmUpIsItsOwnTrace(t *testing.T) {
+	replay := enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), enginetest.DemoRoute)
+	model, err := openai.NewModel(&openai.Options{BaseURL: replay.URL, APIKey: "sk-otel-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := newObserved(t, otel.Options{Provider: "openai", Model: "gpt-4o-mini"}, engine.Config{Model: model})
+	o.post(t, "/api/v1/create-session", `{}`, nil)
+
+	var warm sdktrace.ReadOnlySpan
+	for deadline := time.Now().Add(10 * time.Second); warm == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, s := range o.spans.Ended() {
+			if attrsOf(s)["engine.warmup"].AsBool() {
+				warm = s
+			}
+		}
+	}
+	if warm == nil {
+		t.Fatalf("no warm-up span in %v", o.spans.Ended())
+	}
+	if warm.Name() != "chat gpt-4o-mini" || warm.Parent().IsValid() || warm.SpanKind() != trace.SpanKindClient {
+		t.Errorf("the warm-up span %q, kind %v, parent %v: want a root chat span", warm.Name(), warm.SpanKind(), warm.Parent())
+	}
+	a := attrsOf(warm)
+	for k, v := range map[string]string{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+		"gen_ai.request.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
+		"gen_ai.usage.input_tokens": "1203", "gen_ai.usage.output_tokens": "1", "gen_ai.response.finish_reasons": `["length"]`,
+		"engine.step": "0", "engine.retries": "0", "engine.tenant": demobank.EngineKey, "engine.outcome": "ok"} {
+		if a[k].Emit() != v {
+			t.Errorf("%s = %q, want %q", k, a[k].Emit(), v)
+		}
+	}
+	if _, ok := a["gen_ai.conversation.id"]; ok {
+		t.Errorf("the warm-up belongs to no conversation, yet has %s", a["gen_ai.conversation.id"].Emit())
+	}
+
+	var rm metricdata.ResourceMetrics
+	if err := o.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var input int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == "gen_ai.client.token.usage" {
+				for _, p := range m.Data.(metricdata.Histogram[int64]).DataPoints {
+					if typ, _ := p.Attributes.Value("gen_ai.token.type"); typ.AsString() == "input" {
+						input += p.Sum
+					}
+				}
+			}
+		}
+	}
+	if input != 1203 {
+		t.Errorf("gen_ai.client.token.usage input %d, want the warm-up's 1203", input)
 	}
 }
