@@ -10,7 +10,7 @@ import (
 )
 
 // serveDebug serves the process's runtime figures and pprof profiles on addr, and the
-// Prometheus metrics at /metrics when mx is not nil, apart from the engine's routes so that
+// Prometheus metrics at /metrics when -metrics is on, apart from the engine's routes so that
 // they are never public by accident: a metric names tenants, tools and error counts. It returns
 // a function that stops the server and the address it listens on.
 func serveDebug(addr string, mx *metrics, log *slog.Logger) (stop func(), bound string, err error) {
@@ -20,7 +20,7 @@ func serveDebug(addr string, mx *metrics, log *slog.Logger) (stop func(), bound 
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/debug/", debugstats.Handler())
-	if mx != nil {
+	if mx != nil && mx.handler != nil {
 		mux.Handle("GET /metrics", mx.handler)
 	}
 	srv := &http.Server{
