@@ -252,9 +252,14 @@ func (o *Observability) modelCall(ctx context.Context, e engine.ModelCallEvent) 
 	attrs := make([]attribute.KeyValue, 0, 20)
 	attrs = append(attrs, semconv.GenAIOperationNameChat)
 	attrs = append(attrs, o.model...)
-	attrs = append(attrs, attribute.String("engine.request_id", e.RequestID), attribute.String("engine.tenant", e.Tenant),
-		attribute.String("engine.environment", e.Environment), attribute.String("engine.turn_id", e.TurnID),
+	attrs = append(attrs, attribute.String("engine.tenant", e.Tenant), attribute.String("engine.environment", e.Environment),
 		attribute.Int("engine.step", e.Step), attribute.String("engine.outcome", e.Outcome), attribute.Int("engine.retries", e.Retries))
+	if e.RequestID != "" { // a warm-up has neither
+		attrs = append(attrs, attribute.String("engine.request_id", e.RequestID))
+	}
+	if e.TurnID != "" {
+		attrs = append(attrs, attribute.String("engine.turn_id", e.TurnID))
+	}
 	if e.Model != "" {
 		attrs = append(attrs, semconv.GenAIResponseModel(e.Model))
 	}

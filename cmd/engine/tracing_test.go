@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -289,6 +291,16 @@ func TestOTLPExportOfAModelTurn(t *testing.T) {
 				t.Errorf("%s: %s = %q, want %q (all: %v)", s.Name, k, got[k], v, got)
 			}
 		}
+	}
+	// The trace as docs/usage.md shows it (go test -v -run TestOTLPExportOfAModelTurn).
+	for _, s := range []*tracepb.Span{warm, root, chats[0], tool, chats[1]} {
+		a := attrMap(s.Attributes)
+		keys := slices.Sorted(maps.Keys(a))
+		var b strings.Builder
+		for _, k := range keys {
+			fmt.Fprintf(&b, "\n    %s=%s", k, a[k])
+		}
+		t.Logf("%s %v (%s)%s", s.Name, time.Duration(s.EndTimeUnixNano-s.StartTimeUnixNano), s.Kind, b.String())
 	}
 	genai := map[string]string{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o-mini",
 		"gen_ai.response.model": "gpt-4o-mini-2024-07-18"}
