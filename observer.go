@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"sync"
@@ -98,6 +99,11 @@ type TurnEvent struct {
 	TurnID      string
 	Mode        Mode
 	Locale      string
+
+	// ConversationID is the turn's session's id when it runs in one (create-session), else
+	// the conversationId of its spec's meta.
+	ConversationID string
+
 	// Outcome, set on TurnEnd:
 	Steps     int
 	ToolCalls int
@@ -239,6 +245,6 @@ func (e *Engine) speechEvent(req *request) SpeechEvent {
 // turnEvent describes t for the observer.
 func (t *turn) event() TurnEvent {
 	return TurnEvent{RequestID: t.req.ID, Tenant: t.req.Tenant.Key, Environment: t.req.Environment.Name,
-		TurnID: t.turnID, Mode: t.mode, Locale: t.locale, Steps: t.steps, ToolCalls: t.toolCalls,
+		TurnID: t.turnID, ConversationID: cmp.Or(t.sessionID, t.conversationID), Mode: t.mode, Locale: t.locale, Steps: t.steps, ToolCalls: t.toolCalls,
 		Widgets: len(t.widgets), ErrorCode: t.errCode}
 }

@@ -38,7 +38,8 @@ func NewModel(opts *Options) (*Model, error) {
 
 // Stream implements [engine.Model]: one streamed chat completion. Text deltas are yielded as
 // they arrive; the tool calls, assembled from their deltas, follow the last of them; a finish
-// event with the reason and the usage ends the sequence. Failures before the first event are
+// event with the reason, the usage, the model the server named and the count of failed attempts
+// before the one that answered ends the sequence. Failures before the first event are
 // retried as [Options] says; a failure after it is yielded as the sequence's last value.
 // Cancelling ctx, or stopping the range early, closes the HTTP stream at once.
 func (m *Model) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
@@ -80,7 +81,7 @@ func (m *Model) attempt(ctx context.Context, a *attempt, p openai.ChatCompletion
 	}
 	defer body.Body.Close()
 	a.answered()
-	c := &completion{yield: yield}
+	c := &completion{yield: yield, retries: a.retries}
 	fail := func(err error) error {
 		if c.yielded || c.stopped {
 			return final{err}

@@ -44,6 +44,8 @@ type attempt struct {
 	timer  *time.Timer
 	cancel context.CancelCauseFunc
 	kept   bool
+	// retries counts the attempts of the request that failed before this one.
+	retries int
 }
 
 // answered tells the attempt that the server started answering: RequestTimeout no longer
@@ -65,7 +67,7 @@ func (a *attempt) keep() func() {
 // Failures before the server answered are retried with backoff; errors do marks final are not.
 func (s *settings) retry(ctx context.Context, do func(ctx context.Context, a *attempt) error) error {
 	for n := 0; ; n++ {
-		err := s.try(ctx, do)
+		err := s.try(ctx, n, do)
 		if err == nil {
 			return nil
 		}
@@ -93,9 +95,9 @@ func (s *settings) retry(ctx context.Context, do func(ctx context.Context, a *at
 	}
 }
 
-func (s *settings) try(ctx context.Context, do func(ctx context.Context, a *attempt) error) error {
+func (s *settings) try(ctx context.Context, n int, do func(ctx context.Context, a *attempt) error) error {
 	actx, cancel := context.WithCancelCause(ctx)
-	a := &attempt{cancel: cancel}
+	a := &attempt{cancel: cancel, retries: n}
 	defer func() {
 		if !a.kept {
 			cancel(nil)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"unicode"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/internal/sse"
@@ -44,6 +45,8 @@ type chunk struct {
 	Usage json.RawMessage `json:"usage"`
 	XGroq json.RawMessage `json:"x_groq"`
 	Error json.RawMessage `json:"error"`
+	// Model is read apart too (see readModel): a server's odd model is no reason to refuse.
+	Model json.RawMessage `json:"model"`
 }
 
 // completion is what one attempt read of a completion: it is fed chunks and yields text as it
@@ -58,7 +61,9 @@ type completion struct {
 	finish  string
 	refused bool
 	usage   engine.Usage
-	done    bool // data: [DONE] came
+	model   string // the model that answered, as the server named it
+	retries int    // the attempts that failed before this one
+	done    bool   // data: [DONE] came
 	chunks  int
 }
 
@@ -161,7 +166,28 @@ func (c *completion) chunk(ch *chunk) error {
 	} else if u, ok := readUsage(groqUsage(ch.XGroq)); ok {
 		c.usage = u
 	}
+	if m := readModel(ch.Model); m != "" {
+		c.model = m // Azure's first chunk names none
+	}
 	return nil
+}
+
+// maxModelName bounds the model name a server may report: it becomes an attribute of traces.
+const maxModelName = 256
+
+// readModel reads a chunk's model: "" unless it is a string of printable characters no longer
+// than maxModelName.
+func readModel(raw json.RawMessage) string {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil || len(s) > maxModelName {
+		return ""
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return ""
+		}
+	}
+	return s
 }
 
 func (c *completion) message(m *message) error {
@@ -226,7 +252,7 @@ func (c *completion) end() error {
 	if c.refused {
 		reason = engine.FinishRefused
 	}
-	c.yield(engine.ModelEvent{Kind: engine.EventFinish, Finish: reason, Usage: c.usage}, nil)
+	c.yield(engine.ModelEvent{Kind: engine.EventFinish, Finish: reason, Usage: c.usage, Model: c.model, Retries: c.retries}, nil)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
@@ -57,6 +58,9 @@ func TestShapeUsage(t *testing.T) {
 				want := fixtureUsage(t, name)
 				if r.finish.Usage != want {
 					t.Errorf("%s: usage %+v, want %+v", name, r.finish.Usage, want)
+				}
+				if m := fixtureModel(t, name); r.finish.Model != m || m == "" || r.finish.Retries != 0 {
+					t.Errorf("%s: model %q after %d retries, want %q after none", name, r.finish.Model, r.finish.Retries, m)
 				}
 				if want.Reported && !slices.Contains(reporting, shape.Name) {
 					reporting = append(reporting, shape.Name)
@@ -123,6 +127,36 @@ func fixtureUsage(t *testing.T, name string) engine.Usage {
 		if u.InputTokens != 0 || u.OutputTokens != 0 {
 			last = u
 		}
+	}
+}
+
+// fixtureModel is the model a fixture's chunks name: the value of their "model" members other
+// than "", which must all be the same.
+func fixtureModel(t *testing.T, name string) string {
+	t.Helper()
+	raw, err := fs.ReadFile(enginetest.OpenAIFixtures(), name+".http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := ""
+	const key = `"model"`
+	for rest := raw; ; {
+		i := bytes.Index(rest, []byte(key))
+		if i < 0 {
+			return model
+		}
+		rest = bytes.TrimLeft(rest[i+len(key):], " \t")
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		var m string
+		if json.NewDecoder(bytes.NewReader(rest[1:])).Decode(&m) != nil || m == "" {
+			continue
+		}
+		if model != "" && m != model {
+			t.Fatalf("%s names the models %q and %q", name, model, m)
+		}
+		model = m
 	}
 }
 
@@ -253,6 +287,9 @@ func TestShapeUsageThroughATurn(t *testing.T) {
 				if c.Usage != want || c.Step != i+1 || c.Outcome != "ok" || c.Tenant != demobank.EngineKey || c.TurnID != spec.Meta.TurnID {
 					t.Errorf("call %d: %+v, want usage %+v", i+1, c, want)
 				}
+				if m := fixtureModel(t, "shape_"+shape.Name+"_"+strconv.Itoa(i+1)); c.Model != m || c.Retries != 0 || c.Warmup {
+					t.Errorf("call %d: model %q, %d retries, warm-up %v; want %q, none, false", i+1, c.Model, c.Retries, c.Warmup, m)
+				}
 				if c.User == "" || strings.Contains(c.User, enginetest.DemoUserToken) {
 					t.Errorf("call %d names its user %q", i+1, c.User)
 				}
@@ -270,5 +307,135 @@ func TestShapeUsageThroughATurn(t *testing.T) {
 				t.Errorf("the turn's tokens %+v, want the sum of both calls'", total)
 			}
 		})
+	}
+}
+
+// TestModelOfTheAnswer: the finish names the model as the server's chunks did, unless what
+// they said cannot be a model's name; a whole completion's model is read the same way.
+func TestModelOfTheAnswer(t *testing.T) {
+	chunk := func(model string) string {
+		return `data: {"model":` + model + `,"choices":[{"index":0,"delta":{"content":"Hello."},"finish_reason":"stop"}]}` + "\n\n"
+	}
+	for _, tc := range []struct {
+		name, stream, want string
+	}{
+		{"named", chunk(`"gpt-4o-mini-2024-07-18"`), "gpt-4o-mini-2024-07-18"},
+		{"an empty name first", `data: {"model":"","choices":[]}` + "\n\n" + chunk(`"gpt-35-turbo"`), "gpt-35-turbo"},
+		{"an empty name after", chunk(`"gpt-35-turbo"`) + `data: {"model":"","choices":[]}` + "\n\n", "gpt-35-turbo"},
+		{"none", `data: {"choices":[{"index":0,"delta":{"content":"Hello."},"finish_reason":"stop"}]}` + "\n\n", ""},
+		{"null", chunk("null"), ""},
+		{"a number", chunk("42"), ""},
+		{"an object", chunk(`{"name":"x"}`), ""},
+		{"a control character", chunk(`"gpt\u0000x"`), ""},
+		{"a line feed", chunk(`"gpt\nx"`), ""},
+		{"too long", chunk(`"` + strings.Repeat("m", 257) + `"`), ""},
+		{"as long as allowed", chunk(`"` + strings.Repeat("m", 256) + `"`), strings.Repeat("m", 256)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, tc.stream+"data: [DONE]\n\n")
+			}))
+			defer srv.Close()
+			r := collect(newModel(t, srv.URL+"/v1", &openai.Options{MaxRetries: -1}).Stream(context.Background(), balanceRequest()))
+			if r.err != nil || r.finish == nil || r.text != "Hello." {
+				t.Fatalf("text %q, finish %+v, error %v", r.text, r.finish, r.err)
+			}
+			if r.finish.Model != tc.want {
+				t.Errorf("model %q, want %q", r.finish.Model, tc.want)
+			}
+		})
+	}
+}
+
+// TestRetriesAreCounted: a completion answered after rate limits or a server error names on its
+// finish how many attempts failed before the one that answered, with the answer's usage and
+// model; the engine hands them to the Observer.
+func TestRetriesAreCounted(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		attempts []string
+		retries  int
+	}{
+		{"at once", []string{"text"}, 0},
+		{"after a 429", []string{"rate_limited", "text"}, 1},
+		{"after a 429 and a 500", []string{"rate_limited", "server_error", "text"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			replay := enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), sequence(tc.attempts...))
+			r := collect(newModel(t, replay.URL, nil).Stream(context.Background(), balanceRequest()))
+			if r.err != nil || r.finish == nil {
+				t.Fatalf("finish %+v, error %v", r.finish, r.err)
+			}
+			if n := len(replay.Requests()); n != len(tc.attempts) {
+				t.Errorf("%d requests, want %d", n, len(tc.attempts))
+			}
+			want := fixtureUsage(t, "text")
+			if r.finish.Retries != tc.retries || r.finish.Usage != want || r.finish.Model != "gpt-4o-mini-2024-07-18" {
+				t.Errorf("finish %+v, want %d retries, usage %+v, model gpt-4o-mini-2024-07-18", r.finish, tc.retries, want)
+			}
+		})
+	}
+
+	// Through a turn: the Observer's model call carries them.
+	calls := make(chan engine.ModelCallEvent, 4)
+	replay := enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), func(r *enginetest.ReplayRequest) string {
+		if r.Attempt == 0 {
+			return "rate_limited"
+		}
+		return "text"
+	})
+	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: engine.Config{Model: newModel(t, replay.URL, nil),
+		Observer: &engine.Observer{ModelCall: func(_ context.Context, e engine.ModelCallEvent) { calls <- e }}}})
+	postTurn(t, d.URL, "prod-retried-1", `{"transcript":"hello"}`)
+	select {
+	case c := <-calls:
+		if c.Retries != 1 || c.Model != "gpt-4o-mini-2024-07-18" || c.Usage != fixtureUsage(t, "text") || c.Step != 1 {
+			t.Errorf("the model call observed as %+v, want 1 retry and the text fixture's usage", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no model call observed")
+	}
+}
+
+// TestWarmUpIsMetered: the warm-up returns its finish with the usage and model the server
+// reported, and create-session hands it to the Observer as a warm-up of no turn.
+func TestWarmUpIsMetered(t *testing.T) {
+	replay := enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), enginetest.DemoRoute)
+	m := newModel(t, replay.URL, nil)
+	want := fixtureUsage(t, "warm")
+	req := balanceRequest()
+	req.Messages, req.Context = nil, ""
+	finish, err := m.Warm(context.Background(), req)
+	if err != nil || finish.Kind != engine.EventFinish || finish.Finish != engine.FinishLength || finish.Usage != want ||
+		finish.Model != "gpt-4o-mini-2024-07-18" || !want.Reported {
+		t.Fatalf("Warm: %+v, %v; want a finish by length with usage %+v", finish, err, want)
+	}
+
+	calls := make(chan engine.ModelCallEvent, 4)
+	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: engine.Config{Model: m,
+		Observer: &engine.Observer{ModelCall: func(_ context.Context, e engine.ModelCallEvent) { calls <- e }}}})
+	hreq, _ := http.NewRequest(http.MethodPost, d.URL+engine.PathCreateSession, strings.NewReader(`{}`))
+	hreq.Header.Set("X-Engine-Key", demobank.EngineKey)
+	hreq.Header.Set("X-Token", "user-token-s3cr3t")
+	hreq.Header.Set("X-Request-ID", "prod-session-warm")
+	hreq.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(hreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create-session: %d", resp.StatusCode)
+	}
+	select {
+	case c := <-calls:
+		if !c.Warmup || c.Step != 0 || c.TurnID != "" || c.Usage != want || c.Model != "gpt-4o-mini-2024-07-18" ||
+			c.Finish != engine.FinishLength || c.Tenant != demobank.EngineKey || c.Outcome != "ok" {
+			t.Errorf("the warm-up observed as %+v", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no warm-up observed")
 	}
 }

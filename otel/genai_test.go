@@ -2,10 +2,12 @@ package otel_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -19,8 +21,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/openai"
 	"github.com/convengine/engine/otel"
 )
 
@@ -85,7 +90,8 @@ func attrsOf(s sdktrace.ReadOnlySpan) map[string]attribute.Value {
 func TestGenAITraceOfAToolTurn(t *testing.T) {
 	reported := engine.Usage{InputTokens: 120, OutputTokens: 9, CachedTokens: 64, ReasoningTokens: 3, Reported: true}
 	model := &enginetest.ScriptedModel{FirstDelay: 20 * time.Millisecond, Steps: [][]engine.ModelEvent{
-		{enginetest.ToolCall("call_1", "get_balance", `{"account":"checking"}`), {Kind: engine.EventFinish, Finish: engine.FinishToolCalls, Usage: reported}},
+		{enginetest.ToolCall("call_1", "get_balance", `{"account":"checking"}`),
+			{Kind: engine.EventFinish, Finish: engine.FinishToolCalls, Usage: reported, Model: "gpt-test-2025-01-01", Retries: 1}},
 		enginetest.Text("Your balance is ", "1 234 euros."), // reports no usage
 	}}
 	tools := &enginetest.FuncToolset{ToolList: []engine.Tool{{Name: "get_balance", Description: "The balance."}},
@@ -170,10 +176,11 @@ func TestGenAITraceOfAToolTurn(t *testing.T) {
 	want(chats[0], map[string]any{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-test",
 		"gen_ai.usage.input_tokens": "120", "gen_ai.usage.output_tokens": "9", "gen_ai.usage.cache_read.input_tokens": "64",
 		"gen_ai.usage.reasoning.output_tokens": "3", "gen_ai.response.finish_reasons": `["tool_calls"]`,
-		"gen_ai.conversation.id": session.ID, "engine.step": "1",
-		"engine.usage.estimated_input_tokens": nil, "error.type": nil})
+		"gen_ai.conversation.id": session.ID, "engine.step": "1", "gen_ai.response.model": "gpt-test-2025-01-01", "engine.retries": "1",
+		"engine.usage.estimated_input_tokens": nil, "error.type": nil, "engine.warmup": nil})
 	want(chats[1], map[string]any{"gen_ai.operation.name": "chat", "gen_ai.response.finish_reasons": `["stop"]`, "engine.step": "2",
-		"gen_ai.usage.input_tokens": nil, "gen_ai.usage.output_tokens": nil})
+		"gen_ai.conversation.id": session.ID, "engine.retries": "0",
+		"gen_ai.usage.input_tokens": nil, "gen_ai.usage.output_tokens": nil, "gen_ai.response.model": nil})
 	c2 := attrsOf(chats[1])
 	if c2["engine.usage.estimated_input_tokens"].AsInt64() <= 0 || c2["engine.usage.estimated_output_tokens"].AsInt64() <= 0 {
 		t.Errorf("the call that reported no usage has no estimate: %v", c2)
@@ -188,7 +195,7 @@ func TestGenAITraceOfAToolTurn(t *testing.T) {
 		t.Error("the spans are not in the order chat, execute_tool, chat")
 	}
 	want(tools2[0], map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_balance",
-		"gen_ai.tool.type": "function", "engine.outcome": "ok", "error.type": nil})
+		"gen_ai.tool.call.id": "call_1", "gen_ai.tool.type": "function", "engine.outcome": "ok", "error.type": nil})
 
 	// The metrics: reported tokens only, both calls timed.
 	var rm metricdata.ResourceMetrics
@@ -232,12 +239,21 @@ func TestGenAITraceOfAToolTurn(t *testing.T) {
 
 // TestGenAINoProviderNoModel: without Options.Provider and Model (the offline intent model, which
 // no provider serves), the chat spans carry neither attribute, rather than a wrong one.
+//
+// Without a session, the conversation is the one the turn's answer names (meta.conversationId).
 func TestGenAINoProviderNoModel(t *testing.T) {
 	o := newObserved(t, otel.Options{}, engine.Config{}) // the demo's intent model
-	o.post(t, "/engine", `{"transcript":"what is my balance"}`, nil)
+	body := o.post(t, "/engine", `{"transcript":"what is my balance"}`, nil)
+	m := regexp.MustCompile(`"conversationId":"([^"]+)"`).FindSubmatch(body)
+	if m == nil {
+		t.Fatalf("no conversationId in %s", body)
+	}
 	n := 0
 	for _, s := range o.spans.Ended() {
 		a := attrsOf(s)
+		if got := a["gen_ai.conversation.id"].AsString(); a["gen_ai.operation.name"].AsString() != "execute_tool" && got != string(m[1]) {
+			t.Errorf("%s: gen_ai.conversation.id %q, want the answer's %q", s.Name(), got, m[1])
+		}
 		if a["gen_ai.operation.name"].AsString() != "chat" {
 			continue
 		}
@@ -256,47 +272,162 @@ func TestGenAINoProviderNoModel(t *testing.T) {
 	}
 }
 
-// timedSynthesizer measures the work of its synthesizer.
-type timedSynthesizer struct {
-	engine.Synthesizer
-	mu   sync.Mutex
-	took []time.Duration
+// streamingSynthesizer hands its audio over at once and synthesizes it as it is read: Chunks
+// pieces, each after Every, as a streaming synthesizer does. It notes when each synthesis
+// started and when its audio ended, the time the work took.
+type streamingSynthesizer struct {
+	Chunks int
+	Every  time.Duration
+	mu     sync.Mutex
+	took   []time.Duration
 }
 
-func (s *timedSynthesizer) Synthesize(ctx context.Context, text, voice string) (*engine.Audio, error) {
-	start := time.Now()
-	a, err := s.Synthesizer.Synthesize(ctx, text, voice)
-	s.mu.Lock()
-	s.took = append(s.took, time.Since(start))
-	s.mu.Unlock()
-	return a, err
+func (s *streamingSynthesizer) Synthesize(ctx context.Context, text, voice string) (*engine.Audio, error) {
+	r := &streamedAudio{s: s, start: time.Now(), left: s.Chunks}
+	return &engine.Audio{SampleRate: 16000, PCM: r}, nil
 }
 
-// TestSpeechSpanLastsTheWork: the synthesis span of POST /engine/tts lasts what the synthesis
-// did (within 10%), not the instant the hook took to run after it.
-func TestSpeechSpanLastsTheWork(t *testing.T) {
-	synth := &timedSynthesizer{Synthesizer: &enginetest.BenchSynthesizer{Delay: 200 * time.Millisecond, Duration: 100 * time.Millisecond}}
-	o := newObserved(t, otel.Options{}, engine.Config{Synthesizer: synth})
-	o.post(t, "/engine/tts", `{"text":"Hello there."}`, nil)
-	var span sdktrace.ReadOnlySpan
-	for _, s := range o.spans.Ended() {
-		if s.Name() == "synthesis" {
-			span = s
-		}
+type streamedAudio struct {
+	s     *streamingSynthesizer
+	start time.Time
+	left  int
+}
+
+func (r *streamedAudio) Read(p []byte) (int, error) {
+	if r.left == 0 {
+		r.s.mu.Lock()
+		r.s.took = append(r.s.took, time.Since(r.start))
+		r.s.mu.Unlock()
+		r.left = -1
+		return 0, io.EOF
 	}
-	if span == nil {
-		t.Fatalf("no synthesis span in %v", o.spans.Ended())
+	if r.left < 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(r.s.Every)
+	r.left--
+	n := min(len(p), 3200) // 100 ms of 16 kHz audio
+	clear(p[:n])
+	return n, nil
+}
+
+func (r *streamedAudio) Close() error { return nil }
+
+// timedTranscriber hears "hello" after Delay and notes how long each transcription took.
+type timedTranscriber struct {
+	Delay time.Duration
+	mu    sync.Mutex
+	took  []time.Duration
+}
+
+func (x *timedTranscriber) Transcribe(ctx context.Context, pcm []int16, rate int, locale string) (string, error) {
+	start := time.Now()
+	time.Sleep(x.Delay)
+	x.mu.Lock()
+	x.took = append(x.took, time.Since(start))
+	x.mu.Unlock()
+	return "what is my balance", nil
+}
+
+// TestSpeechSpansLastTheWork: the synthesis span of POST /engine/tts lasts what the synthesis
+// did, its audio streamed over about 300 ms after Synthesize returned at once, and the
+// transcription span of a turn sent as audio what the transcriber took: each within 10% of the
+// work the test measured around it, not the instant it took to start it.
+func TestSpeechSpansLastTheWork(t *testing.T) {
+	synth := &streamingSynthesizer{Chunks: 6, Every: 50 * time.Millisecond}
+	hear := &timedTranscriber{Delay: 300 * time.Millisecond}
+	o := newObserved(t, otel.Options{}, engine.Config{Synthesizer: synth, Transcriber: hear})
+	if audio := o.post(t, "/engine/tts", `{"text":"Hello there."}`, nil); len(audio) < 6*3200 {
+		t.Fatalf("%d bytes of audio", len(audio))
+	}
+	wav := audio.EncodeWAV(speechtest.Voiced(16000), 16000)
+	o.post(t, "/engine", `{"audio_base64":"`+base64.StdEncoding.EncodeToString(wav)+`"}`, nil)
+
+	spans := map[string]sdktrace.ReadOnlySpan{}
+	for _, s := range o.spans.Ended() {
+		spans[s.Name()] = s
 	}
 	synth.mu.Lock()
+	hear.mu.Lock()
 	defer synth.mu.Unlock()
-	if len(synth.took) != 1 {
-		t.Fatalf("%d syntheses", len(synth.took))
+	defer hear.mu.Unlock()
+	for _, tc := range []struct {
+		name string
+		took []time.Duration
+	}{{"synthesis", synth.took}, {"transcription", hear.took}} {
+		span := spans[tc.name]
+		if span == nil || len(tc.took) != 1 {
+			t.Errorf("%s: span %v, %d pieces of work", tc.name, span, len(tc.took))
+			continue
+		}
+		got, work := span.EndTime().Sub(span.StartTime()), tc.took[0]
+		if work < 250*time.Millisecond || got < work*9/10 || got > work*11/10 {
+			t.Errorf("the %s span lasts %v, the %s took %v", tc.name, got, tc.name, work)
+		}
+		a := attrsOf(span)
+		if span.SpanKind() != trace.SpanKindClient || a["engine.tenant"].AsString() != demobank.EngineKey ||
+			a["engine.request_id"].AsString() != "prod-genai-1" || a["engine.audio_seconds"].AsFloat64() <= 0 {
+			t.Errorf("span %s kind %v attributes %v", span.Name(), span.SpanKind(), span.Attributes())
+		}
 	}
-	got, work := span.EndTime().Sub(span.StartTime()), synth.took[0]
-	if got < work*9/10 || got > work*11/10 {
-		t.Errorf("the synthesis span lasts %v, the synthesis took %v", got, work)
+}
+
+// TestGenAIWarmUpIsItsOwnTrace: the prompt-cache warm-up that create-session starts is a chat
+// span of its own trace, marked engine.warmup, with the usage and the model its server
+// reported; its tokens count in gen_ai.client.token.usage, for they are paid for.
+func TestGenAIWarmUpIsItsOwnTrace(t *testing.T) {
+	replay := enginetest.NewReplayServer(t, enginetest.OpenAIFixtures(), enginetest.DemoRoute)
+	model, err := openai.NewModel(&openai.Options{BaseURL: replay.URL, APIKey: "sk-otel-test"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if span.SpanKind() != trace.SpanKindClient || attrsOf(span)["engine.tenant"].AsString() != demobank.EngineKey {
-		t.Errorf("span %s kind %v attributes %v", span.Name(), span.SpanKind(), span.Attributes())
+	o := newObserved(t, otel.Options{Provider: "openai", Model: "gpt-4o-mini"}, engine.Config{Model: model})
+	o.post(t, "/api/v1/create-session", `{}`, nil)
+
+	var warm sdktrace.ReadOnlySpan
+	for deadline := time.Now().Add(10 * time.Second); warm == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, s := range o.spans.Ended() {
+			if attrsOf(s)["engine.warmup"].AsBool() {
+				warm = s
+			}
+		}
+	}
+	if warm == nil {
+		t.Fatalf("no warm-up span in %v", o.spans.Ended())
+	}
+	if warm.Name() != "chat gpt-4o-mini" || warm.Parent().IsValid() || warm.SpanKind() != trace.SpanKindClient {
+		t.Errorf("the warm-up span %q, kind %v, parent %v: want a root chat span", warm.Name(), warm.SpanKind(), warm.Parent())
+	}
+	a := attrsOf(warm)
+	for k, v := range map[string]string{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+		"gen_ai.request.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
+		"gen_ai.usage.input_tokens": "1203", "gen_ai.usage.output_tokens": "1", "gen_ai.response.finish_reasons": `["length"]`,
+		"engine.step": "0", "engine.retries": "0", "engine.tenant": demobank.EngineKey, "engine.outcome": "ok"} {
+		if a[k].Emit() != v {
+			t.Errorf("%s = %q, want %q", k, a[k].Emit(), v)
+		}
+	}
+	if _, ok := a["gen_ai.conversation.id"]; ok {
+		t.Errorf("the warm-up belongs to no conversation, yet has %s", a["gen_ai.conversation.id"].Emit())
+	}
+
+	var rm metricdata.ResourceMetrics
+	if err := o.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var input int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == "gen_ai.client.token.usage" {
+				for _, p := range m.Data.(metricdata.Histogram[int64]).DataPoints {
+					if typ, _ := p.Attributes.Value("gen_ai.token.type"); typ.AsString() == "input" {
+						input += p.Sum
+					}
+				}
+			}
+		}
+	}
+	if input != 1203 {
+		t.Errorf("gen_ai.client.token.usage input %d, want the warm-up's 1203", input)
 	}
 }

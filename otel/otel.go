@@ -7,6 +7,9 @@
 //	├── execute_tool {tool}     each tool call
 //	└── synthesis, transcription  speech, timed as the work itself
 //
+//	chat {model}                a prompt-cache warm-up at create-session: a trace of its
+//	                            own, engine.warmup=true
+//
 // with the request id, tenant and environment; W3C trace context carried to tenant backends and
 // MCP servers; the metrics gen_ai.client.token.usage and gen_ai.client.operation.duration; and
 // metrics of turns, time to first speech, tool latency and errors by tool, answers by problem
@@ -157,12 +160,19 @@ func (o *Observability) request(ctx context.Context, e engine.RequestEvent) {
 	}
 }
 
+// conversationKey is the context key of the turn's conversation id, for its chat spans.
+type conversationKey struct{}
+
 func (o *Observability) turnStart(ctx context.Context, e engine.TurnEvent) context.Context {
 	// INTERNAL, as the conventions say of an agent that runs in the process.
 	ctx, span := o.tracer.Start(ctx, "invoke_agent "+e.Tenant, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(e.Tenant)),
 		trace.WithAttributes(turnAttrs(e)...))
 	span.SetAttributes(o.model...)
+	if e.ConversationID != "" {
+		span.SetAttributes(semconv.GenAIConversationID(e.ConversationID))
+		ctx = context.WithValue(ctx, conversationKey{}, e.ConversationID)
+	}
 	return ctx
 }
 
@@ -189,12 +199,15 @@ func (o *Observability) turnEnd(ctx context.Context, e engine.TurnEvent) {
 
 func (o *Observability) toolStart(ctx context.Context, e engine.ToolEvent) context.Context {
 	// A tool is a function the engine calls, actions too (gen_ai.tool.type "function"); the
-	// event carries no call id, so gen_ai.tool.call.id is left out.
-	ctx, _ = o.tracer.Start(ctx, "execute_tool "+e.Tool, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+	// call id is the model's, or the action's id.
+	ctx, span := o.tracer.Start(ctx, "execute_tool "+e.Tool, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(e.Tool), semconv.GenAIToolType("function"),
 		attribute.String("engine.request_id", e.RequestID), attribute.String("engine.tenant", e.Tenant),
 		attribute.String("engine.environment", e.Environment), attribute.String("engine.tool", e.Tool),
 		attribute.Bool("engine.action", e.Action)))
+	if e.CallID != "" {
+		span.SetAttributes(semconv.GenAIToolCallID(e.CallID))
+	}
 	return ctx
 }
 
@@ -216,7 +229,12 @@ func (o *Observability) toolEnd(ctx context.Context, e engine.ToolEvent) {
 func (o *Observability) speechDone(ctx context.Context, e engine.SpeechEvent) {
 	end := time.Now()
 	_, span := o.tracer.Start(ctx, e.Kind, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(end.Add(-e.Duration)),
-		trace.WithAttributes(attribute.String("engine.speech", e.Kind), attribute.String("engine.tenant", e.Tenant)))
+		trace.WithAttributes(attribute.String("engine.speech", e.Kind), attribute.String("engine.tenant", e.Tenant),
+			attribute.String("engine.request_id", e.RequestID), attribute.String("engine.environment", e.Environment),
+			attribute.Float64("engine.audio_seconds", e.AudioSeconds)))
+	if e.Characters > 0 {
+		span.SetAttributes(attribute.Int("engine.characters", e.Characters))
+	}
 	if e.Err {
 		span.SetStatus(codes.Error, "failed")
 		span.SetAttributes(semconv.ErrorTypeKey.String("error"))
@@ -227,21 +245,33 @@ func (o *Observability) speechDone(ctx context.Context, e engine.SpeechEvent) {
 }
 
 // modelCall spans the call of the model that just ended, a child of the turn's span: the hook
-// runs right after the call, so the span starts Duration ago.
+// runs right after the call, so the span starts Duration ago. A warm-up belongs to no turn: its
+// span is a trace of its own, marked engine.warmup.
 func (o *Observability) modelCall(ctx context.Context, e engine.ModelCallEvent) {
 	end := time.Now()
-	if e.SessionID != "" {
-		// The turn's event has no session; its model calls do, and the turn's span is ctx's.
-		trace.SpanFromContext(ctx).SetAttributes(semconv.GenAIConversationID(e.SessionID))
-	}
-	attrs := make([]attribute.KeyValue, 0, 16)
+	attrs := make([]attribute.KeyValue, 0, 20)
 	attrs = append(attrs, semconv.GenAIOperationNameChat)
 	attrs = append(attrs, o.model...)
-	attrs = append(attrs, attribute.String("engine.request_id", e.RequestID), attribute.String("engine.tenant", e.Tenant),
-		attribute.String("engine.environment", e.Environment), attribute.String("engine.turn_id", e.TurnID),
-		attribute.Int("engine.step", e.Step), attribute.String("engine.outcome", e.Outcome))
-	if e.SessionID != "" {
+	attrs = append(attrs, attribute.String("engine.tenant", e.Tenant), attribute.String("engine.environment", e.Environment),
+		attribute.Int("engine.step", e.Step), attribute.String("engine.outcome", e.Outcome), attribute.Int("engine.retries", e.Retries))
+	if e.RequestID != "" { // a warm-up has neither
+		attrs = append(attrs, attribute.String("engine.request_id", e.RequestID))
+	}
+	if e.TurnID != "" {
+		attrs = append(attrs, attribute.String("engine.turn_id", e.TurnID))
+	}
+	if e.Model != "" {
+		attrs = append(attrs, semconv.GenAIResponseModel(e.Model))
+	}
+	if id, _ := ctx.Value(conversationKey{}).(string); id != "" && !e.Warmup {
+		attrs = append(attrs, semconv.GenAIConversationID(id))
+	} else if e.SessionID != "" {
 		attrs = append(attrs, semconv.GenAIConversationID(e.SessionID))
+	}
+	start := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(end.Add(-e.Duration))}
+	if e.Warmup {
+		attrs = append(attrs, attribute.Bool("engine.warmup", true))
+		start = append(start, trace.WithNewRoot())
 	}
 	if e.Finish != "" {
 		attrs = append(attrs, semconv.GenAIResponseFinishReasons(string(e.Finish)))
@@ -260,8 +290,7 @@ func (o *Observability) modelCall(ctx context.Context, e engine.ModelCallEvent) 
 	if failed {
 		attrs = append(attrs, semconv.ErrorTypeKey.String(e.Outcome))
 	}
-	_, span := o.tracer.Start(ctx, o.chat, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(end.Add(-e.Duration)),
-		trace.WithAttributes(attrs...))
+	_, span := o.tracer.Start(ctx, o.chat, append(start, trace.WithAttributes(attrs...))...)
 	if failed {
 		span.SetStatus(codes.Error, e.Outcome)
 	}

@@ -22,7 +22,7 @@ func serveDebug(addr string, mx *metrics, usage http.Handler, log *slog.Logger) 
 	mux := http.NewServeMux()
 	mux.Handle("/debug/", debugstats.Handler())
 	mux.Handle("GET /usage", usage)
-	if mx != nil {
+	if mx != nil && mx.handler != nil {
 		mux.Handle("GET /metrics", mx.handler)
 	}
 	srv := &http.Server{

@@ -33,7 +33,9 @@
 //
 // With OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set, each turn's trace
 // (the GenAI semantic conventions' invoke_agent, chat and execute_tool spans) is exported over
-// OTLP/HTTP with protobuf; the other standard OTEL_* variables apply (see docs/usage.md).
+// OTLP/HTTP with protobuf, and with OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_METRICS_ENDPOINT the metrics too; the other standard OTEL_* variables apply
+// (see docs/usage.md).
 package main
 
 import (

@@ -193,12 +193,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.Widgets = []engine.WidgetType{demobank.CardWidget} // the demo bank's own card
 	}
 	stores.apply(&cfg)
-	mx, err := newMetrics(opts.metrics)
+	mx, err := newMetrics(ctx, opts.metrics, getenv)
 	if err != nil {
 		return err
 	}
 	if mx != nil {
-		defer mx.provider.Shutdown(context.Background())
+		defer func() {
+			// After the server: the last figures go out over OTLP, for a bounded time.
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := mx.provider.Shutdown(sctx); err != nil {
+				log.Warn("exporting the last metrics failed", "err", err)
+			}
+		}()
+		if mx.otlp {
+			log.Info("metrics: exported over OTLP/HTTP")
+		}
 	}
 	tp, err := newTracing(ctx, getenv)
 	if err != nil {
@@ -269,7 +279,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer stopDebug()
 		fmt.Fprintf(&banner, "\nDebug figures and profiles (private): http://%s/debug/stats\n", addr)
 		fmt.Fprintf(&banner, "Usage by tenant (private): http://%s/usage?tenant=\n", addr)
-		if mx != nil {
+		if mx != nil && mx.handler != nil {
 			fmt.Fprintf(&banner, "Prometheus metrics (private): http://%s/metrics\n", addr)
 		}
 	}

@@ -30,6 +30,16 @@ func newTracing(ctx context.Context, getenv func(string) string) (*sdktrace.Trac
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
+	res, err := newResource(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res)), nil
+}
+
+// newResource describes the process to the exporters: the service "engine" (OTEL_SERVICE_NAME
+// names another), its version, and OTEL_RESOURCE_ATTRIBUTES.
+func newResource(ctx context.Context) (*resource.Resource, error) {
 	// Later detectors win: the environment over the defaults.
 	res, err := resource.New(ctx, resource.WithTelemetrySDK(),
 		resource.WithAttributes(semconv.ServiceName("engine"), semconv.ServiceVersion(engine.Version)),
@@ -37,11 +47,11 @@ func newTracing(ctx context.Context, getenv func(string) string) (*sdktrace.Trac
 	if err != nil {
 		return nil, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
 	}
-	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res)), nil
+	return res, nil
 }
 
-// newObserver returns the engine's Observer reporting to the Prometheus metrics and the tracer
-// provider that are on, or nil when neither is.
+// newObserver returns the engine's Observer reporting to the metrics (Prometheus's, OTLP's) and
+// the tracer provider that are on, or nil when neither is.
 func newObserver(mx *metrics, tp *sdktrace.TracerProvider, getenv func(string) string, tenantsFile bool) (*engine.Observer, error) {
 	if mx == nil && tp == nil {
 		return nil, nil

@@ -3,8 +3,6 @@ package main
 import (
 	"log/slog"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/convengine/engine/redisstore"
 	"github.com/convengine/engine/usage"
 )
@@ -25,8 +23,8 @@ func newMeter(st stores, mx *metrics, log *slog.Logger) (*usage.Meter, usage.Rea
 		sink, reader = l, l
 	}
 	opts := &usage.Options{Sink: sink, Logger: log}
-	if mx != nil {
-		opts.Registerer = prometheus.Registerer(mx.registry)
+	if mx != nil && mx.registry != nil { // not with OTLP alone
+		opts.Registerer = mx.registry
 	}
 	m, err := usage.New(opts)
 	if err != nil {
