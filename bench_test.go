@@ -11,6 +11,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/usage"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -21,7 +22,10 @@ func benchHandler(b *testing.B, withTool bool) http.Handler {
 }
 
 // benchEngine is benchHandler's engine.
-func benchEngine(b *testing.B, withTool bool) *engine.Engine {
+func benchEngine(b *testing.B, withTool bool) *engine.Engine { return benchEngineWith(b, withTool, nil) }
+
+// benchEngineWith is benchEngine with its configuration and tenant changed by with.
+func benchEngineWith(b *testing.B, withTool bool, with func(*engine.Config, *engine.Tenant)) *engine.Engine {
 	answer := make([]engine.ModelEvent, 0, 43)
 	for range 40 {
 		answer = append(answer, engine.TextEvent("word "))
@@ -34,17 +38,23 @@ func benchEngine(b *testing.B, withTool bool) *engine.Engine {
 	if withTool {
 		steps = [][]engine.ModelEvent{{call("c1", "get_balance", `{"account":"checking"}`)}, answer}
 	}
-	store, _ := engine.NewStaticTenants(testTenant())
-	e, err := engine.New(engine.Config{Tenants: store, Model: &enginetest.ScriptedModel{Steps: steps},
-		Toolset: bankTools(), SigningKey: testSigningKey, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cfg := engine.Config{Model: &enginetest.ScriptedModel{Steps: steps},
+		Toolset: bankTools(), SigningKey: testSigningKey, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	tenant := testTenant()
+	if with != nil {
+		with(&cfg, tenant)
+	}
+	cfg.Tenants, _ = engine.NewStaticTenants(tenant)
+	e, err := engine.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	return e
 }
 
-func benchTurn(b *testing.B, withTool bool) {
-	h := benchHandler(b, withTool)
+func benchTurn(b *testing.B, withTool bool) { benchTurnOf(b, benchHandler(b, withTool)) }
+
+func benchTurnOf(b *testing.B, h http.Handler) {
 	hdr := headers()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -61,6 +71,32 @@ func benchTurn(b *testing.B, withTool bool) {
 // BenchmarkTurn measures a whole turn in process: headers, body, 40 speak events, two widgets
 // and done, with a model that costs nothing.
 func BenchmarkTurn(b *testing.B) { benchTurn(b, false) }
+
+// BenchmarkTurnMetered is BenchmarkTurnWithTool with the usage meter of package usage
+// observing it (usage=on: a record per model and tool call, counted and written to a memory
+// ledger by the meter's goroutine), and with a budget too (budget=on: a token and a turn budget
+// in memory, reserved and settled each turn), against neither (off).
+func BenchmarkTurnMetered(b *testing.B) {
+	for _, mode := range []string{"off", "usage=on", "budget=on"} {
+		b.Run("mode="+mode, func(b *testing.B) {
+			benchTurnOf(b, benchEngineWith(b, true, func(cfg *engine.Config, t *engine.Tenant) {
+				if mode == "off" {
+					return
+				}
+				m, err := usage.New(&usage.Options{Sink: &usage.Memory{}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { m.Close(context.Background()) })
+				cfg.Observer = m.Observer(nil)
+				if mode == "budget=on" {
+					cfg.Budget = &usage.MemoryBudget{}
+					t.Limits.TokensPerDay, t.Limits.TurnsPerUserPerDay = 1<<50, 1<<30
+				}
+			}).Handler())
+		})
+	}
+}
 
 // BenchmarkTurnWithTool adds one data tool call (schema check, status event, a second step).
 func BenchmarkTurnWithTool(b *testing.B) { benchTurn(b, true) }

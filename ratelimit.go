@@ -6,9 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -78,6 +81,7 @@ type rateLimiting struct {
 	shared  RateLimiter // nil: local only
 	local   *MemoryRateLimiter
 	userKey []byte       // keys the hash that names a user's bucket
+	macs    sync.Pool    // of hash.Hash keyed with userKey: a new one costs five allocations
 	pause   atomic.Int64 // until when (Unix ns) the shared limiter is not asked, after it failed
 }
 
@@ -92,11 +96,19 @@ func newRateLimiting(shared RateLimiter, signingKey []byte, now func() time.Time
 // userBucket returns the name of the bucket of the user of token: the same on every replica
 // that shares the signing key, and of no use to find the token from.
 func (rl *rateLimiting) userBucket(tenantKey string, token Secret) string {
-	mac := hmac.New(sha256.New, rl.userKey)
-	mac.Write([]byte(tenantKey))
+	mac, _ := rl.macs.Get().(hash.Hash)
+	if mac == nil {
+		mac = hmac.New(sha256.New, rl.userKey)
+	}
+	io.WriteString(mac, tenantKey)
 	mac.Write([]byte{0})
-	mac.Write([]byte(token))
-	return hex.EncodeToString(mac.Sum(nil)[:16])
+	io.WriteString(mac, string(token))
+	var sum [sha256.Size]byte
+	var name [32]byte
+	hex.Encode(name[:], mac.Sum(sum[:0])[:16])
+	mac.Reset()
+	rl.macs.Put(mac)
+	return string(name[:])
 }
 
 // burstOf returns the burst of a bucket: burst, or a tenth of perMinute, at least 1.

@@ -77,9 +77,15 @@ func (m *Memory) WriteUsage(_ context.Context, records []Record) error {
 		}
 		m.pruned = today
 	}
+	var dayStart, dayEnd time.Time // the day of the last record, whose name is day
+	day := ""
 	for i := range records {
 		r := &records[i]
-		k := tenantDay{r.Tenant, Day(r.Time)}
+		if r.Time.Before(dayStart) || !r.Time.Before(dayEnd) {
+			dayStart = truncDay(r.Time)
+			dayEnd, day = dayStart.AddDate(0, 0, 1), Day(r.Time)
+		}
+		k := tenantDay{r.Tenant, day}
 		if k.day < oldest {
 			continue
 		}
