@@ -22,7 +22,9 @@ func benchHandler(b *testing.B, withTool bool) http.Handler {
 }
 
 // benchEngine is benchHandler's engine.
-func benchEngine(b *testing.B, withTool bool) *engine.Engine { return benchEngineWith(b, withTool, nil) }
+func benchEngine(b *testing.B, withTool bool) *engine.Engine {
+	return benchEngineWith(b, withTool, nil)
+}
 
 // benchEngineWith is benchEngine with its configuration and tenant changed by with.
 func benchEngineWith(b *testing.B, withTool bool, with func(*engine.Config, *engine.Tenant)) *engine.Engine {
