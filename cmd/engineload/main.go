@@ -111,6 +111,7 @@ type config struct {
 	deltas         int
 	widgets        int
 	toolCalls      int
+	usage          bool // the bench engine meters usage
 	backendLatency time.Duration
 	voiceFlags
 
@@ -160,6 +161,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.widgets, "widgets", 2, "-local: widgets per turn")
 	fs.IntVar(&c.toolCalls, "tool-calls", 0, "-local: data tool calls per turn, made before the answer")
 	fs.DurationVar(&c.backendLatency, "backend-latency", 0, "-local: latency of the bench backend's tool")
+	fs.BoolVar(&c.usage, "usage", false, "-local: the engine meters its usage into a memory ledger, as the reference server does")
 	c.voiceFlags.addFlags(fs)
 	fs.StringVar(&c.jsonOut, "json", "", "write the report as JSON to this file")
 	fs.StringVar(&c.svgOut, "svg", "", "write a chart of the latency distribution to this SVG file")

@@ -20,6 +20,7 @@ import (
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/internal/debugstats"
+	"github.com/convengine/engine/usage"
 	"github.com/convengine/engine/voice"
 )
 
@@ -228,9 +229,17 @@ func serverOf(cfg *config, vt *voiceTimer) (http.Handler, func(), error) {
 		// The turn's log line is formatted as in production; where it goes is not measured.
 		log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		transcriber, synthesizer := benchSpeech(cfg)
+		obs := &engine.Observer{Socket: vt.socket}
+		var meter *usage.Meter
+		if cfg.usage {
+			if meter, err = usage.New(&usage.Options{Sink: &usage.Memory{}, Logger: log}); err != nil {
+				return nil, nop, err
+			}
+			obs = meter.Observer(obs)
+		}
 		e, err := engine.New(engine.Config{Tenants: tenants, Model: model, Toolset: httptools.New(nil),
 			SigningKey: key, Logger: log, Transcriber: transcriber, Synthesizer: synthesizer,
-			Observer: &engine.Observer{Socket: vt.socket},
+			Observer: obs,
 			// A bench measures what the engine can do: no bound of a public deployment applies.
 			MaxConcurrentTurns: -1, MaxConcurrentSyntheses: -1, MaxSynthesesPerUser: -1,
 			MaxConcurrentTranscriptions: -1, MaxTranscriptionsPerUser: -1})
@@ -241,7 +250,12 @@ func serverOf(cfg *config, vt *voiceTimer) (http.Handler, func(), error) {
 		if err != nil {
 			return nil, nop, err
 		}
-		return e.Handler(sockets.Routes()...), func() { e.Close() }, nil
+		return e.Handler(sockets.Routes()...), func() {
+			e.Close()
+			if meter != nil {
+				meter.Close(context.Background())
+			}
+		}, nil
 	}
 	return nil, nop, fmt.Errorf("-serve: unknown server %q", cfg.serve)
 }
