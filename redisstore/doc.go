@@ -3,13 +3,13 @@
 // balancer agree without sticky sessions.
 //
 // A [Store] is an [engine.SessionStore], an [engine.ReplayStore], an [engine.ActionStore], an
-// [engine.RateLimiter] and an [engine.TurnLog]:
+// [engine.RateLimiter], an [engine.Budget] and an [engine.TurnLog]:
 //
 //	store, err := redisstore.NewFromURL("redis://redis.internal:6379/0", nil)
 //	if err != nil { … }
 //	defer store.Close()
 //	e, err := engine.New(engine.Config{…, Sessions: store, Replay: store, Actions: store,
-//		RateLimiter: store, TurnLog: store})
+//		RateLimiter: store, Budget: store, TurnLog: store})
 //
 // A host that already has a client passes it to [New].
 //
@@ -25,6 +25,8 @@
 //	engine:rate:{pk_demo}:u:9c1e…   a user's, named by a keyed hash of the token
 //	engine:turn:{3f1b…}             a turn's events, a stream whose entry ids are the event ids
 //	engine:turnmeta:{3f1b…}         its owner (tenant, user hash, session) and whether it is done
+//	engine:budget:{pk_demo}:tokens:d:20261126     a budget's count in its window (UTC day or
+//	engine:budget:{pk_demo}:turns:9c1e…:d:20261126  month), expiring when the window closes
 //
 // The braces are a Redis Cluster hash tag: every key about one id lands in one slot, and ids
 // spread over all slots. Rate limit buckets are tagged with the tenant, so that one script
