@@ -27,6 +27,7 @@
 //	engine:turnmeta:{3f1b…}         its owner (tenant, user hash, session) and whether it is done
 //	engine:budget:{pk_demo}:tokens:d:20261126     a budget's count in its window (UTC day or
 //	engine:budget:{pk_demo}:turns:9c1e…:d:20261126  month), expiring when the window closes
+//	engine:usage:{pk_demo}:2026-11-26[:models]    the usage ledger's day of a tenant (UsageLedger)
 //
 // The braces are a Redis Cluster hash tag: every key about one id lands in one slot, and ids
 // spread over all slots. Rate limit buckets are tagged with the tenant, so that one script
