@@ -21,7 +21,7 @@ func (c *Config) answer(req *engine.ModelRequest, now time.Time) []engine.ModelE
 	kinds := toolKinds(req.Tools)
 	t := readTurn(req, kinds)
 	if t.answered {
-		return []engine.ModelEvent{engine.FinishEvent(engine.FinishStop)}
+		return []engine.ModelEvent{finishEvent(engine.FinishStop)}
 	}
 	in, slots := c.home, map[string]any{}
 	if req.Mode != engine.ModeHome {
@@ -191,5 +191,15 @@ func (s *step) suggest(resp *response, sc scope) {
 }
 
 func (s *step) finish(r engine.FinishReason) []engine.ModelEvent {
-	return append(s.events, engine.FinishEvent(r))
+	return append(s.events, finishEvent(r))
+}
+
+// ModelName names the intent model in its finish events, so that usage reports and traces
+// tell its calls, which no provider serves and whose tokens are estimated, from others'.
+const ModelName = "intent"
+
+func finishEvent(r engine.FinishReason) engine.ModelEvent {
+	ev := engine.FinishEvent(r)
+	ev.Model = ModelName
+	return ev
 }

@@ -99,7 +99,7 @@ func TestUsageOnTheDebugAddress(t *testing.T) {
 	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{`engine_usage_model_calls_total{outcome="ok",tenant="pk_demo"}`, `engine_usage_tool_calls_total{outcome="ok",tenant="pk_demo"} 1`,
-		`engine_usage_tokens_total{estimated="true",model="",tenant="pk_demo",type="input"}`} {
+		`engine_usage_tokens_total{estimated="true",model="intent",tenant="pk_demo",type="input"}`} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics has no %s", want)
 		}
