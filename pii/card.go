@@ -21,34 +21,44 @@ func luhn(digits string) bool {
 	return len(digits) > 0 && sum%10 == 0
 }
 
-// issuer is a range of issuer identification number prefixes and the lengths its cards have.
+// issuer is a range of issuer identification numbers and the lengths of its cards.
 type issuer struct {
-	lo, hi int // inclusive range of the first len(digits of lo) digits
-	digits int // how many leading digits lo and hi cover
-	minLen int
-	maxLen int
-	name   string
+	lo, hi  int    // inclusive range of the first digits
+	digits  int    // how many leading digits lo and hi cover
+	lengths uint32 // bit n set: the network issues cards of n digits
 }
 
-// issuers are the prefix ranges of the networks, as the networks publish them. Luhn alone lets
-// one random number in ten through; the prefixes and their lengths are what keep amounts and
-// reference numbers out.
+// lengths returns the bit set of the lengths from lo to hi and of the others.
+func lengths(lo, hi int, others ...int) uint32 {
+	var b uint32
+	for n := lo; n <= hi; n++ {
+		b |= 1 << n
+	}
+	for _, n := range others {
+		b |= 1 << n
+	}
+	return b
+}
+
+// issuers are the prefix ranges of the networks and their card lengths, as the networks
+// publish them. Luhn alone lets one random number in ten through; the prefixes and lengths are
+// what keep amounts and reference numbers out.
 var issuers = []issuer{
-	{4, 4, 1, 13, 19, "visa"},
-	{51, 55, 2, 16, 16, "mastercard"},
-	{2221, 2720, 4, 16, 16, "mastercard"},
-	{34, 34, 2, 15, 15, "amex"},
-	{37, 37, 2, 15, 15, "amex"},
-	{6011, 6011, 4, 16, 19, "discover"},
-	{644, 649, 3, 16, 19, "discover"},
-	{65, 65, 2, 16, 19, "discover"},
-	{3528, 3589, 4, 16, 19, "jcb"},
-	{300, 305, 3, 14, 19, "diners"},
-	{36, 36, 2, 14, 19, "diners"},
-	{38, 38, 2, 14, 19, "diners"},
-	{62, 62, 2, 16, 19, "unionpay"},
-	{50, 50, 2, 12, 19, "maestro"},
-	{56, 69, 2, 12, 19, "maestro"},
+	{4, 4, 1, lengths(16, 16, 13, 19)}, // Visa
+	{51, 55, 2, lengths(16, 16)},       // Mastercard
+	{2221, 2720, 4, lengths(16, 16)},   // Mastercard
+	{34, 34, 2, lengths(15, 15)},       // American Express
+	{37, 37, 2, lengths(15, 15)},       // American Express
+	{6011, 6011, 4, lengths(16, 19)},   // Discover
+	{644, 649, 3, lengths(16, 19)},     // Discover
+	{65, 65, 2, lengths(16, 19)},       // Discover
+	{3528, 3589, 4, lengths(16, 19)},   // JCB
+	{300, 305, 3, lengths(14, 19)},     // Diners Club
+	{36, 36, 2, lengths(14, 19)},       // Diners Club
+	{38, 38, 2, lengths(14, 19)},       // Diners Club
+	{62, 62, 2, lengths(16, 19)},       // UnionPay
+	{50, 50, 2, lengths(12, 19)},       // Maestro
+	{56, 69, 2, lengths(12, 19)},       // Maestro
 }
 
 // knownIssuer reports whether digits start with a known issuer prefix and have a length that
@@ -63,7 +73,7 @@ func knownIssuer(digits string) bool {
 		for i := range is.digits {
 			p = p*10 + int(digits[i]-'0')
 		}
-		if p >= is.lo && p <= is.hi && n >= is.minLen && n <= is.maxLen {
+		if p >= is.lo && p <= is.hi && is.lengths&(1<<n) != 0 {
 			return true
 		}
 	}

@@ -32,6 +32,7 @@ func (d *Detector) MaxInput() int { return d.maxInput }
 // scan is the state of one call of Find.
 type scan struct {
 	d     *Detector
+	text  string
 	steps int // work done, counted by the tests to show it is linear
 	found [Custom + 1][]Match
 }
@@ -58,7 +59,7 @@ func (d *Detector) find(text string) ([]Match, int) {
 		}
 		text = text[:cut]
 	}
-	s := &scan{d: d}
+	s := &scan{d: d, text: text}
 	var byPattern [][]Match
 	if len(d.patterns) > 0 {
 		byPattern = make([][]Match, len(d.patterns))

@@ -123,8 +123,8 @@ func (s *scan) ibans(text string, toks []token, add func(kind Kind, name string,
 			switch {
 			case u.class != tokLetters:
 				chunk = text[u.start:u.end]
-			case u.w.digits != "":
-				chunk = u.w.digits
+			case u.w.digits != "" && text[u.start:u.end] != "O":
+				chunk = u.w.digits // but a capital O is spelled, not zero
 			case u.w.times > 0 && next+1 < len(toks) && len(toks[next+1].w.digits) == 1:
 				next++
 				chunk, times = toks[next].w.digits, u.w.times

@@ -17,6 +17,9 @@ type run struct {
 	digits string
 	spoken bool // some piece is a spoken word
 	plus   bool // preceded by "+" or a word for plus
+	// A spelled letter or a code of letters and digits comes right before or after: the
+	// digits are part of a code (a reference, an IBAN with a wrong check), not a number.
+	spelledBefore, spelledAfter bool
 }
 
 // runs groups tokens into runs of digits. A word for "double" takes the digit that follows; a
@@ -24,9 +27,19 @@ type run struct {
 func (s *scan) runs(text string, toks []token, visit func(r *run)) {
 	var r run
 	var digits strings.Builder
+	first, last := 0, 0 // the tokens of r
+	spelled := func(k, from, to int) bool {
+		if k < 0 || k >= len(toks) || !joinable(text[from:to]) {
+			return false
+		}
+		t := toks[k]
+		return t.class == tokMixed || t.class == tokLetters && t.w.digits == "" && t.end-t.start == 1
+	}
 	flush := func() {
 		if len(r.pieces) > 0 {
 			r.digits = digits.String()
+			r.spelledBefore = first > 0 && spelled(first-1, toks[first-1].end, toks[first].start)
+			r.spelledAfter = last+1 < len(toks) && spelled(last+1, toks[last].end, toks[last+1].start)
 			visit(&r)
 		}
 		r = run{pieces: r.pieces[:0]}
@@ -81,7 +94,12 @@ func (s *scan) runs(text string, toks []token, visit func(r *run)) {
 		}
 		if len(r.pieces) == 0 {
 			p.gap = ""
+			first = i
+			if times > 1 {
+				first = i - 1
+			}
 		}
+		last = i
 		p.lo = digits.Len()
 		for range times {
 			digits.WriteString(ds)
@@ -123,18 +141,18 @@ func precededByPlus(text string, i int) bool {
 func (r *run) span(i, j int) (int, int) { return r.pieces[i].start, r.pieces[j-1].end }
 
 // cards finds the card numbers of a run. In typed digits a card is a whole number of groups in
-// a usual grouping, joined by single blanks or dashes. In spoken digits the grouping is lost,
-// so a card must start within four digits of the run's start, or end within four digits of
-// its end: what is said around a card number is short ("number one", "CVV one two three"), and
-// trying every window of a long run would find a Luhn-valid one by chance.
+// a usual grouping, joined by single blanks or dashes.
 func (s *scan) cards(r *run, add func(kind Kind, name string, start, end int, value string)) {
+	if r.spelledBefore {
+		return
+	}
 	if r.spoken {
-		s.spokenCards(r, add)
+		s.spokenCard(r, add)
 		return
 	}
 	for i := 0; i < len(r.pieces); {
 		best := -1
-		var groups [19]int
+		var groups [20]int
 		n := 0
 		for j := i; j < len(r.pieces) && j-i < len(groups); j++ {
 			s.steps++
@@ -147,7 +165,7 @@ func (s *scan) cards(r *run, add func(kind Kind, name string, start, end int, va
 			if n > 19 {
 				break
 			}
-			if n >= 12 && cardShape(groups[:j-i+1]) && isCard(r.digits[r.pieces[i].lo:p.hi]) {
+			if n >= 12 && cardShape(groups[:j-i+1]) && !r.continues(i, j) && isCard(r.digits[r.pieces[i].lo:p.hi]) {
 				best = j
 			}
 		}
@@ -161,49 +179,68 @@ func (s *scan) cards(r *run, add func(kind Kind, name string, start, end int, va
 	}
 }
 
-// noise is how many digits may be said before or after a spoken card number in its run.
-const noise = 4
+// continues reports whether the typed pieces [i, j] are part of a longer number: a group of
+// three digits or more joined the same way comes right before or after them. ("12/25" after a
+// card number is its expiry, not more of it.)
+func (r *run) continues(i, j int) bool {
+	long := func(k int) bool { return r.pieces[k].hi-r.pieces[k].lo >= 3 }
+	gap := r.pieces[i].gap // the window's own separator; any, for one piece
+	if i < j {
+		gap = r.pieces[i+1].gap
+	}
+	if i > 0 && long(i-1) && (i == j || r.pieces[i].gap == gap) {
+		return true
+	}
+	return j+1 < len(r.pieces) && long(j+1) && (i == j || r.pieces[j+1].gap == gap)
+}
 
-func (s *scan) spokenCards(r *run, add func(kind Kind, name string, start, end int, value string)) {
-	from := 0
-	for from < len(r.pieces) {
-		// A card that starts within noise digits of from, the longest.
-		found := false
-		for i := from; i < len(r.pieces) && r.pieces[i].lo-r.pieces[from].lo <= noise; i++ {
-			best := -1
-			for j := i; j < len(r.pieces) && r.pieces[j].hi-r.pieces[i].lo <= 19; j++ {
-				s.steps++
-				if r.pieces[j].hi-r.pieces[i].lo >= 12 && isCard(r.digits[r.pieces[i].lo:r.pieces[j].hi]) {
-					best = j
-				}
+// articles are spoken digits that are also articles ("un", "uno", "um"), which may come
+// right before a number said as words without being part of it.
+var articles = map[string]bool{"un": true, "une": true, "uno": true, "una": true, "um": true, "uma": true, "one": true, "o": true, "ein": true, "eine": true}
+
+// maxTrailing is how many digits may be said after a spoken card number, after a pause (a
+// comma or full stop), and not be part of it: a security code.
+const maxTrailing = 4
+
+// minBeforeTrailing is how long a spoken card must be for digits said after it to be left
+// out: every network but Maestro and Diners issues cards of 15 digits or more, and shorter
+// windows would let chance in.
+const minBeforeTrailing = 14
+
+// spokenCard finds a card number said as words. Spoken, the grouping is lost, and trying every
+// window of a run would find a Luhn-valid one by chance in one run of digits in a few; so the
+// card is the whole run, or the run without a leading article ("un", "uno") or without up to
+// four digits said after a pause.
+func (s *scan) spokenCard(r *run, add func(kind Kind, name string, start, end int, value string)) {
+	last := len(r.pieces)
+	starts := []int{0}
+	if p := r.pieces[0]; !p.typed && p.hi-p.lo == 1 && len(r.pieces) > 1 && articles[strings.ToLower(s.text[p.start:p.end])] {
+		starts = append(starts, 1)
+	}
+	ends := []int{last}
+	for j := last - 1; j > 0 && r.pieces[last-1].hi-r.pieces[j].lo <= maxTrailing; j-- {
+		s.steps++
+		if strings.ContainsAny(r.pieces[j].gap, ",.") && r.pieces[j].lo >= minBeforeTrailing {
+			if len(r.digits) > 16 {
+				ends = []int{j, last} // a card of 16 digits or fewer and its code
+			} else {
+				ends = append(ends, j)
 			}
-			if best >= 0 {
-				start, end := r.span(i, best+1)
-				add(Card, "card", start, end, r.digits[r.pieces[i].lo:r.pieces[best].hi])
-				from, found = best+1, true
-				break
-			}
+			break
 		}
-		if found {
-			continue
-		}
-		// Else a card that ends within noise digits of the run's end, the longest.
-		last := len(r.pieces) - 1
-		for j := last; j >= from && r.pieces[last].hi-r.pieces[j].hi <= noise; j-- {
-			best := -1
-			for i := j; i >= from && r.pieces[j].hi-r.pieces[i].lo <= 19; i-- {
-				s.steps++
-				if r.pieces[j].hi-r.pieces[i].lo >= 12 && isCard(r.digits[r.pieces[i].lo:r.pieces[j].hi]) {
-					best = i
-				}
+	}
+	for _, j := range ends {
+		for _, i := range starts {
+			s.steps++
+			if i >= j {
+				continue
 			}
-			if best >= 0 {
-				start, end := r.span(best, j+1)
-				add(Card, "card", start, end, r.digits[r.pieces[best].lo:r.pieces[j].hi])
+			if v := r.digits[r.pieces[i].lo:r.pieces[j-1].hi]; isCard(v) {
+				start, end := r.span(i, j)
+				add(Card, "card", start, end, v)
 				return
 			}
 		}
-		return
 	}
 }
 
@@ -211,7 +248,7 @@ func (s *scan) spokenCards(r *run, add func(kind Kind, name string, start, end i
 // word for plus (8 to 15 digits), or the length and first digits of a national number of the
 // countries whose forms are read in typed text.
 func (s *scan) spokenPhone(r *run, add func(kind Kind, name string, start, end int, value string)) {
-	if !r.spoken {
+	if !r.spoken || r.spelledBefore || r.spelledAfter {
 		return
 	}
 	d := r.digits

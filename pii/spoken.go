@@ -141,6 +141,13 @@ func (s *scan) tokenize(text string) []token {
 			s.steps++
 			letter, digit, size := isAlnum(text, i)
 			if !letter && !digit {
+				// An apostrophe between letters is part of the word ("it's", "l'IBAN").
+				if n := apostrophe(text, i); n > 0 && hasL && !hasD && i+n < len(text) {
+					if l, _, _ := isAlnum(text, i+n); l {
+						i += n
+						continue
+					}
+				}
 				break
 			}
 			hasL, hasD = hasL || letter, hasD || digit
@@ -201,4 +208,15 @@ func joinable(gap string) bool {
 		}
 	}
 	return punct <= 1
+}
+
+// apostrophe returns the length of the apostrophe at text[i:], or 0.
+func apostrophe(text string, i int) int {
+	switch {
+	case text[i] == '\'':
+		return 1
+	case strings.HasPrefix(text[i:], "’"):
+		return len("’")
+	}
+	return 0
 }
