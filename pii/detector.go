@@ -11,7 +11,7 @@ import (
 type Detector struct {
 	kinds    [Custom + 1]bool
 	patterns []pattern
-	words    map[string]word
+	words    map[string]*word
 	maxInput int
 }
 

@@ -78,8 +78,8 @@ var vocabulary = map[string]map[string]word{
 }
 
 // words merges the vocabularies of the locales.
-func words(locales []string) map[string]word {
-	m := map[string]word{}
+func words(locales []string) map[string]*word {
+	m := map[string]*word{}
 	for _, l := range locales {
 		for w, v := range vocabulary[l] {
 			// A word that is a filler in one language and a digit in another ("um" in
@@ -88,11 +88,14 @@ func words(locales []string) map[string]word {
 			if old, ok := m[w]; ok && old.digits != "" {
 				continue
 			}
-			m[w] = v
+			m[w] = &v
 		}
 	}
 	return m
 }
+
+// none is what a word that is not in the vocabulary means.
+var none = &word{}
 
 // Token classes.
 const (
@@ -105,7 +108,7 @@ const (
 type token struct {
 	start, end int
 	class      int
-	w          word // for tokLetters, what the word means (zero value: nothing)
+	w          *word // for tokLetters, what the word means; never nil
 }
 
 // isLetterOrDigit reports whether the rune at text[i:] is a letter or a digit, and its size.
@@ -126,7 +129,7 @@ func isAlnum(text string, i int) (letter, digit bool, size int) {
 
 // tokenize splits text into tokens of letters and digits, reading each word's meaning.
 func (s *scan) tokenize(text string) []token {
-	var toks []token
+	toks := make([]token, 0, len(text)/5)
 	var buf [16]byte
 	for i := 0; i < len(text); {
 		s.steps++
@@ -135,7 +138,7 @@ func (s *scan) tokenize(text string) []token {
 			i += size
 			continue
 		}
-		t := token{start: i}
+		t := token{start: i, w: none}
 		var hasL, hasD bool
 		for i < len(text) {
 			s.steps++
@@ -169,9 +172,9 @@ func (s *scan) tokenize(text string) []token {
 }
 
 // lookup returns what w means in the detector's locales.
-func (d *Detector) lookup(w string, buf []byte) word {
+func (d *Detector) lookup(w string, buf []byte) *word {
 	if len(w) > 12 || len(d.words) == 0 {
-		return word{}
+		return none
 	}
 	ascii := true
 	for i := range len(w) {
@@ -185,10 +188,14 @@ func (d *Detector) lookup(w string, buf []byte) word {
 		}
 		buf = append(buf, c)
 	}
-	if ascii {
-		return d.words[string(buf)] // no allocation for a map index
+	v := d.words[string(buf)] // no allocation for a map index
+	if !ascii {
+		v = d.words[strings.ToLower(w)]
 	}
-	return d.words[strings.ToLower(w)]
+	if v == nil {
+		return none
+	}
+	return v
 }
 
 // joinable reports whether the text between two pieces of a spoken number keeps them in one
