@@ -41,7 +41,7 @@ type scan struct {
 // overlap, the one of the kind first in [Kinds] is kept (a card before a phone number, a
 // tenant's pattern in the order of [Options].Patterns). Only the first [Detector.MaxInput]
 // bytes of text are read: personal data past them is not found; a caller that must not let
-// any through treats the rest as unread (see Truncated). The work is linear in the text.
+// any through treats the rest as unread ([Detector.Truncated]). The work is linear in the text.
 func (d *Detector) Find(text string) []Match {
 	m, _ := d.find(text)
 	return m
