@@ -1,0 +1,32 @@
+package pii
+
+import (
+	"strings"
+	"testing"
+)
+
+// BenchmarkFind measures detection on what a turn carries: a typed message or a transcript of
+// about 200 bytes, with or without a number, and 8 KiB of text.
+func BenchmarkFind(b *testing.B) {
+	d, err := New(&Options{Patterns: []Pattern{{Kind: Account, Name: "routing", Regexp: `\b\d{9}\b`}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	filler := "I would like to check the balance of my savings account and see whether the transfer I made on Monday has gone through, thanks. "
+	texts := []struct{ name, text string }{
+		{"200B-none", "Hello, I would like to know why I was charged twice for the same purchase at the supermarket last Friday, it was about 45 euros, can you help?"},
+		{"200B-card", "Hello, please block my card 4111 1111 1111 1111 because I think it was stolen yesterday evening at the station, and send me a new one."},
+		{"200B-iban", "Please transfer 250 euros tomorrow to ES91 2100 0418 4502 0005 1332, the account of my landlord, with the reference rent for May."},
+		{"200B-spoken", "yes my card number is four one one one, one one one one, one one one one, one one one one and the expiry is next year"},
+		{"8KiB", strings.Repeat(filler, 8192/len(filler)) + "card 4111 1111 1111 1111"},
+	}
+	for _, tt := range texts {
+		b.Run(tt.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tt.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				d.Find(tt.text)
+			}
+		})
+	}
+}

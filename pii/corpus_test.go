@@ -1,0 +1,582 @@
+package pii
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The corpus: banking utterances in six languages, typed and transcribed (digits said as
+// words), generated from a fixed seed, with what each one holds. Valid numbers are made with
+// the networks' prefixes and lengths and a Luhn check digit, and with each country's IBAN
+// length and mod-97 check digits; the hard negatives are amounts, dates, times, reference and
+// order numbers, Luhn failures, IBANs with a wrong check, phone numbers where a card is asked.
+
+// sample is an utterance and what it holds.
+type sample struct {
+	lang   string
+	spoken bool
+	text   string
+	want   []Match // Kind and Value
+}
+
+// digitWords are the words for 0-9 the corpus speaks in, per language.
+var digitWords = map[string][10]string{
+	"en": {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"},
+	"es": {"cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve"},
+	"fr": {"zéro", "un", "deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf"},
+	"de": {"null", "eins", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun"},
+	"it": {"zero", "uno", "due", "tre", "quattro", "cinque", "sei", "sette", "otto", "nove"},
+	"pt": {"zero", "um", "dois", "três", "quatro", "cinco", "seis", "sete", "oito", "nove"},
+}
+
+// plusWords say "+" in each language.
+var plusWords = map[string]string{"en": "plus", "es": "más", "fr": "plus", "de": "plus", "it": "più", "pt": "mais"}
+
+// templates hold a %s for the number, per language and purpose.
+var templates = map[string]map[string][]string{
+	"en": {
+		"card":  {"my card number is %s", "please block the card %s, I lost it", "I'd like to pay with %s", "the card ending in nothing, it's %s, thanks", "charge it to %s"},
+		"iban":  {"send 250 pounds to %s", "my IBAN is %s", "the account is %s, John Smith", "transfer to IBAN %s tomorrow"},
+		"phone": {"call me on %s", "my phone number is %s", "you can reach me at %s after six"},
+		"email": {"my email is %s", "send the statement to %s please"},
+		"neg":   {"I paid %s yesterday", "the transfer of %s is pending", "my reference is %s", "it was on %s", "order %s has not arrived"},
+	},
+	"es": {
+		"card":  {"mi número de tarjeta es %s", "quiero bloquear la tarjeta %s", "pagar con la tarjeta %s por favor"},
+		"iban":  {"transfiere 300 euros a %s", "mi IBAN es %s", "la cuenta es %s a nombre de María"},
+		"phone": {"mi teléfono es %s", "llámame al %s"},
+		"email": {"mi correo es %s"},
+		"neg":   {"pagué %s ayer", "la referencia es %s", "fue el %s", "el pedido %s no ha llegado"},
+	},
+	"fr": {
+		"card":  {"mon numéro de carte est %s", "je veux faire opposition sur la carte %s", "payer avec la carte %s"},
+		"iban":  {"virez 100 euros sur %s", "mon IBAN est %s", "le compte est %s au nom de Pierre"},
+		"phone": {"mon numéro est le %s", "appelez-moi au %s"},
+		"email": {"mon adresse est %s"},
+		"neg":   {"j'ai payé %s hier", "la référence est %s", "c'était le %s", "la commande %s n'est pas arrivée"},
+	},
+	"de": {
+		"card":  {"meine Kartennummer ist %s", "bitte sperren Sie die Karte %s", "mit der Karte %s bezahlen"},
+		"iban":  {"überweisen Sie 80 Euro an %s", "meine IBAN ist %s", "das Konto %s gehört Anna"},
+		"phone": {"meine Telefonnummer ist %s", "rufen Sie mich unter %s an"},
+		"email": {"meine E-Mail ist %s"},
+		"neg":   {"ich habe %s bezahlt", "die Referenz ist %s", "es war am %s", "die Bestellung %s ist nicht angekommen"},
+	},
+	"it": {
+		"card":  {"il numero della mia carta è %s", "bloccate la carta %s per favore"},
+		"iban":  {"bonifico di 200 euro a %s", "il mio IBAN è %s"},
+		"phone": {"il mio numero è %s"},
+		"email": {"la mia email è %s"},
+		"neg":   {"ho pagato %s ieri", "il riferimento è %s", "era il %s"},
+	},
+	"pt": {
+		"card":  {"o número do meu cartão é %s", "quero bloquear o cartão %s"},
+		"iban":  {"transfira 50 euros para %s", "o meu IBAN é %s"},
+		"phone": {"o meu telefone é %s"},
+		"email": {"o meu email é %s"},
+		"neg":   {"paguei %s ontem", "a referência é %s", "foi no dia %s"},
+	},
+}
+
+// corpusIssuers are the prefixes and lengths of the generated cards.
+var corpusIssuers = []struct {
+	prefix string
+	length int
+}{
+	{"4", 16}, {"4", 16}, {"4", 13}, {"4", 19}, {"51", 16}, {"53", 16}, {"55", 16}, {"2221", 16},
+	{"2720", 16}, {"2500", 16}, {"34", 15}, {"37", 15}, {"6011", 16}, {"65", 16}, {"644", 16},
+	{"3528", 16}, {"3589", 16}, {"36", 14}, {"38", 16}, {"300", 14}, {"305", 14}, {"62", 16},
+	{"62", 19}, {"50", 16}, {"56", 16}, {"67", 19}, {"69", 12},
+}
+
+// publishedCards are test numbers the networks and processors publish.
+var publishedCards = []string{
+	"4111 1111 1111 1111", "4012 8888 8888 1881", "4222 2222 2222 2", "5555 5555 5555 4444",
+	"5105 1051 0510 5100", "2223 0031 2200 3222", "3782 822463 10005", "3714 496353 98431",
+	"3787 344936 71000", "6011 1111 1111 1117", "6011 0009 9013 9424", "3056 9309 0259 04",
+	"3852 0000 0232 37", "3530 1113 3330 0000", "3566 0020 2036 0505", "6200 0000 0000 0005",
+	"4000 0566 5566 5556", "5200 8282 8282 8210",
+}
+
+// registryIBANs are the examples of the IBAN registry.
+var registryIBANs = []string{
+	"GB82 WEST 1234 5698 7654 32", "DE89 3704 0044 0532 0130 00", "GB29 NWBK 6016 1331 9268 19",
+	"ES91 2100 0418 4502 0005 1332", "FR14 2004 1010 0505 0001 3M02 606", "NL91 ABNA 0417 1643 00",
+	"BE68 5390 0754 7034", "IT60 X054 2811 1010 0000 0123 456", "CH93 0076 2011 6238 5295 7",
+	"AT61 1904 3002 3457 3201", "PL61 1090 1014 0000 0712 1981 2874", "PT50 0002 0123 1234 5678 9015 4",
+	"SE45 5000 0000 0583 9825 7466", "NO93 8601 1117 947", "DK50 0040 0440 1162 43",
+	"FI21 1234 5600 0007 85", "IE29 AIBK 9311 5212 3456 78", "LU28 0019 4006 4475 0000",
+	"MT84 MALT 0110 0001 2345 MTLC AST0 01S", "SA03 8000 0000 6080 1016 7519",
+	"AL47 2121 1009 0000 0002 3569 8741", "AD12 0001 2030 2003 5910 0100", "HR12 1001 0051 8630 0016 0",
+	"CY17 0020 0128 0000 0012 0052 7600", "CZ65 0800 0000 1920 0014 5399", "EE38 2200 2210 2014 5685",
+	"GR16 0110 1250 0000 0001 2300 695", "HU42 1177 3016 1111 1018 0000 0000", "LT12 1000 0111 0100 1000",
+	"SK31 1200 0000 1987 4263 7541", "SI56 2633 0001 2039 086", "TR33 0006 1005 1978 6457 8413 26",
+	"AE07 0331 2345 6789 0123 456", "RO49 AAAA 1B31 0075 9384 0000", "LI21 0881 0000 2324 013A A",
+}
+
+// corpusCountries are the countries of the generated IBANs and the form of their BBAN:
+// 'n' a digit, 'a' an upper-case letter, 'c' either.
+var corpusCountries = map[string]string{
+	"ES": "nnnnnnnnnnnnnnnnnnnn", "DE": "nnnnnnnnnnnnnnnnnn", "FR": "nnnnnnnnnnccccccccccnnn",
+	"GB": "aaaannnnnnnnnnnnnn", "IT": "annnnnnnnnncccccccccccc", "NL": "aaaannnnnnnnnn",
+	"PT": "nnnnnnnnnnnnnnnnnnnnn", "BE": "nnnnnnnnnnnn", "CH": "nnnnncccccccccccc",
+	"AT": "nnnnnnnnnnnnnnnn", "PL": "nnnnnnnnnnnnnnnnnnnnnnnn", "IE": "aaaannnnnnnnnnnnnn",
+	"LU": "nnnccccccccccccc", "SE": "nnnnnnnnnnnnnnnnnnnn", "NO": "nnnnnnnnnnn",
+	"BR": "nnnnnnnnnnnnnnnnnnnnnnnac", "SA": "nnnnnnnnnnnnnnnnnnnn", "MT": "aaaannnnncccccccccccccccccc",
+}
+
+// gen makes the corpus's values.
+type gen struct{ r *rand.Rand }
+
+func (g gen) digits(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('0' + g.r.IntN(10))
+	}
+	return string(b)
+}
+
+// luhnDigit returns the check digit that makes body+digit Luhn-valid.
+func luhnDigit(body string) byte {
+	for c := byte('0'); c <= '9'; c++ {
+		if luhn(body + string(c)) {
+			return c
+		}
+	}
+	panic("unreachable")
+}
+
+func (g gen) card() string {
+	is := corpusIssuers[g.r.IntN(len(corpusIssuers))]
+	body := is.prefix + g.digits(is.length-1-len(is.prefix))
+	return body + string(luhnDigit(body))
+}
+
+// badCard returns a card-like number that is not a card: a valid prefix with a wrong check
+// digit, or a Luhn-valid number with a prefix no network uses.
+func (g gen) badCard() string {
+	if g.r.IntN(2) == 0 {
+		c := g.card()
+		last := (c[len(c)-1]-'0'+byte(1+g.r.IntN(9)))%10 + '0'
+		return c[:len(c)-1] + string(last)
+	}
+	prefixes := []string{"1", "7", "8", "9", "0", "31", "33", "28", "29"}
+	body := prefixes[g.r.IntN(len(prefixes))]
+	body += g.digits(15 - len(body))
+	return body + string(luhnDigit(body))
+}
+
+func (g gen) iban(bad bool) string {
+	codes := make([]string, 0, len(corpusCountries))
+	for c := range corpusCountries {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	cc := codes[g.r.IntN(len(codes))]
+	var b strings.Builder
+	for _, f := range corpusCountries[cc] {
+		switch {
+		case f == 'n' || f == 'c' && g.r.IntN(3) > 0:
+			b.WriteByte(byte('0' + g.r.IntN(10)))
+		default:
+			b.WriteByte(byte('A' + g.r.IntN(26)))
+		}
+	}
+	bban := b.String()
+	check := 98 - mod97rem(bban+cc+"00")
+	if bad {
+		check = (check-2+1+g.r.IntN(96))%97 + 2 // any other check from 02 to 98
+	}
+	return fmt.Sprintf("%s%02d%s", cc, check, bban)
+}
+
+// mod97rem returns s (digits and upper-case letters) modulo 97, letters read as 10 to 35.
+func mod97rem(s string) int {
+	r := 0
+	for i := range len(s) {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			r = (r*100 + int(c-'A') + 10) % 97
+		} else {
+			r = (r*10 + int(c-'0')) % 97
+		}
+	}
+	return r
+}
+
+// group writes digits in groups of the given sizes, the rest in fours.
+func group(s, sep string, sizes ...int) string {
+	var parts []string
+	for len(s) > 0 {
+		n := 4
+		if len(sizes) > 0 {
+			n, sizes = sizes[0], sizes[1:]
+		}
+		n = min(n, len(s))
+		parts, s = append(parts, s[:n]), s[n:]
+	}
+	return strings.Join(parts, sep)
+}
+
+// typedCard writes a card as people type it.
+func (g gen) typedCard(c string) string {
+	sep := []string{" ", " ", "-", ""}[g.r.IntN(4)]
+	switch {
+	case len(c) == 15:
+		return group(c, sep, 4, 6, 5)
+	case len(c) == 14 && g.r.IntN(2) == 0:
+		return group(c, sep, 4, 6, 4)
+	}
+	return group(c, sep)
+}
+
+// say speaks digits as words of lang, in groups joined by commas or blanks, sometimes with
+// "double" (English) or the first group typed.
+func (g gen) say(lang, digits string) string {
+	w := digitWords[lang]
+	var b strings.Builder
+	mixed := g.r.IntN(5) == 0 && len(digits) > 8
+	for i := 0; i < len(digits); i++ {
+		if i > 0 {
+			if i%4 == 0 && g.r.IntN(2) == 0 {
+				b.WriteString(", ")
+			} else {
+				b.WriteString(" ")
+			}
+		}
+		if mixed && i == 0 {
+			b.WriteString(digits[:4])
+			i = 3
+			continue
+		}
+		d := digits[i] - '0'
+		if lang == "en" && i+1 < len(digits) && digits[i+1] == digits[i] && g.r.IntN(2) == 0 && (i+1)%4 != 0 {
+			b.WriteString("double " + w[d])
+			i++
+			continue
+		}
+		if lang == "en" && d == 0 && g.r.IntN(2) == 0 {
+			b.WriteString("oh")
+			continue
+		}
+		b.WriteString(w[d])
+	}
+	return b.String()
+}
+
+// sayIBAN speaks an IBAN: the country code as two letters, letters spelled, digits said.
+func (g gen) sayIBAN(lang, iban string) string {
+	var parts []string
+	if g.r.IntN(2) == 0 {
+		parts = append(parts, iban[:1]+" "+iban[1:2])
+	} else {
+		parts = append(parts, iban[:2])
+	}
+	run := ""
+	flush := func() {
+		if run != "" {
+			parts = append(parts, g.say(lang, run))
+			run = ""
+		}
+	}
+	for i := 2; i < len(iban); i++ {
+		if c := iban[i]; c >= 'A' && c <= 'Z' {
+			flush()
+			parts = append(parts, string(c))
+			continue
+		}
+		run += iban[i : i+1]
+	}
+	flush()
+	return strings.Join(parts, " ")
+}
+
+func (g gen) typedIBAN(iban string) string {
+	switch g.r.IntN(4) {
+	case 0:
+		return iban
+	case 1:
+		return strings.ToLower(group(iban, " "))
+	}
+	return group(iban, " ")
+}
+
+// phone returns a typed phone number and its value.
+func (g gen) phone() (string, string) {
+	switch g.r.IntN(7) {
+	case 0:
+		d := "6" + g.digits(8)
+		return "+34 " + group(d, " ", 3, 3, 3), "+34" + d
+	case 1:
+		d := "2" + g.digits(9)
+		return fmt.Sprintf("(%s) %s-%s", d[:3], d[3:6], d[6:]), d
+	case 2:
+		d := "06" + g.digits(8)
+		return group(d, []string{" ", "."}[g.r.IntN(2)], 2, 2, 2, 2, 2), d
+	case 3:
+		d := "7" + g.digits(8)
+		return group(d, " ", 3, 3, 3), d
+	case 4:
+		d := "030" + g.digits(7)
+		return d[:3] + " " + d[3:], d
+	case 5:
+		d := "55" + g.digits(8)
+		return group(d, " ", 2, 4, 4), d
+	}
+	d := "4420" + g.digits(8)
+	return "+44 " + group(d[2:], " ", 2, 4, 4), "+" + d
+}
+
+// negative returns something that must not be flagged.
+func (g gen) negative(lang string) string {
+	switch g.r.IntN(12) {
+	case 0:
+		return fmt.Sprintf("$%d,%03d.%02d", 1+g.r.IntN(99), g.r.IntN(1000), g.r.IntN(100))
+	case 1:
+		return fmt.Sprintf("%d %03d,%02d €", 1+g.r.IntN(99), g.r.IntN(1000), g.r.IntN(100))
+	case 2:
+		return fmt.Sprintf("%d.%03d.%03d,%02d EUR", 1+g.r.IntN(9), g.r.IntN(1000), g.r.IntN(1000), g.r.IntN(100))
+	case 3:
+		return fmt.Sprintf("%02d/%02d/%d", 1+g.r.IntN(28), 1+g.r.IntN(12), 2000+g.r.IntN(30))
+	case 4:
+		return fmt.Sprintf("%d-%02d-%02d at %02d:%02d", 2000+g.r.IntN(30), 1+g.r.IntN(12), 1+g.r.IntN(28), g.r.IntN(24), g.r.IntN(60))
+	case 5:
+		return fmt.Sprintf("REF-%s-%s", g.digits(4), g.digits(4))
+	case 6:
+		return "ORD-" + g.digits(8) + "-" + g.digits(4)
+	case 7:
+		return g.digits(10 + g.r.IntN(4))
+	case 8:
+		return g.typedCard(g.badCard())
+	case 9:
+		return g.typedIBAN(g.iban(true))
+	case 10:
+		return fmt.Sprintf("%02d.%02d.%d", 1+g.r.IntN(28), 1+g.r.IntN(12), 2000+g.r.IntN(30))
+	}
+	return "#" + g.digits(6) + " " + g.digits(6)
+}
+
+// corpus generates n samples from seed.
+func corpus(seed uint64, n int) []sample {
+	g := gen{rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	langs := Locales()
+	var out []sample
+	add := func(lang string, spoken bool, purpose, value string, want ...Match) {
+		ts := templates[lang][purpose]
+		out = append(out, sample{lang, spoken, fmt.Sprintf(ts[g.r.IntN(len(ts))], value), want})
+	}
+	for _, c := range publishedCards {
+		add("en", false, "card", c, Match{Kind: Card, Value: strings.NewReplacer(" ", "").Replace(c)})
+	}
+	for _, c := range registryIBANs {
+		add("en", false, "iban", c, Match{Kind: IBAN, Value: strings.ReplaceAll(c, " ", "")})
+	}
+	for len(out) < n {
+		lang := langs[g.r.IntN(len(langs))]
+		switch k := g.r.IntN(17); k {
+		case 0, 1:
+			c := g.card()
+			add(lang, false, "card", g.typedCard(c), Match{Kind: Card, Value: c})
+		case 2, 3:
+			c := g.card()
+			add(lang, true, "card", g.say(lang, c), Match{Kind: Card, Value: c})
+		case 4:
+			i := g.iban(false)
+			add(lang, false, "iban", g.typedIBAN(i), Match{Kind: IBAN, Value: i})
+		case 5:
+			i := g.iban(false)
+			add(lang, true, "iban", g.sayIBAN(lang, i), Match{Kind: IBAN, Value: i})
+		case 6:
+			text, v := g.phone()
+			add(lang, false, "phone", text, Match{Kind: Phone, Value: v})
+		case 7:
+			// A phone number where a card is asked for.
+			text, v := g.phone()
+			add(lang, false, "card", text, Match{Kind: Phone, Value: v})
+		case 8:
+			d := "6" + g.digits(8)
+			add(lang, true, "phone", g.say(lang, d), Match{Kind: Phone, Value: d})
+		case 9:
+			user := []string{"ana.garcia", "j.smith", "pierre+bank", "m_rossi", "hans.muller42"}[g.r.IntN(5)]
+			dom := []string{"example.com", "correo.es", "mail.example.fr", "example.co.uk"}[g.r.IntN(4)]
+			add(lang, false, "email", user+"@"+dom, Match{Kind: Email, Value: user + "@" + dom})
+		case 10, 11:
+			add(lang, false, "neg", g.negative(lang))
+		case 12:
+			// A spoken number that is no card, no IBAN.
+			if g.r.IntN(2) == 0 {
+				add(lang, true, "card", g.say(lang, g.badCard()))
+			} else {
+				add(lang, true, "iban", g.sayIBAN(lang, g.iban(true)))
+			}
+		case 13:
+			// A card number said inside a transfer request, with an amount and a date.
+			c := g.card()
+			text := fmt.Sprintf(templates[lang]["card"][0], g.typedCard(c)) + ", " +
+				fmt.Sprintf(templates[lang]["neg"][0], g.negative(lang))
+			out = append(out, sample{lang, false, text, []Match{{Kind: Card, Value: c}}})
+		case 14:
+			// A card with its expiry and security code after it, typed or said.
+			c := g.card()
+			cvv := g.digits(3)
+			if g.r.IntN(2) == 0 {
+				add(lang, false, "card", fmt.Sprintf("%s exp %02d/%02d cvv %s", g.typedCard(c), 1+g.r.IntN(12), 26+g.r.IntN(5), cvv), Match{Kind: Card, Value: c})
+			} else {
+				add(lang, true, "card", g.say(lang, c)+", "+g.say(lang, cvv), Match{Kind: Card, Value: c})
+			}
+		case 15:
+			// A reference said digit by digit, too short for a card, too long for anything.
+			add(lang, true, "neg", g.say(lang, g.digits(6+g.r.IntN(2))))
+		case 16:
+			// A phone number typed with its country code, or said with a word for plus.
+			if g.r.IntN(2) == 0 {
+				d := "33" + "6" + g.digits(8)
+				add(lang, true, "phone", plusWords[lang]+" "+g.say(lang, d), Match{Kind: Phone, Value: "+" + d})
+			} else {
+				d := "1" + "2" + g.digits(9)
+				add(lang, false, "phone", "+"+d[:1]+" "+d[1:4]+" "+d[4:7]+" "+d[7:], Match{Kind: Phone, Value: "+" + d})
+			}
+		}
+	}
+	return out
+}
+
+// score counts, per kind, matches found that were wanted (tp), found but not wanted (fp) and
+// wanted but not found (fn).
+type score struct{ tp, fp, fn int }
+
+func (s score) precision() float64 {
+	if s.tp+s.fp == 0 {
+		return 1
+	}
+	return float64(s.tp) / float64(s.tp+s.fp)
+}
+
+func (s score) recall() float64 {
+	if s.tp+s.fn == 0 {
+		return 1
+	}
+	return float64(s.tp) / float64(s.tp+s.fn)
+}
+
+// TestCorpus computes precision and recall per kind on the generated corpus: for cards and
+// IBANs recall must be at least 99% and precision at least 95%.
+func TestCorpus(t *testing.T) {
+	d, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := corpus(32, 2000)
+	scores := map[Kind]*score{}
+	forms := map[string]*score{}
+	for _, k := range Kinds() {
+		scores[k] = &score{}
+	}
+	langs := map[string]bool{}
+	spoken, negatives := 0, 0
+	for _, s := range samples {
+		langs[s.lang] = true
+		if s.spoken {
+			spoken++
+		}
+		if len(s.want) == 0 {
+			negatives++
+		}
+		got := d.Find(s.text)
+		form := "typed"
+		if s.spoken {
+			form = "spoken"
+		}
+		want := slices.Clone(s.want)
+		for _, m := range got {
+			key := m.Kind.String() + " " + form
+			if forms[key] == nil {
+				forms[key] = &score{}
+			}
+			i := slices.IndexFunc(want, func(w Match) bool { return w.Kind == m.Kind && w.Value == m.Value })
+			if i >= 0 {
+				scores[m.Kind].tp++
+				forms[key].tp++
+				want = slices.Delete(want, i, i+1)
+				continue
+			}
+			scores[m.Kind].fp++
+			forms[key].fp++
+			if m.Kind != Email {
+				t.Logf("false %v: %q (%s)", m.Kind, s.text, m.Value)
+			}
+		}
+		for _, w := range want {
+			key := w.Kind.String() + " " + form
+			if forms[key] == nil {
+				forms[key] = &score{}
+			}
+			scores[w.Kind].fn++
+			forms[key].fn++
+			if w.Kind == Card || w.Kind == IBAN {
+				t.Logf("missed %v: %q (%s)", w.Kind, s.text, w.Value)
+			}
+		}
+	}
+	t.Logf("corpus: %d utterances in %d languages, %d transcribed with spoken digits, %d with nothing to find",
+		len(samples), len(langs), spoken, negatives)
+	for _, k := range []Kind{Card, IBAN, Phone, Email} {
+		s := scores[k]
+		t.Logf("%-6v precision %.2f%% recall %.2f%% (tp %d, fp %d, fn %d)", k, 100*s.precision(), 100*s.recall(), s.tp, s.fp, s.fn)
+	}
+	keys := make([]string, 0, len(forms))
+	for k := range forms {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s := forms[k]
+		t.Logf("  %-14s precision %.2f%% recall %.2f%% (tp %d, fp %d, fn %d)", k, 100*s.precision(), 100*s.recall(), s.tp, s.fp, s.fn)
+	}
+	if len(samples) < 1000 || len(langs) < 6 || spoken < 200 || negatives < 100 {
+		t.Errorf("corpus too small: %d samples, %d languages, %d spoken, %d negatives", len(samples), len(langs), spoken, negatives)
+	}
+	for _, k := range []Kind{Card, IBAN} {
+		if s := scores[k]; s.recall() < 0.99 || s.precision() < 0.95 {
+			t.Errorf("%v: precision %.4f, recall %.4f; want ≥ 0.95 and ≥ 0.99", k, s.precision(), s.recall())
+		}
+	}
+}
+
+// TestCorpusNumbers checks the corpus's own numbers, so that its figures mean something: the
+// published cards and registry IBANs are valid, the generated bad ones are not.
+func TestCorpusNumbers(t *testing.T) {
+	for _, c := range publishedCards {
+		if v := strings.ReplaceAll(c, " ", ""); !isCard(v) {
+			t.Errorf("published card %s: not a card", c)
+		}
+	}
+	for _, i := range registryIBANs {
+		if v := strings.ReplaceAll(i, " ", ""); !isIBAN(v) {
+			t.Errorf("registry IBAN %s: not an IBAN", i)
+		}
+	}
+	for cc, f := range corpusCountries {
+		if len(f)+4 != ibanLengths[cc] {
+			t.Errorf("corpus country %s: BBAN of %d, want %d", cc, len(f), ibanLengths[cc]-4)
+		}
+	}
+	g := gen{rand.New(rand.NewPCG(1, 2))}
+	for range 1000 {
+		if c := g.card(); !isCard(c) {
+			t.Fatalf("generated card %s is not valid", c)
+		}
+		if c := g.badCard(); isCard(c) {
+			t.Fatalf("generated bad card %s is valid", c)
+		}
+		if i := g.iban(false); !isIBAN(i) {
+			t.Fatalf("generated IBAN %s is not valid", i)
+		}
+		if i := g.iban(true); isIBAN(i) {
+			t.Fatalf("generated bad IBAN %s is valid", i)
+		}
+	}
+}

@@ -1,0 +1,61 @@
+// Package pii finds personal data in what a user types or says: payment card numbers, IBANs,
+// phone numbers, e-mail addresses, and the tenant's account numbers and other formats, so
+// that the engine can keep them from the model, logs and stores. The examples are the best way
+// in.
+//
+// # Detecting
+//
+// A [Detector] is built once per tenant by [New] and used by every turn:
+//
+//	det, err := pii.New(&pii.Options{
+//		Patterns: []pii.Pattern{{Kind: pii.Account, Name: "routing", Regexp: `\b\d{9}\b`}},
+//		Locales:  []string{"en", "es"},
+//	})
+//	...
+//	for _, m := range det.Find(text) {
+//		fmt.Println(m.Kind, text[m.Start:m.End], det.Mask(m, 4))
+//	}
+//
+// [Detector.Find] returns [Match]es in order, without overlaps, each with the bytes of the
+// text it covers and its value normalised (a card's digits, an IBAN in upper case without
+// spaces).
+//
+// # What is found
+//
+// Card numbers have 12 to 19 digits, typed at once or in the usual groups (4-4-4-4, 4-6-5…)
+// joined by single blanks or dashes, start with a prefix of a card network (Visa 4,
+// Mastercard 51–55 and 2221–2720, American Express 34 and 37, Discover 6011, 644–649 and 65,
+// JCB 3528–3589, Diners 300–305, 36 and 38, UnionPay 62, Maestro 50 and 56–69) with one of
+// that network's lengths, and pass the Luhn check. Luhn alone lets one number in ten through;
+// the prefixes and lengths keep amounts, dates and reference numbers out. A card number is
+// never read inside a longer run of digits.
+//
+// IBANs (ISO 13616) start with the code of a country of the IBAN registry and two check
+// digits, have exactly that country's length, and pass the mod-97 check; they are read in any
+// case, with or without blanks.
+//
+// Phone numbers are read with "+" and 8 to 15 digits (E.164), or in the national forms with
+// separators of the United States, Spain, France, Germany and Mexico. A bare run of digits is
+// not a phone number.
+//
+// E-mail addresses are read as local@domain.tld, the local part an RFC 5322 dot-atom of at most
+// 64 characters, the domain at most 253.
+//
+// The tenant's patterns ([Pattern]) are RE2 regular expressions, found in the text and in the
+// digits of spoken numbers.
+//
+// # Spoken digits
+//
+// In transcripts, digits said as words are read in the locales of [Options].Locales (English,
+// Spanish, French, German, Italian, Portuguese): "four one one one", "oh" for zero, "double
+// four", "quatre un un un", "cuatro uno uno", "vier eins eins", mixed with typed digits
+// ("4111 one one one…"), with blanks, hyphens, commas and hesitations ("uh", "euh") between
+// them. The card, IBAN, phone and tenant rules run on the digits, and a match covers the
+// words that said them. Numbers said as tens ("forty-one eleven") are not read.
+//
+// # Bounds
+//
+// Find reads at most [Options].MaxInput bytes of a text (64 KiB by default) and its work is
+// linear in them, whatever the text: a million digits cost no more per byte than a sentence.
+// Names and postal addresses are not detected.
+package pii

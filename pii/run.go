@@ -1,0 +1,307 @@
+package pii
+
+import "strings"
+
+// piece is a group of digits of a number: a typed group ("4111") or what one or two spoken
+// words stand for ("four", "double four").
+type piece struct {
+	start, end int // bytes of text
+	lo, hi     int // the piece's digits are run.digits[lo:hi]
+	typed      bool
+	gap        string // the text between the previous piece and this one
+}
+
+// run is a number written or said in pieces joined by blanks or single punctuation marks.
+type run struct {
+	pieces []piece
+	digits string
+	spoken bool // some piece is a spoken word
+	plus   bool // preceded by "+" or a word for plus
+	// A spelled letter or a code of letters and digits comes right before or after: the
+	// digits are part of a code (a reference, an IBAN with a wrong check), not a number.
+	spelledBefore, spelledAfter bool
+}
+
+// runs groups tokens into runs of digits. A word for "double" takes the digit that follows; a
+// filler word between two pieces does not break the run.
+func (s *scan) runs(text string, toks []token, visit func(r *run)) {
+	var r run
+	var digits strings.Builder
+	first, last := 0, 0 // the tokens of r
+	spelled := func(k, from, to int) bool {
+		if k < 0 || k >= len(toks) || !joinable(text[from:to]) {
+			return false
+		}
+		t := toks[k]
+		return t.class == tokMixed || t.class == tokLetters && t.w.digits == "" && t.end-t.start == 1
+	}
+	flush := func() {
+		if len(r.pieces) > 0 {
+			r.digits = digits.String()
+			r.spelledBefore = first > 0 && spelled(first-1, toks[first-1].end, toks[first].start)
+			r.spelledAfter = last+1 < len(toks) && spelled(last+1, toks[last].end, toks[last+1].start)
+			visit(&r)
+		}
+		r = run{pieces: r.pieces[:0]}
+		digits.Reset()
+	}
+	prevEnd := -1 // end of the last piece of r
+	for i := 0; i < len(toks); i++ {
+		s.steps++
+		t := toks[i]
+		var p piece
+		var ds string
+		times := 1
+		switch {
+		case t.class == tokDigits:
+			ds, p.typed = text[t.start:t.end], true
+		case t.class == tokLetters && t.w.digits != "":
+			ds = t.w.digits
+		case t.class == tokLetters && t.w.times > 0 && i+1 < len(toks) && joinable(text[t.end:toks[i+1].start]):
+			n := toks[i+1]
+			switch {
+			case n.class == tokDigits && n.end-n.start == 1:
+				ds = text[n.start:n.end]
+			case n.class == tokLetters && len(n.w.digits) == 1:
+				ds = n.w.digits
+			}
+			if ds != "" {
+				times = t.w.times
+				i++
+			}
+		case t.class == tokLetters && t.w.filler && len(r.pieces) > 0:
+			continue // a hesitation inside a number; the gap check below decides
+		}
+		if ds == "" {
+			flush()
+			prevEnd = -1
+			if t.class == tokLetters && t.w.plus {
+				r.plus = true
+				prevEnd = t.end
+			}
+			continue
+		}
+		p.start, p.end = t.start, toks[i].end
+		if prevEnd >= 0 {
+			p.gap = text[prevEnd:p.start]
+			if !joinable(p.gap) && !(len(r.pieces) > 0 && fillers(s, text, prevEnd, p.start)) {
+				flush()
+				prevEnd = -1
+			}
+		}
+		if len(r.pieces) == 0 && !r.plus && precededByPlus(text, p.start) {
+			r.plus = true
+		}
+		if len(r.pieces) == 0 {
+			p.gap = ""
+			first = i
+			if times > 1 {
+				first = i - 1
+			}
+		}
+		last = i
+		p.lo = digits.Len()
+		for range times {
+			digits.WriteString(ds)
+		}
+		p.hi = digits.Len()
+		r.spoken = r.spoken || !p.typed
+		r.pieces = append(r.pieces, p)
+		prevEnd = p.end
+	}
+	flush()
+}
+
+// fillers reports whether text[from:to] holds only filler words joined as a spoken number's
+// pieces are ("four, uh, one").
+func fillers(s *scan, text string, from, to int) bool {
+	gap := text[from:to]
+	if len(gap) > 24 {
+		return false
+	}
+	var buf [16]byte
+	for _, f := range strings.FieldsFunc(gap, func(r rune) bool { return r == ' ' || r == ',' || r == '-' || r == '.' }) {
+		s.steps++
+		if !s.d.lookup(f, buf[:0]).filler {
+			return false
+		}
+	}
+	return true
+}
+
+// precededByPlus reports whether a "+" comes right before i, or with one blank between.
+func precededByPlus(text string, i int) bool {
+	if i > 0 && text[i-1] == '+' {
+		return true
+	}
+	return i > 1 && text[i-1] == ' ' && text[i-2] == '+'
+}
+
+// span returns the bytes of pieces [i, j) of r.
+func (r *run) span(i, j int) (int, int) { return r.pieces[i].start, r.pieces[j-1].end }
+
+// cards finds the card numbers of a run. In typed digits a card is a whole number of groups in
+// a usual grouping, joined by single blanks or dashes.
+func (s *scan) cards(r *run, add func(kind Kind, name string, start, end int, value string)) {
+	if r.spelledBefore {
+		return
+	}
+	if r.spoken {
+		s.spokenCard(r, add)
+		return
+	}
+	for i := 0; i < len(r.pieces); {
+		best := -1
+		var groups [20]int
+		n := 0
+		for j := i; j < len(r.pieces) && j-i < len(groups); j++ {
+			s.steps++
+			p := r.pieces[j]
+			if j > i && p.gap != " " && p.gap != "-" {
+				break
+			}
+			groups[j-i] = p.hi - p.lo
+			n += p.hi - p.lo
+			if n > 19 {
+				break
+			}
+			if n >= 12 && cardShape(groups[:j-i+1]) && !r.continues(i, j) && isCard(r.digits[r.pieces[i].lo:p.hi]) {
+				best = j
+			}
+		}
+		if best < 0 {
+			i++
+			continue
+		}
+		start, end := r.span(i, best+1)
+		add(Card, "card", start, end, r.digits[r.pieces[i].lo:r.pieces[best].hi])
+		i = best + 1
+	}
+}
+
+// continues reports whether the typed pieces [i, j] are part of a longer number: a group of
+// three digits or more joined the same way comes right before or after them. ("12/25" after a
+// card number is its expiry, not more of it.)
+func (r *run) continues(i, j int) bool {
+	long := func(k int) bool { return r.pieces[k].hi-r.pieces[k].lo >= 3 }
+	gap := r.pieces[i].gap // the window's own separator; any, for one piece
+	if i < j {
+		gap = r.pieces[i+1].gap
+	}
+	if i > 0 && long(i-1) && (i == j || r.pieces[i].gap == gap) {
+		return true
+	}
+	return j+1 < len(r.pieces) && long(j+1) && (i == j || r.pieces[j+1].gap == gap)
+}
+
+// articles are spoken digits that are also articles ("un", "uno", "um"), which may come
+// right before a number said as words without being part of it.
+var articles = map[string]bool{"un": true, "une": true, "uno": true, "una": true, "um": true, "uma": true, "one": true, "o": true, "ein": true, "eine": true}
+
+// maxTrailing is how many digits may be said after a spoken card number, after a pause (a
+// comma or full stop), and not be part of it: a security code.
+const maxTrailing = 4
+
+// minBeforeTrailing is how long a spoken card must be for digits said after it to be left
+// out: every network but Maestro and Diners issues cards of 15 digits or more, and shorter
+// windows would let chance in.
+const minBeforeTrailing = 14
+
+// spokenCard finds a card number said as words. Spoken, the grouping is lost, and trying every
+// window of a run would find a Luhn-valid one by chance in one run of digits in a few; so the
+// card is the whole run, or the run without a leading article ("un", "uno") or without up to
+// four digits said after a pause.
+func (s *scan) spokenCard(r *run, add func(kind Kind, name string, start, end int, value string)) {
+	last := len(r.pieces)
+	starts := []int{0}
+	if p := r.pieces[0]; !p.typed && p.hi-p.lo == 1 && len(r.pieces) > 1 && articles[strings.ToLower(s.text[p.start:p.end])] {
+		starts = append(starts, 1)
+	}
+	ends := []int{last}
+	for j := last - 1; j > 0 && r.pieces[last-1].hi-r.pieces[j].lo <= maxTrailing; j-- {
+		s.steps++
+		if strings.ContainsAny(r.pieces[j].gap, ",.") && r.pieces[j].lo >= minBeforeTrailing {
+			if len(r.digits) > 16 {
+				ends = []int{j, last} // a card of 16 digits or fewer and its code
+			} else {
+				ends = append(ends, j)
+			}
+			break
+		}
+	}
+	for _, j := range ends {
+		for _, i := range starts {
+			s.steps++
+			if i >= j {
+				continue
+			}
+			if v := r.digits[r.pieces[i].lo:r.pieces[j-1].hi]; isCard(v) {
+				start, end := r.span(i, j)
+				add(Card, "card", start, end, v)
+				return
+			}
+		}
+	}
+}
+
+// spokenPhone finds a phone number said as words: the whole run, with its country code after a
+// word for plus (8 to 15 digits), or the length and first digits of a national number of the
+// countries whose forms are read in typed text.
+func (s *scan) spokenPhone(r *run, add func(kind Kind, name string, start, end int, value string)) {
+	if !r.spoken || r.spelledBefore || r.spelledAfter {
+		return
+	}
+	d := r.digits
+	start, end := r.span(0, len(r.pieces))
+	if r.plus {
+		if len(d) >= 8 && len(d) <= 15 && d[0] != '0' {
+			add(Phone, "phone", start, end, "+"+d)
+		}
+		return
+	}
+	if nationalDigits(d) {
+		add(Phone, "phone", start, end, d)
+	}
+}
+
+// nationalDigits reports whether d has the length and leading digits of a national number:
+// Spain (9 digits, 6-9 first), France and Germany (10 or 11 with a trunk 0), the United States
+// and Mexico (10 digits, or 11 with the US's 1).
+func nationalDigits(d string) bool {
+	switch len(d) {
+	case 9:
+		return d[0] >= '6' && d[0] <= '9'
+	case 10:
+		return d[0] == '0' && d[1] != '0' || d[0] >= '2'
+	case 11:
+		return d[0] == '0' && d[1] != '0' || d[0] == '1' && d[1] >= '2'
+	}
+	return false
+}
+
+// spokenPatterns tries the tenant's patterns on the digits of a spoken run; a match covers the
+// words that said its digits.
+func (s *scan) spokenPatterns(r *run, add func(kind Kind, name string, start, end int, value string)) {
+	if !r.spoken {
+		return
+	}
+	for _, p := range s.d.patterns {
+		i := 0
+		for _, loc := range p.re.FindAllStringIndex(r.digits, -1) {
+			if loc[0] == loc[1] {
+				continue
+			}
+			for i < len(r.pieces)-1 && r.pieces[i].hi <= loc[0] {
+				s.steps++
+				i++
+			}
+			j := i
+			for j < len(r.pieces)-1 && r.pieces[j+1].lo < loc[1] {
+				s.steps++
+				j++
+			}
+			start, end := r.span(i, j+1)
+			add(p.kind, p.name, start, end, r.digits[loc[0]:loc[1]])
+		}
+	}
+}
