@@ -85,7 +85,9 @@ func TestDemoTapeChanged(t *testing.T) {
 	}
 	same := func(s string) string { return s }
 	copyFile(filepath.Join(openaiScenarios, "transfer.yaml"), filepath.Join(dir, "transfer.yaml"),
-		func(s string) string { return strings.Replace(s, "send 20 dollars to Alex", "send 25 dollars to Alex", 1) })
+		func(s string) string {
+			return strings.Replace(s, "send 20 dollars to Alex", "send 25 dollars to Alex", 1)
+		})
 	copyFile(filepath.Join(openaiScenarios, "tapes", "openai-transfer-to-alex.jsonl"), filepath.Join(dir, "tapes", "openai-transfer-to-alex.jsonl"), same)
 	copyFile(filepath.Join(openaiScenarios, "balance.yaml"), filepath.Join(dir, "balance.yaml"), same)
 	copyFile(filepath.Join(openaiScenarios, "tapes", "openai-balance.jsonl"), filepath.Join(dir, "tapes", "openai-balance.jsonl"),
