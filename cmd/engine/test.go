@@ -20,6 +20,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/intent"
+	"github.com/convengine/engine/internal/judge"
 	"github.com/convengine/engine/internal/modeltape"
 	"github.com/convengine/engine/openai"
 	"github.com/convengine/engine/scenario"
@@ -397,11 +398,17 @@ func (b *codeBox) wait(ctx context.Context, user string) (string, error) {
 	}
 }
 
-// newJudge is the judge of -live runs: none without ENGINE_JUDGE_MODEL, whose criteria are
-// then reported as skipped.
+// newJudge is the judge of -live runs: a model of the OpenAI-compatible server (OPENAI_BASE_URL,
+// OPENAI_API_KEY) named by ENGINE_JUDGE_MODEL; none without it, and judge criteria are then
+// reported as skipped.
 func newJudge(getenv func(string) string) (func(ctx context.Context, criterion, conversation string) (bool, string, error), error) {
-	if getenv("ENGINE_JUDGE_MODEL") == "" {
+	name := getenv("ENGINE_JUDGE_MODEL")
+	if name == "" {
 		return nil, nil
 	}
-	return nil, errors.New("ENGINE_JUDGE_MODEL: this build has no judge model yet; unset it to run with judge criteria skipped")
+	j, err := judge.New(&judge.Options{BaseURL: getenv("OPENAI_BASE_URL"), APIKey: getenv("OPENAI_API_KEY"), Model: name})
+	if err != nil {
+		return nil, fmt.Errorf("ENGINE_JUDGE_MODEL: %w", err)
+	}
+	return j.Verdict, nil
 }

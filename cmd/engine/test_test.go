@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -171,5 +172,39 @@ func TestTestCommandTapes(t *testing.T) {
 	code, out := run(path)
 	if code != exitFail || !strings.Contains(out, `scenario "Model Balance"`) || !strings.Contains(out, "request 1") {
 		t.Fatalf("a changed request: exit %d\n%s", code, out)
+	}
+}
+
+// TestTestCommandLiveJudge: -live answers with the configured model, and ENGINE_JUDGE_MODEL
+// decides the judge: criteria, whose "no" fails the scenario with the judge's reason.
+func TestTestCommandLiveJudge(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"judge-model"`)) {
+			w.Header().Set("Content-Type", "application/json")
+			verdict := `{\"pass\": false, \"reason\": \"the answer names no balance\"}`
+			if bytes.Contains(body, []byte("is polite")) {
+				verdict = `{\"pass\": true, \"reason\": \"it is\"}`
+			}
+			fmt.Fprintf(w, `{"id":"j1","object":"chat.completion","created":1,"model":"judge-model","choices":[{"index":0,"message":{"role":"assistant","content":"%s"},"finish_reason":"stop"}]}`, verdict)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hello there.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "live.yaml")
+	os.WriteFile(path, []byte("- name: judged\n  tenant: pk_demo\n  user: u\n  turns:\n    - say: what is my balance\n      expect: {judge: the answer states the balance}\n- name: polite\n  tenant: pk_demo\n  user: u\n  turns:\n    - say: hello\n      expect: {judge: the answer is polite}\n"), 0o644)
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1/", "ENGINE_JUDGE_MODEL": "judge-model"}
+	var stdout, stderr bytes.Buffer
+	code := runTest(context.Background(), []string{"-speech", "off", "-live", path}, func(k string) string { return env[k] }, &stdout, &stderr, false)
+	out := stdout.String()
+	if code != exitFail || !strings.Contains(out, `turn 1 ("what is my balance"): judge: expected "the answer states the balance", got not met: the answer names no balance`) ||
+		!strings.Contains(out, "1 passed, 1 failed") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tapes")); err == nil {
+		t.Fatal("-live wrote a tape")
 	}
 }
