@@ -62,10 +62,12 @@
 // Slot types and the JSON values they give:
 //
 //	amount  a sum of money: "20", "$20", "20 dollars", "20.50", "twenty", "one hundred and
-//	        five", "fifteen dollars and fifty cents"; a number of whole cents. Money is
+//	        five", "fifteen dollars and fifty cents", "veinte dólares con cincuenta
+//	        centavos" (Spanish words, without "once", "un" and "una", which are English or
+//	        articles more often than numbers); a number of whole cents. Money is
 //	        never guessed: "20.505", "four hundred cents" or cents of a hundred or more after
 //	        dollars leave the slot unfilled, as does an amount of nothing
-//	number  a number in digits or English words; a number
+//	number  a number in digits or English or Spanish words; a number
 //	name    one word, title-cased ("alex" gives "Alex"); with values, only one of them (or of
 //	        their synonyms), case-insensitively, in its configured spelling; a string. A name
 //	        without values is only read from a pattern group

@@ -83,6 +83,7 @@ func TestEngineTurns(t *testing.T) {
 		{"transactions", `{"transcript":"show me my recent transactions"}`, "Here are your latest transactions. The most recent is Blue Bottle Coffee, -$4.50.", []string{widgets.TypeList}, 2, ""},
 		{"goal in Spanish", `{"transcript":"¿Cómo va mi meta de ahorro?","meta":{"locale":"es"}}`, "Has ahorrado $1,300.00 de $2,000.00 para Trip to Lisbon. Llevas el 65% de tu meta.", []string{widgets.TypeProgress}, 2, ""},
 		{"transfer", `{"transcript":"send $20 to Alex"}`, "I can send $20.00 to Alex. Please confirm.", []string{widgets.TypeConfirm}, 1, `{"amount":20,"to":"Alex"}`},
+		{"transfer in Spanish words", `{"transcript":"envía veinte dólares con cincuenta centavos a Jordan","meta":{"locale":"es"}}`, "Puedo enviar $20.50 a Jordan. Por favor, confirma.", []string{widgets.TypeConfirm}, 1, `{"amount":20.5,"to":"Jordan"}`},
 		{"ask", `{"transcript":"send money"}`, "How much would you like to send, and to whom? You can pay Alex, Jordan, Sam or Taylor.", nil, 0, ""},
 		{"slot filling", `{"transcript":"$15 to Sam","messages":[{"role":"user","content":"send money"},{"role":"assistant","content":"How much would you like to send, and to whom?"}]}`, "I can send $15.00 to Sam. Please confirm.", []string{widgets.TypeConfirm}, 1, `{"amount":15,"to":"Sam"}`},
 		{"home", `{"mode":"home"}`, "Hi! Your Everyday Checking balance is $1,234.56, and you're 65% of the way to Trip to Lisbon.", []string{widgets.TypeStat, widgets.TypeProgress}, 3, ""},
