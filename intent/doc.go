@@ -21,7 +21,8 @@
 //     fifth of other words. Below the threshold the fallback intent answers;
 //  4. reads the intent's slots, from the pattern's named groups or else from the whole
 //     message. When a required slot is missing it says the "ask" copy. A reply to that
-//     question ("20 dollars") that matches nothing better fills the slots of the intent asked;
+//     question ("20 dollars") that matches nothing better fills the slots of the intent asked,
+//     also over several replies ("send money", "to Jordan", "30 dollars"; up to four);
 //  5. calls the intent's data tools that have no result yet, all in one step so that the
 //     engine runs them in parallel, and finishes with [engine.FinishToolCalls];
 //  6. with all results in, says the "speak" copy (or "voice" in [engine.ModeVoice]) in
