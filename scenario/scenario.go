@@ -2,8 +2,11 @@ package scenario
 
 import (
 	"math/big"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // Scenario is one scripted conversation with a tenant and what must hold at each turn.
@@ -134,3 +137,30 @@ const (
 	StatusDeclined = "declined"
 	StatusFailed   = "failed"
 )
+
+// TapePath is where the scenario's model traffic is recorded: tapes/SLUG.jsonl in the folder of
+// its file, SLUG being its name in lower-case letters and digits joined by '-'.
+func (s *Scenario) TapePath() string {
+	return filepath.Join(filepath.Dir(s.File), "tapes", Slug(s.Name)+".jsonl")
+}
+
+// Slug is name in lower-case letters and digits, the runs of anything else made one '-'.
+func Slug(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+		} else {
+			dash = true
+		}
+	}
+	if b.Len() == 0 {
+		return "scenario"
+	}
+	return b.String()
+}

@@ -36,6 +36,10 @@
 // OTLP/HTTP with protobuf, and with OTEL_EXPORTER_OTLP_ENDPOINT or
 // OTEL_EXPORTER_OTLP_METRICS_ENDPOINT the metrics too; the other standard OTEL_* variables apply
 // (see docs/usage.md).
+//
+// "engine test [flags] PATH..." runs conversation scenarios against the same tenants, model,
+// tools and speech, in-process, and exits 1 when one fails, 2 on bad input (see
+// docs/testing-tenants.md).
 package main
 
 import (
@@ -49,6 +53,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "test" {
+		st, err := os.Stdout.Stat()
+		terminal := err == nil && st.Mode()&os.ModeCharDevice != 0
+		code := runTest(ctx, os.Args[2:], os.Getenv, os.Stdout, os.Stderr, terminal)
+		stop()
+		os.Exit(code)
+	}
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "engine:", err)
 		os.Exit(1)

@@ -30,13 +30,7 @@ func chooseModels(getenv func(string) string, intents *intent.Model, log *slog.L
 		log.Info("model: the offline intent model; set OPENAI_API_KEY for a language model")
 		return models{model: intents}, nil
 	}
-	opts := &openai.Options{
-		APIKey:       engine.Secret(key),
-		BaseURL:      base,
-		Organization: getenv("OPENAI_ORG_ID"),
-		Project:      getenv("OPENAI_PROJECT_ID"),
-		Model:        getenv("ENGINE_MODEL"),
-	}
+	opts := openaiOptions(getenv)
 	m, err := openai.NewModel(opts)
 	if err != nil {
 		return models{}, fmt.Errorf("OPENAI_BASE_URL: %w", err)
@@ -57,6 +51,17 @@ func chooseModels(getenv func(string) string, intents *intent.Model, log *slog.L
 		}
 	}
 	return out, nil
+}
+
+// openaiOptions are the options of the OpenAI model as the environment gives them.
+func openaiOptions(getenv func(string) string) *openai.Options {
+	return &openai.Options{
+		APIKey:       engine.Secret(getenv("OPENAI_API_KEY")),
+		BaseURL:      getenv("OPENAI_BASE_URL"),
+		Organization: getenv("OPENAI_ORG_ID"),
+		Project:      getenv("OPENAI_PROJECT_ID"),
+		Model:        getenv("ENGINE_MODEL"),
+	}
 }
 
 // intentModelName is what a tenant's model field says for the offline intent model.

@@ -126,25 +126,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	if opts.tenants != "" {
-		load := func() (engine.TenantStore, error) {
-			f, err := tenantfile.LoadFile(opts.tenants, &tenantfile.Options{Expand: getenv})
-			if err != nil {
-				return nil, err
-			}
-			store, err := engine.NewStaticTenants(f.Tenants...)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", opts.tenants, err)
-			}
-			named, err := fileModels(f)
-			if err = errors.Join(err, checkTenants(f.Tenants, intents)); err != nil {
-				return nil, fmt.Errorf("%s: %w", opts.tenants, err)
-			}
-			router.file.Store(&named)
-			for name, m := range f.Models {
-				log.Info("model of the tenants file", "name", name, "model", m.Model, "host", hostOf(m.BaseURL))
-			}
-			return store, nil
-		}
+		load := func() (engine.TenantStore, error) { return loadTenants(opts.tenants, getenv, intents, router, log) }
 		store, err := load()
 		if err != nil {
 			return err
@@ -168,30 +150,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
-	// Speech: OpenAI's when the OpenAI model brought it, else the offline programs.
-	if chosen.synthesizer == nil || chosen.transcriber == nil {
-		synth, trans, err := speechParts(opts.speech, log)
-		if err != nil {
-			return err
-		}
-		if chosen.synthesizer == nil {
-			chosen.synthesizer = synth
-		}
-		if chosen.transcriber == nil {
-			chosen.transcriber = trans
-		}
+	if err := chosen.addSpeech(opts.speech, log); err != nil {
+		return err
 	}
-	cfg := engine.Config{
-		Tenants: tenants, Model: engine.ModelByTenant(router.pick), Toolset: tools, SigningKey: key,
-		Synthesizer: chosen.synthesizer, Transcriber: chosen.transcriber,
-		PublicURL: opts.publicURL, Logger: log, MaxConcurrentTurns: opts.maxTurns,
-		MaxConcurrentSyntheses: opts.maxSyntheses, WriteTimeout: opts.writeTimeout,
-		MaxSynthesesPerUser: opts.maxUserSyntheses, MaxConcurrentTranscriptions: opts.maxTranscriptions,
-		MaxTranscriptionsPerUser: opts.maxUserTranscriptions,
-	}
-	if demo != nil {
-		cfg.Widgets = []engine.WidgetType{demobank.CardWidget} // the demo bank's own card
-	}
+	cfg := engineConfig(tenants, router, tools, chosen, key, log, demo != nil)
+	cfg.PublicURL, cfg.MaxConcurrentTurns = opts.publicURL, opts.maxTurns
+	cfg.MaxConcurrentSyntheses, cfg.WriteTimeout = opts.maxSyntheses, opts.writeTimeout
+	cfg.MaxSynthesesPerUser, cfg.MaxConcurrentTranscriptions = opts.maxUserSyntheses, opts.maxTranscriptions
+	cfg.MaxTranscriptionsPerUser = opts.maxUserTranscriptions
 	stores.apply(&cfg)
 	mx, err := newMetrics(ctx, opts.metrics, getenv)
 	if err != nil {
@@ -410,6 +376,42 @@ func signingKey(b64 string) (key []byte, generated bool, err error) {
 		return nil, false, fmt.Errorf("ENGINE_SIGNING_KEY decodes to %d bytes; it needs at least 32", len(key))
 	}
 	return key, false, nil
+}
+
+// loadTenants reads a tenants file and checks its tenants and models; the router's file models
+// become the file's.
+func loadTenants(path string, getenv func(string) string, intents *intent.Model, router *modelRouter, log *slog.Logger) (engine.TenantStore, error) {
+	f, err := tenantfile.LoadFile(path, &tenantfile.Options{Expand: getenv})
+	if err != nil {
+		return nil, err
+	}
+	store, err := engine.NewStaticTenants(f.Tenants...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	named, err := fileModels(f)
+	if err = errors.Join(err, checkTenants(f.Tenants, intents)); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	router.file.Store(&named)
+	for name, m := range f.Models {
+		log.Info("model of the tenants file", "name", name, "model", m.Model, "host", hostOf(m.BaseURL))
+	}
+	return store, nil
+}
+
+// engineConfig is the part of the engine's configuration that the server and the test command
+// share: the tenants, the model of each, the tools, the speech, the signing key and, for the
+// demo, its bank's card widget.
+func engineConfig(tenants engine.TenantStore, router *modelRouter, tools engine.Toolset, chosen models, key []byte, log *slog.Logger, demo bool) engine.Config {
+	cfg := engine.Config{
+		Tenants: tenants, Model: engine.ModelByTenant(router.pick), Toolset: tools, SigningKey: key,
+		Synthesizer: chosen.synthesizer, Transcriber: chosen.transcriber, Logger: log,
+	}
+	if demo {
+		cfg.Widgets = []engine.WidgetType{demobank.CardWidget} // the demo bank's own card
+	}
+	return cfg
 }
 
 // checkTenants validates each tenant's tools and intents at start, so that a broken tenants

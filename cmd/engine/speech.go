@@ -52,6 +52,25 @@ func speechParts(mode string, log *slog.Logger) (engine.Synthesizer, engine.Tran
 	return synth, trans, nil
 }
 
+// addSpeech completes m's speech: OpenAI's when the OpenAI model brought it, else the offline
+// programs (speechParts).
+func (m *models) addSpeech(mode string, log *slog.Logger) error {
+	if m.synthesizer != nil && m.transcriber != nil {
+		return nil
+	}
+	synth, trans, err := speechParts(mode, log)
+	if err != nil {
+		return err
+	}
+	if m.synthesizer == nil {
+		m.synthesizer = synth
+	}
+	if m.transcriber == nil {
+		m.transcriber = trans
+	}
+	return nil
+}
+
 // intentGrammar makes pocketsphinx listen for a tenant's intent phrases; tenants without
 // intents are heard free-form.
 func intentGrammar(t *engine.Tenant, known func(string) bool) (string, error) {
