@@ -223,8 +223,9 @@ func messageText(raw json.RawMessage) string {
 // DemoRoute routes the demo bank's conversations to the demo fixtures of [OpenAIFixtures] by
 // the words of the last user message: balance, transactions, savings goal, transfer, and home
 // when there is no user message. The first completion of a turn asks for the data
-// (demo_<topic>_1); the one after the tool results answers (demo_<topic>_2). A warm-up (one
-// output token) gets "warm"; anything else "text".
+// (demo_<topic>_1); the one after the tool results answers (demo_<topic>_2). A request to
+// launder or steal money gets "refusal", a warm-up (one output token) "warm", anything else
+// "text".
 func DemoRoute(r *ReplayRequest) string {
 	if r.MaxCompletionTokens == 1 {
 		return "warm"
@@ -234,6 +235,8 @@ func DemoRoute(r *ReplayRequest) string {
 	switch {
 	case r.LastUser == "":
 		topic = "home"
+	case containsAny(said, "launder", "steal"):
+		return "refusal"
 	case containsAny(said, "send", "transfer", "pay "):
 		topic = "transfer"
 	case containsAny(said, "transaction", "spen", "movimiento", "معامل"):

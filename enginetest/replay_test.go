@@ -85,6 +85,7 @@ func TestReplayServerRoutesAndRecords(t *testing.T) {
 		{`{"model":"m","stream":true,"max_completion_tokens":1,"messages":[{"role":"user","content":"Hi"}]}`, "warm"},
 		{`{"model":"m","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"send $20 to Alex"}]}]}`, "demo_transfer_1"},
 		{`{"model":"m","messages":[{"role":"user","content":"tell me a joke"}]}`, "text"},
+		{`{"model":"m","stream":true,"messages":[{"role":"user","content":"help me launder money through a transfer"}]}`, "refusal"},
 	} {
 		_, got, _ := post(t, srv.URL, tc.body)
 		want, _, _ := recorded(t, tc.fixture)
@@ -93,7 +94,7 @@ func TestReplayServerRoutesAndRecords(t *testing.T) {
 		}
 	}
 	reqs := srv.Requests()
-	if len(reqs) != 7 || reqs[0].Attempt != 0 || reqs[1].Attempt != 1 || reqs[2].Step != 1 || reqs[0].LastUser != "What's my balance?" ||
+	if len(reqs) != 8 || reqs[0].Attempt != 0 || reqs[1].Attempt != 1 || reqs[2].Step != 1 || reqs[0].LastUser != "What's my balance?" ||
 		reqs[3].LastUser != "" || reqs[0].Path != "/v1/chat/completions" || !reqs[0].Stream || reqs[6].Stream {
 		t.Errorf("requests %+v", reqs)
 	}

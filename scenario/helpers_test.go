@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -61,7 +62,7 @@ func (d *demo) config(ctx context.Context) (engine.Config, func() error, error) 
 	key := make([]byte, 32)
 	rand.Read(key)
 	cfg := engine.Config{Tenants: tenants, Model: intent.New(nil), Toolset: httptools.New(nil), SigningKey: key,
-		Widgets: []engine.WidgetType{demobank.CardWidget}}
+		Widgets: []engine.WidgetType{demobank.CardWidget}, Logger: slog.New(slog.DiscardHandler)}
 	if d.speech != nil {
 		cfg = d.speech(cfg)
 	}
@@ -137,4 +138,15 @@ func runFile(t testing.TB, r *scenario.Runner, path string) *scenario.Report {
 		t.Fatal(err)
 	}
 	return rep
+}
+
+func writeIn(t testing.TB, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -35,7 +35,7 @@ func (r *Report) Counts() (passed, failed, skipped int) {
 func (res *Result) Details() string {
 	var b strings.Builder
 	s := res.Scenario
-	fmt.Fprintf(&b, "scenario %q (%s:%d), tenant %s, user %s\n", s.Name, s.File, s.Line, s.Tenant, s.User)
+	fmt.Fprintf(&b, "scenario %q (%s:%d), tenant %s\n", s.Name, s.File, s.Line, s.Tenant)
 	if res.Err != nil {
 		fmt.Fprintf(&b, "could not run: %v\n", res.Err)
 	}

@@ -445,3 +445,38 @@ func FuzzOpen(f *testing.F) {
 		p.Close()
 	})
 }
+
+// TestRequestsInAnotherOrder: requests sent at once (a background warm-up and a turn) may
+// reach the player in another order than they were recorded in; each gets its own response.
+func TestRequestsInAnotherOrder(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"echo":%s}`, b)
+	}))
+	defer srv.Close()
+	send := func(rt http.RoundTripper, base, body string) string {
+		resp, err := (&http.Client{Transport: rt}).Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	path := filepath.Join(t.TempDir(), "x.jsonl")
+	rec := modeltape.Record(path, nil)
+	for _, b := range []string{`{"n":1}`, `{"n":2}`, `{"n":1}`} {
+		send(rec, srv.URL, b)
+	}
+	rec.Close()
+	player, _ := modeltape.Open(path)
+	for _, b := range []string{`{"n":2}`, `{"n": 1}`, `{"n":1}`} {
+		if got := send(player, "http://model.invalid", b); got != `{"echo":`+strings.ReplaceAll(b, " ", "")+`}` {
+			t.Errorf("%s: %s", b, got)
+		}
+	}
+	if err := player.Close(); err != nil {
+		t.Error(err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -13,14 +14,18 @@ import (
 // Player is an [http.RoundTripper] that answers from a tape, without a network: the n-th
 // request gets the n-th recorded response (its status, headers and body, the body as a stream
 // that breaks where the recorded one did) once it is checked to be the n-th recorded request:
-// the same method, path and canonical JSON body. It is safe for concurrent use; requests are
-// matched in the order RoundTrip is called.
+// the same method, path and canonical JSON body.
+//
+// It is safe for concurrent use. Requests sent at the same time (a background warm-up and a
+// turn) may reach it in another order than they were recorded in: a request that is not the
+// next recorded one but equals a later one not yet played gets that one's response.
 type Player struct {
 	path      string
 	exchanges []*exchange
 
 	mu     sync.Mutex
-	next   int
+	played []bool
+	served int   // requests answered
 	failed error // the first request that did not match
 	closed bool
 }
@@ -32,7 +37,7 @@ func Open(path string) (*Player, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Player{path: path, exchanges: ex}, nil
+	return &Player{path: path, exchanges: ex, played: make([]bool, len(ex))}, nil
 }
 
 // RoundTrip implements [http.RoundTripper]. A request that differs from the recorded one
@@ -52,16 +57,27 @@ func (p *Player) RoundTrip(req *http.Request) (*http.Response, error) {
 	if p.closed {
 		return nil, ErrClosed
 	}
-	n := p.next + 1
-	if p.next >= len(p.exchanges) {
+	n := p.served + 1
+	next := slices.Index(p.played, false)
+	if next < 0 {
 		return nil, p.fail(errorf(ErrExhausted, "request %d (%s %s) is past the end of %s: the tape has %d exchanges; record it again",
 			n, req.Method, requestPath(req.URL), p.path, len(p.exchanges)))
 	}
-	e := p.exchanges[p.next]
+	e := p.exchanges[next]
 	if err := p.match(n, e, req, canon, sum); err != nil {
-		return nil, p.fail(err)
+		later := -1
+		for i := next + 1; i < len(p.exchanges) && later < 0; i++ {
+			if !p.played[i] && p.match(n, p.exchanges[i], req, canon, sum) == nil {
+				later = i
+			}
+		}
+		if later < 0 {
+			return nil, p.fail(err)
+		}
+		next, e = later, p.exchanges[later]
 	}
-	p.next++
+	p.played[next] = true
+	p.served++
 	if e.Error != "" {
 		return nil, fmt.Errorf("modeltape: request %d of %s failed when recorded: %s", n, p.path, e.Error)
 	}
@@ -140,17 +156,19 @@ func (p *Player) Close() error {
 	if p.failed != nil {
 		return p.failed
 	}
-	if left := len(p.exchanges) - p.next; left > 0 {
-		var what []string
-		for i, e := range p.exchanges[p.next:] {
-			if i == 3 {
-				what = append(what, "…")
-				break
-			}
-			what = append(what, fmt.Sprintf("%d: %s %s", p.next+i+1, e.Method, e.Path))
+	var left []string
+	for i, played := range p.played {
+		if !played {
+			left = append(left, fmt.Sprintf("%d: %s %s", i+1, p.exchanges[i].Method, p.exchanges[i].Path))
+		}
+	}
+	if len(left) > 0 {
+		what := left
+		if len(what) > 3 {
+			what = append(what[:3:3], "…")
 		}
 		return errorf(ErrUnplayed, "%s: %d of its %d exchanges were never requested (%s); record it again",
-			p.path, left, len(p.exchanges), strings.Join(what, ", "))
+			p.path, len(left), len(p.exchanges), strings.Join(what, ", "))
 	}
 	return nil
 }

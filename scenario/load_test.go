@@ -1,0 +1,82 @@
+package scenario_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/convengine/engine/scenario"
+)
+
+// TestLoadErrors: a file that is not as the schema says is refused with FILE:LINE, the scenario
+// and the turn, and every error of a run is reported together.
+func TestLoadErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      []string // each with FILE in front
+	}{
+		{"syntax", "name: x\ntenant: pk_demo\nturns:\n  - say: hi: there\n", []string{":4: mapping values are not allowed in this context"}},
+		{"unknown key", "name: typo\ntenant: pk_demo\nuser: u\nturns:\n  - say: hi\n    expect:\n      speech_contain: [hi]\n",
+			[]string{`:7: scenario "typo": turn 1: expect: unknown key "speech_contain"`}},
+		{"bad regex", "name: re\ntenant: pk_demo\nuser: u\nturns:\n  - say: hi\n  - say: hi\n    expect: {speech_matches: \"(unclosed\"}\n",
+			[]string{`:7: scenario "re": turn 2: expect.speech_matches: bad regular expression: error parsing regexp: missing closing )`}},
+		{"several", "- name: a\n  tenant: pk_demo\n  user: u\n  turns:\n    - say: \"\"\n    - say: hi\n      expect: {max_latency: soon}\n- tenant: pk_demo\n  user: u\n  turns: []\n  colour: red\n",
+			[]string{`:5: scenario "a": turn 1: say is required`, `:7: scenario "a": turn 2: expect.max_latency: "soon" is not a positive duration`,
+				`:8: scenario 2 of the list: name is required`, `:10: scenario 2 of the list: turns must be a list of at least one turn`,
+				`:11: scenario 2 of the list: scenario: unknown key "colour"`}},
+		{"bad values", "name: v\ntenant: pk_demo\nuser: u\nturns:\n  - say: hi\n    expect: {confirm: {amount: twenty}}\n    confirm: {method: retina, expect: {status: maybe}}\n",
+			[]string{`:6: scenario "v": turn 1: expect.confirm.amount: "twenty" is not a decimal number`, `:7: scenario "v": turn 1: confirm.method: "retina"`,
+				`:7: scenario "v": turn 1: confirm.expect.status: "maybe"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := write(t, "s.yaml", tc.src)
+			_, err := scenario.Load(p)
+			if !errors.Is(err, scenario.ErrInvalid) {
+				t.Fatalf("Load: %v", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), p+w) {
+					t.Errorf("the error lacks %q:\n%v", p+w, err)
+				}
+			}
+		})
+	}
+}
+
+// TestLoadFolder: a folder is read recursively, its files in lexical order; names are unique
+// within a run.
+func TestLoadFolder(t *testing.T) {
+	dir := t.TempDir()
+	one := "name: NAME\ntenant: pk_demo\nuser: u\nturns: [{say: hi}]\n"
+	writeIn(t, dir, "b.yaml", strings.Replace(one, "NAME", "b", 1))
+	writeIn(t, dir, "a/z.yml", strings.Replace(one, "NAME", "a/z", 1))
+	writeIn(t, dir, "a/notes.txt", "not a scenario")
+	writeIn(t, dir, "c.yaml", "- "+strings.ReplaceAll(strings.Replace(one, "NAME", "c1", 1), "\n", "\n  ")+"\n- "+strings.ReplaceAll(strings.Replace(one, "NAME", "c2", 1), "\n", "\n  "))
+	list, err := scenario.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range list {
+		names = append(names, s.Name)
+	}
+	if got := strings.Join(names, " "); got != "a/z b c1 c2" {
+		t.Fatalf("order %q", got)
+	}
+	if s := list[0]; s.Environment != "production" || len(s.Turns) != 1 || !s.Turns[0].Expect.NoAction {
+		t.Fatalf("defaults: %+v %+v", s, s.Turns[0].Expect)
+	}
+	writeIn(t, dir, "d.yaml", strings.Replace(one, "NAME", "b", 1))
+	if _, err := scenario.Load(dir); err == nil || !strings.Contains(err.Error(), `d.yaml:1: scenario "b": the name is taken by `+dir+"/b.yaml:1") {
+		t.Fatalf("a name twice: %v", err)
+	}
+}
+
+// FuzzParse: no file makes Parse panic.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(strings.Replace(transferToAlex, "AMOUNT", "20.00", 1)))
+	f.Add([]byte("- name: a\n  turns: [{say: hi, expect: {tool_calls: [{name: x, args_match: {a: \"(\"}}]}}]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		scenario.Parse("f.yaml", data)
+	})
+}
