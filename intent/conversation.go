@@ -2,18 +2,24 @@ package intent
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/convengine/engine"
 )
+
+// maxPrevious bounds the earlier user messages read to fill the slots of a question: "send
+// money", "to Jordan", "30 dollars" needs two.
+const maxPrevious = 4
 
 // turn is what the messages of a request say about the turn in progress. The model keeps no
 // state between calls: every step reads it again from the messages.
 type turn struct {
 	// user is the message being answered; empty in home mode.
 	user string
-	// previous is the user message before it, if any.
-	previous string
+	// previous are the user messages before it, oldest first, at most maxPrevious of them:
+	// the replies that may still be filling the slots of an earlier question.
+	previous []string
 	// steps counts the completions of this turn so far.
 	steps int
 	// answered is set once the turn produced text, or called a UI or action tool: the engine
@@ -42,9 +48,10 @@ func readTurn(req *engine.ModelRequest, kinds map[string]engine.ToolKind) *turn 
 	start := u + 1
 	if u >= 0 {
 		t.user = msgs[u].Content
-		if p := lastUser(msgs[:u]); p >= 0 {
-			t.previous = msgs[p].Content
+		for p := lastUser(msgs[:u]); p >= 0 && len(t.previous) < maxPrevious; p = lastUser(msgs[:p]) {
+			t.previous = append(t.previous, msgs[p].Content)
 		}
+		slices.Reverse(t.previous)
 	} else {
 		start = len(msgs)
 		for start > 0 && partOfStep(msgs[start-1]) {

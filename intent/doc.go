@@ -21,7 +21,8 @@
 //     fifth of other words. Below the threshold the fallback intent answers;
 //  4. reads the intent's slots, from the pattern's named groups or else from the whole
 //     message. When a required slot is missing it says the "ask" copy. A reply to that
-//     question ("20 dollars") that matches nothing better fills the slots of the intent asked;
+//     question ("20 dollars") that matches nothing better fills the slots of the intent asked,
+//     also over several replies ("send money", "to Jordan", "30 dollars"; up to four);
 //  5. calls the intent's data tools that have no result yet, all in one step so that the
 //     engine runs them in parallel, and finishes with [engine.FinishToolCalls];
 //  6. with all results in, says the "speak" copy (or "voice" in [engine.ModeVoice]) in
@@ -62,10 +63,12 @@
 // Slot types and the JSON values they give:
 //
 //	amount  a sum of money: "20", "$20", "20 dollars", "20.50", "twenty", "one hundred and
-//	        five", "fifteen dollars and fifty cents"; a number of whole cents. Money is
+//	        five", "fifteen dollars and fifty cents", "veinte dólares con cincuenta
+//	        centavos" (Spanish words, without "once", "un" and "una", which are English or
+//	        articles more often than numbers); a number of whole cents. Money is
 //	        never guessed: "20.505", "four hundred cents" or cents of a hundred or more after
 //	        dollars leave the slot unfilled, as does an amount of nothing
-//	number  a number in digits or English words; a number
+//	number  a number in digits or English or Spanish words; a number
 //	name    one word, title-cased ("alex" gives "Alex"); with values, only one of them (or of
 //	        their synonyms), case-insensitively, in its configured spelling; a string. A name
 //	        without values is only read from a pattern group

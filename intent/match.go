@@ -159,18 +159,20 @@ func (in *intentDef) missing(values map[string]any) []string {
 	return out
 }
 
-// understand picks the intent and slots that answer user. When the previous user message
-// chose an intent that still lacked required slots (so the answer asked for them), a reply
-// that matches nothing better, or the same intent, fills those slots instead: "Send money",
-// "How much…?", "20 to Alex".
-func (c *Config) understand(user, previous string, now time.Time) (*intentDef, map[string]any) {
+// understand picks the intent and slots that answer user. When the previous user messages
+// (oldest first) chose an intent that still lacked required slots (so the answer asked for
+// them), a reply that matches nothing better, or the same intent, fills those slots instead:
+// "Send money", "How much…?", "20 to Alex"; or over several replies: "Send money", "to
+// Jordan", "30 dollars".
+func (c *Config) understand(user string, previous []string, now time.Time) (*intentDef, map[string]any) {
 	in, score, groups := c.classify(user)
 	slots := in.extract(user, groups, now)
-	if previous == "" {
+	if len(previous) == 0 {
 		return in, slots
 	}
-	prev, _, pg := c.classify(previous)
-	prevSlots := prev.extract(previous, pg, now)
+	// What the previous message came to, itself perhaps a reply to an earlier question.
+	last := len(previous) - 1
+	prev, prevSlots := c.understand(previous[last], previous[:last], now)
 	if len(prev.missing(prevSlots)) == 0 {
 		return in, slots
 	}

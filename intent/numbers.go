@@ -13,9 +13,10 @@ const maxNumber = 1e15
 
 // The kinds of English number words.
 const (
-	wordUnit  = iota + 1 // zero to nineteen
-	wordTen              // twenty to ninety
-	wordScale            // hundred, thousand, million
+	wordUnit     = iota + 1 // zero to nineteen
+	wordTen                 // twenty to ninety
+	wordScale               // hundred, thousand, million
+	wordHundreds            // doscientos to novecientos: a whole number of hundreds
 )
 
 // numberWord returns the value and kind of an English number word.
@@ -43,6 +44,52 @@ func numberWord(w string) (value float64, kind int, ok bool) {
 		return 1e6, wordScale, true
 	}
 	return 0, 0, false
+}
+
+// spanishNumberWord returns the value and kind of a Spanish number word, with or without its
+// accent ("veintidós", "veintidos"). "Once" (eleven) is left out: it is an English word, and
+// "pay alex once" must not be read as $11. So are "un" and "una", articles far more often than
+// numbers ("una transferencia de 20 dólares").
+func spanishNumberWord(w string) (value float64, kind int, ok bool) {
+	units := [...]string{"cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho",
+		"nueve", "diez", "", "doce", "trece", "catorce", "quince", "dieciséis", "diecisiete",
+		"dieciocho", "diecinueve", "veinte", "veintiuno", "veintidós", "veintitrés", "veinticuatro",
+		"veinticinco", "veintiséis", "veintisiete", "veintiocho", "veintinueve"}
+	for i, u := range units {
+		if u != "" && (w == u || w == stripAccents(u)) {
+			if i == 20 {
+				return 20, wordTen, true // "veinte y cinco" is rare, but "veinte" takes no unit
+			}
+			return float64(i), wordUnit, true
+		}
+	}
+	tens := [...]string{"treinta", "cuarenta", "cincuenta", "sesenta", "setenta", "ochenta", "noventa"}
+	for i, t := range tens {
+		if w == t {
+			return float64(30 + 10*i), wordTen, true
+		}
+	}
+	hundreds := [...]string{"doscientos", "trescientos", "cuatrocientos", "quinientos",
+		"seiscientos", "setecientos", "ochocientos", "novecientos"}
+	for i, h := range hundreds {
+		if w == h || w == strings.TrimSuffix(h, "os")+"as" {
+			return float64(200 + 100*i), wordHundreds, true
+		}
+	}
+	switch w {
+	case "cien", "ciento":
+		return 100, wordScale, true
+	case "mil":
+		return 1000, wordScale, true
+	case "millón", "millon", "millones":
+		return 1e6, wordScale, true
+	}
+	return 0, 0, false
+}
+
+// stripAccents removes the acute accents of Spanish vowels.
+func stripAccents(s string) string {
+	return strings.NewReplacer("á", "a", "é", "e", "í", "i", "ó", "o", "ú", "u").Replace(s)
 }
 
 // numberTokens splits s into lower-case tokens for number parsing, with Arabic-Indic digits
@@ -85,8 +132,8 @@ func numberTokens(s string) []string {
 }
 
 // numberAt reads a number starting at ts[i]: digits ("1,234.50", "20,50") or a run of English
-// number words ("one hundred and five", "a thousand"). It returns the value and the number of
-// tokens used.
+// or Spanish number words ("one hundred and five", "a thousand", "treinta y cinco"). It returns
+// the value and the number of tokens used.
 func numberAt(ts []string, i int) (float64, int, bool) {
 	if v, ok := parseDigits(ts[i]); ok {
 		return v, 1, true
@@ -104,6 +151,12 @@ func numberAt(ts []string, i int) (float64, int, bool) {
 				continue
 			}
 		}
+		// Spanish joins tens and units with "y": "treinta y cinco", never "cien y cinco".
+		if t == "y" && prev == wordTen && j+1 < len(ts) {
+			if v, k, ok := spanishNumberWord(ts[j+1]); ok && k == wordUnit && v < 10 {
+				continue
+			}
+		}
 		if t == "a" && prev == 0 && j+1 < len(ts) {
 			if _, k, ok := numberWord(ts[j+1]); ok && k == wordScale {
 				cur, prev = 1, wordUnit
@@ -112,17 +165,23 @@ func numberAt(ts []string, i int) (float64, int, bool) {
 		}
 		v, kind, ok := numberWord(t)
 		if !ok {
+			v, kind, ok = spanishNumberWord(t)
+		}
+		if !ok {
 			break
 		}
 		// "fifteen fifty" is two numbers, and so is "thousand hundred"; "twenty five", "five
-		// hundred" and "hundred thousand" are one.
+		// hundred" and "hundred thousand" are one. So are "doscientos cincuenta" and "dos mil",
+		// but not "doscientos cien" or "cinco doscientos".
 		if (kind == wordUnit && (prev == wordUnit || (prev == wordTen && v >= 10))) ||
 			(kind == wordTen && (prev == wordUnit || prev == wordTen)) ||
-			(kind == wordScale && prev == wordScale && v <= lastScale) {
+			(kind == wordScale && prev == wordScale && v <= lastScale) ||
+			(kind == wordScale && prev == wordHundreds && v == 100) ||
+			(kind == wordHundreds && prev != 0 && prev != wordScale) {
 			break
 		}
 		switch kind {
-		case wordUnit, wordTen:
+		case wordUnit, wordTen, wordHundreds:
 			cur += v
 		case wordScale:
 			if cur == 0 {
@@ -172,7 +231,8 @@ func findNumber(s string) (float64, bool) {
 }
 
 // findAmount returns the first sum of money in s: "$20", "20 dollars", "twenty", "15.50",
-// "fifteen dollars and fifty cents" or "50 cents". Money is never guessed: an amount finer
+// "fifteen dollars and fifty cents", "50 cents", "veinte dólares" or "veinte dólares con
+// cincuenta centavos". Money is never guessed: an amount finer
 // than a cent ("20.505"), or cents that are not a whole number below a hundred ("twenty
 // dollars and four hundred cents"), is no amount.
 func findAmount(s string) (float64, bool) {
@@ -195,7 +255,7 @@ func findAmount(s string) (float64, bool) {
 		if j < len(ts) && isCurrencyWord(ts[j]) {
 			j++
 		}
-		if j < len(ts) && ts[j] == "and" {
+		if j < len(ts) && (ts[j] == "and" || ts[j] == "y" || ts[j] == "con") {
 			j++
 		}
 		if j < len(ts) {

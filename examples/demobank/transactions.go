@@ -18,6 +18,7 @@ type transactionJSON struct {
 	Category  string  `json:"category"`
 	Amount    float64 `json:"amount"`
 	Formatted string  `json:"formatted"` // with its sign: "-$4.50", "+$2,150.00"
+	Memo      string  `json:"memo,omitempty"`
 }
 
 type transactionsResponse struct {
@@ -56,6 +57,7 @@ func (b *Bank) handleTransactions(w http.ResponseWriter, r *http.Request) {
 				Category:  t.category,
 				Amount:    t.amount.dollars(),
 				Formatted: t.amount.signed(),
+				Memo:      t.memo,
 			}
 		}
 	})
