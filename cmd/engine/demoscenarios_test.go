@@ -3,13 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/convengine/engine"
 	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/scenario"
 )
 
 // TestDemoBankScenarios runs the demo bank's conversation tests (examples/demobank/scenarios)
@@ -43,5 +48,75 @@ func TestDemoBankScenarios(t *testing.T) {
 	if suites.Tests < 50 || suites.Failures != 0 || suites.Skipped != 0 {
 		t.Errorf("JUnit report: %d tests, %d failures, %d skipped; want at least 50, none failed or skipped",
 			suites.Tests, suites.Failures, suites.Skipped)
+	}
+}
+
+// TestDemoSuiteCatchesATenantChange changes the demo tenant as a careless edit would (the
+// transfer's amount read as a whole number, the Arabic spelling of Jordan given to Alex) and
+// runs the suite's typed transfers against it: the suite fails, naming the scenarios and the
+// fields that changed, where it passes against the tenant as shipped.
+func TestDemoSuiteCatchesATenantChange(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	all, err := scenario.Load(filepath.Join("..", "..", "examples", "demobank", "scenarios", "transfer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var typed []*scenario.Scenario
+	for _, s := range all {
+		audio := false
+		for _, turn := range s.Turns {
+			audio = audio || turn.Audio
+		}
+		if !audio && s.Tenant == "pk_demo" {
+			typed = append(typed, s)
+		}
+	}
+	log := slog.New(slog.DiscardHandler)
+	run := func(change func(intents string) string) string {
+		t.Helper()
+		tc, err := newTestConfig(ctx, testOptions{speech: "off"}, func(string) string { return "" }, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tc.close()
+		runner, err := scenario.NewRunner(&scenario.RunnerOptions{ModelFor: tc.modelFor,
+			Config: func(ctx context.Context) (engine.Config, func() error, error) {
+				cfg, done, err := tc.config(ctx)
+				if err != nil || change == nil {
+					return cfg, done, err
+				}
+				demo, _ := cfg.Tenants.Tenant(ctx, "pk_demo")
+				proof, _ := cfg.Tenants.Tenant(ctx, "pk_demo_proof")
+				changed := *demo
+				changed.Intents = json.RawMessage(change(string(demo.Intents)))
+				cfg.Tenants, err = engine.NewStaticTenants(&changed, proof)
+				return cfg, done, err
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := runner.Run(ctx, typed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		rep.WriteSummary(&out)
+		return out.String()
+	}
+	if out := run(nil); !strings.Contains(out, " 0 failed") {
+		t.Fatalf("the typed transfers fail against the shipped tenant:\n%s", out)
+	}
+	out := run(func(intents string) string {
+		intents = strings.Replace(intents, `"type":"amount"`, `"type":"number"`, 1)
+		return strings.Replace(intents, `"Jordan":["جوردن"`, `"Alex":["جوردن"`, 1)
+	})
+	for _, want := range []string{
+		`scenario "transfer of dollars and cents in words", turn 1 ("send fifteen dollars and fifty cents to Taylor"): confirm.amount: expected 15.50, got 15`,
+		`confirm.payee: expected "Jordan", got "Alex"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the changed tenant's run does not say %q:\n%s", want, out)
+		}
 	}
 }
