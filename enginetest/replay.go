@@ -224,8 +224,9 @@ func messageText(raw json.RawMessage) string {
 // the words of the last user message: balance, transactions, savings goal, transfer, and home
 // when there is no user message. The first completion of a turn asks for the data
 // (demo_<topic>_1); the one after the tool results answers (demo_<topic>_2). A request to
-// launder or steal money gets "refusal", a warm-up (one output token) "warm", anything else
-// "text".
+// launder or steal money gets "refusal"; one that mentions an "outage" gets "error_midstream",
+// the server failing inside its stream after some text (a scenario of a turn after a model
+// error); a warm-up (one output token) "warm", anything else "text".
 func DemoRoute(r *ReplayRequest) string {
 	if r.MaxCompletionTokens == 1 {
 		return "warm"
@@ -237,6 +238,8 @@ func DemoRoute(r *ReplayRequest) string {
 		topic = "home"
 	case containsAny(said, "launder", "steal"):
 		return "refusal"
+	case strings.Contains(said, "outage"):
+		return "error_midstream"
 	case containsAny(said, "send", "transfer", "pay "):
 		topic = "transfer"
 	case containsAny(said, "transaction", "spen", "movimiento", "معامل"):
