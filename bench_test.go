@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/pii"
 	"github.com/convengine/engine/usage"
 	"github.com/convengine/engine/widgets"
 )
@@ -141,5 +143,26 @@ func BenchmarkTurnHTTP(b *testing.B) {
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+	}
+}
+
+// BenchmarkTurnPrivacy is BenchmarkTurnWithTool with package pii's banking policy on the
+// tenant (privacy=on: the transcript and history looked at for the model, the tool call's
+// arguments for placeholders, each delta of speech and each widget masked for the user),
+// against none (off).
+func BenchmarkTurnPrivacy(b *testing.B) {
+	for _, mode := range []string{"off", "privacy=on"} {
+		b.Run("mode="+mode, func(b *testing.B) {
+			benchTurnOf(b, benchEngineWith(b, true, func(cfg *engine.Config, t *engine.Tenant) {
+				if mode == "off" {
+					return
+				}
+				p, err := pii.NewPrivacy(nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cfg.Privacy, t.Privacy = p, json.RawMessage(`{"preset":"banking"}`)
+			}).Handler())
+		})
 	}
 }

@@ -94,10 +94,10 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 	}
 	return widgets.Confirm{
 		ID:           jti,
-		Title:        fill.Args(cp.Title, args),
-		Body:         fill.Args(cp.Body, args),
-		ConfirmLabel: fill.Args(cp.ConfirmLabel, args),
-		CancelLabel:  fill.Args(cp.CancelLabel, args),
+		Title:        t.toUser(fill.Args(cp.Title, args)),
+		Body:         t.toUser(fill.Args(cp.Body, args)),
+		ConfirmLabel: t.toUser(fill.Args(cp.ConfirmLabel, args)),
+		CancelLabel:  t.toUser(fill.Args(cp.CancelLabel, args)),
 		ExpiresAt:    exp.UTC(),
 		Execute:      widgets.Execute{Tool: call.Name, Arguments: canon, Token: tok},
 	}, nil

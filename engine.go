@@ -147,6 +147,9 @@ type Config struct {
 	// the work is done; nil means none. Package usage has one for a process, redisstore one for
 	// every replica on a Redis.
 	Budget Budget
+	// Privacy hides personal data from the model and masks it for the user, per tenant
+	// (package pii); nil means none.
+	Privacy Privacy
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -189,6 +192,7 @@ type Engine struct {
 	identifyHook  func(r *http.Request) (Identity, error)
 	guards        Guards
 	budget        Budget
+	privacy       Privacy
 	turnLog       TurnLog
 	resumeFor     time.Duration
 	resumes       bound.Slots
@@ -260,7 +264,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Guards != nil {
 		e.guards = *cfg.Guards
 	}
-	e.budget, e.turnLog, e.resumeFor = cfg.Budget, cfg.TurnLog, cfg.ResumeFor
+	e.budget, e.turnLog, e.resumeFor, e.privacy = cfg.Budget, cfg.TurnLog, cfg.ResumeFor, cfg.Privacy
 	if e.resumeFor <= 0 {
 		e.resumeFor = defaultResumeFor
 	}

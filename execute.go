@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/convengine/engine/internal/locale"
 	"github.com/convengine/engine/internal/passkey"
 	"github.com/convengine/engine/internal/token"
+	"github.com/convengine/engine/internal/verifiedat"
 	"github.com/google/uuid"
 )
 
@@ -147,7 +147,7 @@ func (e *Engine) checkExecute(req *request, b *executeRequest) (*token.ActionCla
 	if b.Auth == nil || !authMethods[b.Auth.Method] {
 		return nil, nil, invalidField("auth.method", `must be "faceid", "touchid" or "passcode"`)
 	}
-	verified, err := parseVerifiedAt(b.Auth.VerifiedAt)
+	verified, err := verifiedat.Parse(b.Auth.VerifiedAt)
 	if err != nil {
 		return nil, nil, invalidField("auth.verifiedAt", err.Error())
 	}
@@ -156,35 +156,6 @@ func (e *Engine) checkExecute(req *request, b *executeRequest) (*token.ActionCla
 		return nil, nil, newProblem(http.StatusForbidden, CodeVerificationStale, "the device check is too old or in the future; verify again")
 	}
 	return c, canon, nil
-}
-
-// parseVerifiedAt reads an RFC 3339 time or a number of milliseconds since the epoch. Seconds
-// (what Date().timeIntervalSince1970 gives on iOS) are refused with a message that says so
-// rather than read as a moment in 1970.
-func parseVerifiedAt(raw json.RawMessage) (time.Time, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return time.Time{}, errors.New("is required")
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			return time.Time{}, errors.New("must be an RFC 3339 time such as \"2026-01-02T15:04:05Z\" or epoch milliseconds")
-		}
-		return t, nil
-	}
-	var n float64
-	if json.Unmarshal(raw, &n) != nil || math.IsNaN(n) {
-		return time.Time{}, errors.New("must be an RFC 3339 time or epoch milliseconds (a number)")
-	}
-	switch {
-	case n <= 0 || n > 1<<53:
-		return time.Time{}, errors.New("must be a positive number of epoch milliseconds")
-	case n < maxEpochSecondsAsMillis:
-		return time.Time{}, fmt.Errorf("is %s, which reads as epoch seconds: send milliseconds (seconds × 1000) or an RFC 3339 time", strconv.FormatFloat(n, 'f', -1, 64))
-	}
-	return time.UnixMicro(int64(n * 1000)), nil
 }
 
 // checkDeviceProof checks the device's proof of the action: auth.proof against the session's
@@ -275,10 +246,6 @@ func (e *Engine) checkPasskeyProof(ctx context.Context, req *request, b *execute
 	raw, _ := json.Marshal(a)
 	return &ActionProof{Type: ProofTypeWebAuthn, Proof: b64url.EncodeToString(raw), Key: *device, Token: b.Execute.Token}, nil
 }
-
-// maxEpochSecondsAsMillis separates seconds from milliseconds: 1e11 milliseconds is March 1973,
-// before any device check, and 1e11 seconds is in the year 5138.
-const maxEpochSecondsAsMillis = 1e11
 
 // runAction runs the action at most once: a token that already ran gets its first reply, one
 // that is running gets 409, and one whose backend was not reached stays usable. canon is the

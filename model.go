@@ -235,6 +235,11 @@ func (e *Engine) modelRequest(t *turn) *ModelRequest {
 	if t.mode != ModeHome {
 		msgs = append(msgs, Message{Role: RoleUser, Content: t.transcript})
 	}
+	for i := range msgs {
+		if t.shield != nil {
+			msgs[i].Content = t.shield.ToModel(msgs[i].Content)
+		}
+	}
 	return &ModelRequest{
 		Tenant: t.req.Tenant, Environment: t.req.Environment.Name,
 		System: prompt.Stable(t.req.Tenant.Prompt), Context: prompt.Facts(t.locale, string(t.mode), t.country, data != ""),

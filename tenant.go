@@ -65,6 +65,8 @@ type Tenant struct {
 	// of each proof is then the only one).
 	DeviceCheck string `json:"device_check,omitempty"`
 	Limits      Limits `json:"limits,omitempty"`
+	// Privacy is the tenant's policy for personal data, read by Config.Privacy (package pii).
+	Privacy json.RawMessage `json:"privacy,omitempty"`
 }
 
 // Environment is one deployment of a tenant's backend.

@@ -28,6 +28,18 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 		reply := func(content any, isError bool) {
 			results[i] = toolMessage(c, content, isError)
 		}
+		// Under a Shield, widgets show values masked; other calls get them back, or fail.
+		if t.shield != nil && (widgets.IsUITool(c.Name) || e.hostWidgets[c.Name] != nil) {
+			c.Arguments = json.RawMessage(t.shield.ToUser(string(c.Arguments)))
+		} else if t.shield != nil {
+			args, err := t.shield.Restore(c.Arguments)
+			if err != nil {
+				reply(toolError("invalid_arguments", err.Error()), true)
+				seeResults = true
+				continue
+			}
+			c.Arguments = args
+		}
 		switch {
 		case widgets.IsUITool(c.Name):
 			if err := t.applyUI(c); err != nil {

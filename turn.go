@@ -126,6 +126,8 @@ type turn struct {
 	unclear        bool   // speech was heard but not understood: the turn only says so
 	guardAnswer    string // the BeforeTurn guard's answer: the turn only says it
 	history        []Message
+	shield         Shield // Config.Privacy's for the turn, nil without one
+	held           string // speech held back until a placeholder or number is complete
 
 	tools map[string]Tool
 	specs []ToolSpec
@@ -224,6 +226,9 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 	tctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	t, p := newTurn(req, body)
+	if p == nil && e.privacy != nil {
+		t.shield = e.privacy.Turn(req.Tenant)
+	}
 	if p == nil && (e.keysUsers() || e.budget != nil) {
 		t.userKey = e.limits.userBucket(req.Tenant.Key, req.UserToken)
 	}
@@ -251,7 +256,7 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 	sink.to, sink.ctx, sink.cancel = to, tctx, cancel
 	t.out, t.counted = sink, 1
 	to.started(t)
-	if sink.send(Event{Type: EventStart, TurnID: t.turnID, ConversationID: t.conversationID, Transcript: t.transcript, Locale: t.locale}) != nil {
+	if sink.send(Event{Type: EventStart, TurnID: t.turnID, ConversationID: t.conversationID, Transcript: t.toUser(t.transcript), Locale: t.locale}) != nil {
 		return
 	}
 	e.runTurnSafely(tctx, t)
@@ -563,6 +568,9 @@ func (e *Engine) modelStep(ctx context.Context, t *turn, mreq *ModelRequest) (st
 	// An explicit yield function rather than a range-over-func loop, whose variables would all
 	// move to the heap.
 	e.model.Stream(ctx, mreq)(func(ev ModelEvent, err error) bool { return e.onModelEvent(t, ev, err) })
+	if st.err == nil && t.held != "" {
+		st.err = e.speakDelta(t, "", false) // what was held back
+	}
 	err := st.err
 	if err == nil {
 		err = ctx.Err()
@@ -640,6 +648,9 @@ func (e *Engine) onModelEvent(t *turn, ev ModelEvent, err error) bool {
 	}
 	switch ev.Kind {
 	case EventText:
+		if ev.Text == "" {
+			break // "" flushes held speech
+		}
 		st.text.WriteString(ev.Text)
 		if err := e.speakDelta(t, ev.Text, st.text.Len() == len(ev.Text)); err != nil {
 			st.err = err
@@ -670,14 +681,21 @@ func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
 	if t.mode == ModeVoice {
 		delta = spoken.Plain(delta, &t.lineStart)
 	}
-	if delta == "" {
+	if delta == "" && t.held == "" {
 		return nil
 	}
-	if firstOfStep && t.speak.Len() > 0 {
+	if firstOfStep && t.speak.Len() > 0 && delta != "" {
 		prev, _ := utf8.DecodeLastRuneInString(t.speak.String())
 		if !isSpace(prev) && !isSpace(rune(delta[0])) {
 			delta = " " + delta
 		}
+	}
+	if t.shield != nil {
+		// A placeholder or number cut between deltas is masked once whole.
+		if delta, t.held = spoken.Hold(t.held+delta, delta == ""); delta == "" {
+			return nil
+		}
+		delta = t.shield.ToUser(delta)
 	}
 	t.speak.WriteString(delta)
 	if err := t.out.Speak(delta); err != nil {
@@ -711,6 +729,14 @@ func apologyAfter(said, apology string) string {
 	return sep + apology
 }
 
+// toUser masks what the user is shown, under a Shield.
+func (t *turn) toUser(s string) string {
+	if t.shield == nil {
+		return s
+	}
+	return t.shield.ToUser(s)
+}
+
 func isSpace(r rune) bool { return r == ' ' || r == '\n' || r == '\t' }
 
 // fail records a failure: the stream gets an error event, then the apology's deltas and done.
@@ -729,7 +755,7 @@ func (e *Engine) finishTurn(t *turn) {
 		Meta: widgets.Meta{ConversationID: t.conversationID, TurnID: t.turnID, Locale: t.locale, Direction: Direction(t.locale)},
 	}
 	if t.heard {
-		spec.Meta.Transcript = t.transcript
+		spec.Meta.Transcript = t.toUser(t.transcript)
 	}
 	if t.mode == ModeHome {
 		spec.Meta.Theme = t.req.Tenant.Theme

@@ -20,6 +20,7 @@ import (
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/mcptools"
+	"github.com/convengine/engine/pii"
 	"github.com/convengine/engine/tenantfile"
 	"github.com/convengine/engine/usage"
 	"github.com/convengine/engine/voice"
@@ -78,7 +79,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := level.UnmarshalText([]byte(opts.logLevel)); err != nil {
 		return fmt.Errorf("-log-level: %q is not debug, info, warn or error", opts.logLevel)
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(logHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})))
 
 	key, generated, err := signingKey(getenv("ENGINE_SIGNING_KEY"))
 	if err != nil {
@@ -197,6 +198,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	meter, ledger, err := newMeter(stores, mx, log)
 	if err != nil {
+		return err
+	}
+	if cfg.Privacy, err = newPrivacy(mx); err != nil {
 		return err
 	}
 	defer func() {
@@ -433,6 +437,9 @@ func checkTenants(tenants []*engine.Tenant, model *intent.Model) error {
 			if err := model.Check(t); err != nil {
 				errs = append(errs, fmt.Errorf("tenant %q: %w", t.Key, err))
 			}
+		}
+		if err := pii.Check(t); err != nil {
+			errs = append(errs, fmt.Errorf("tenant %q: %w", t.Key, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -41,6 +41,8 @@ func Tenant(productionURL, stagingURL string) (*engine.Tenant, error) {
 		},
 		Tools:   bytes.Clone(ToolsJSON),
 		Intents: intents,
+		// Cards and IBANs reach the model as placeholders and the user masked (package pii).
+		Privacy: json.RawMessage(`{"preset":"banking"}`),
 		Actions: map[string]*engine.Action{
 			"transfer": {
 				Confirm: map[string]engine.ConfirmCopy{

@@ -86,3 +86,31 @@ func isSentenceEnd(r rune) bool {
 	}
 	return false
 }
+
+// maxHeldBracket bounds the text held back after an unclosed "[": a placeholder such as
+// "[ACCOUNT_12]" is shorter, and a stray bracket then holds nothing back for long.
+const maxHeldBracket = 32
+
+// Hold splits a stream's text into what can be shown now and what is held back until the next
+// delta: an unclosed "[" near the end (a placeholder cut in two), or a run of digits, blanks and
+// dashes at the end (a number cut in two), so that whatever masks the text sees placeholders
+// and numbers whole. final releases everything, at the end of the stream.
+func Hold(text string, final bool) (ready, held string) {
+	if final {
+		return text, ""
+	}
+	cut := len(text)
+	if i := strings.LastIndexByte(text, '['); i >= 0 && len(text)-i <= maxHeldBracket && !strings.ContainsRune(text[i:], ']') {
+		cut = i
+	}
+	digit := false
+	i := len(text)
+	for i > 0 && strings.IndexByte("0123456789 -", text[i-1]) >= 0 {
+		digit = digit || text[i-1] >= '0' && text[i-1] <= '9'
+		i--
+	}
+	if digit && i < cut {
+		cut = i
+	}
+	return text[:cut], text[cut:]
+}

@@ -48,3 +48,25 @@ func FuzzCutSentences(f *testing.F) {
 		}
 	})
 }
+
+func TestHold(t *testing.T) {
+	for _, tc := range []struct {
+		text, ready, held string
+		final             bool
+	}{
+		{text: "Your card [CA", ready: "Your card ", held: "[CA"},
+		{text: "Your card [CARD_1] is", ready: "Your card [CARD_1] is"},
+		{text: "Your card 4111 1111 ", ready: "Your card", held: " 4111 1111 "},
+		{text: "Sent on 4111-", ready: "Sent on", held: " 4111-"},
+		{text: "It costs 12 dollars.", ready: "It costs 12 dollars."},
+		{text: "Hello ", ready: "Hello "},
+		{text: "a [" + strings.Repeat("x", 40), ready: "a [" + strings.Repeat("x", 40)},
+		{text: "[CARD_1 and 41", ready: "", held: "[CARD_1 and 41"},
+		{text: "Your card [CA", ready: "Your card [CA", final: true},
+	} {
+		ready, held := Hold(tc.text, tc.final)
+		if ready != tc.ready || held != tc.held {
+			t.Errorf("Hold(%q, %v) = %q, %q; want %q, %q", tc.text, tc.final, ready, held, tc.ready, tc.held)
+		}
+	}
+}

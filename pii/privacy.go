@@ -1,0 +1,219 @@
+package pii
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/convengine/engine"
+)
+
+// ErrPlaceholder is the error of [engine.Shield.Restore] for a placeholder the turn never
+// gave the model, such as an invented "[CARD_7]". It names the placeholder, never a value.
+var ErrPlaceholder = errors.New("pii: unknown placeholder")
+
+// PrivacyOptions configures [NewPrivacy]. A nil *PrivacyOptions means the defaults.
+type PrivacyOptions struct {
+	// Default is the policy of tenants whose configuration has none; nil means nothing is
+	// hidden for them. [Banking] is the usual choice for a bank's engine.
+	Default *Policy
+	// Handled, when set, is told what was found and where it was handled: tenant is the
+	// tenant's key, where "model" (hidden from the model), "user" (masked for the user),
+	// "backend" (put back in a tool call) or "refused" (a placeholder never given), n how
+	// many. It is never given a value. It is called from many goroutines at once.
+	Handled func(tenant string, kind Kind, where string, n int)
+}
+
+// Privacy is an [engine.Privacy] that applies each tenant's [Policy] (engine.Tenant.Privacy):
+// set it as engine.Config.Privacy. It is safe for concurrent use.
+type Privacy struct {
+	def     *Policy
+	handled func(string, Kind, string, int)
+	// compiled holds the policies compiled so far, by their JSON: tenants are immutable, and
+	// a policy's detector is built once.
+	compiled sync.Map // string → *compiled
+}
+
+var _ engine.Privacy = (*Privacy)(nil)
+
+// NewPrivacy returns a Privacy configured by o. It fails with [ErrPolicy] when o.Default is
+// not a valid policy.
+func NewPrivacy(o *PrivacyOptions) (*Privacy, error) {
+	if o == nil {
+		o = &PrivacyOptions{}
+	}
+	p := &Privacy{def: o.Default, handled: o.Handled}
+	if o.Default != nil {
+		if _, err := o.Default.compile(); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// failClosed is the policy of a tenant whose own cannot be read (which [Check] catches when the
+// tenant is loaded): the banking default rather than nothing.
+var failClosed = Banking()
+
+// Turn returns the Shield of one turn of t, nil when t has no policy and there is no default.
+func (p *Privacy) Turn(t *engine.Tenant) engine.Shield {
+	key := string(t.Privacy)
+	c, ok := p.compiled.Load(key)
+	if !ok {
+		pol, err := parsePolicy(t.Privacy, p.def)
+		if pol == nil && err == nil {
+			return nil
+		}
+		cp, _ := pol.compileOr(err)
+		c, _ = p.compiled.LoadOrStore(key, cp)
+	}
+	return &shield{c: c.(*compiled), p: p, tenant: t.Key}
+}
+
+// compileOr compiles p, or the banking default when p could not be read or compiled.
+func (p *Policy) compileOr(err error) (*compiled, error) {
+	if err == nil {
+		c, cerr := p.compile()
+		if cerr == nil {
+			return c, nil
+		}
+		err = cerr
+	}
+	c, _ := failClosed.compile()
+	return c, err
+}
+
+// shield is the Shield of one turn: the placeholders it gave the model.
+type shield struct {
+	c      *compiled
+	p      *Privacy
+	tenant string
+
+	mu     sync.Mutex
+	values map[string]Match // by placeholder
+	byVal  map[string]string
+	n      [Custom + 1]int
+}
+
+func (s *shield) count(k Kind, where string, n int) {
+	if s.p.handled != nil && n > 0 {
+		s.p.handled(s.tenant, k, where, n)
+	}
+}
+
+// ToModel replaces the values the policy hides from the model by placeholders or masks.
+func (s *shield) ToModel(text string) string {
+	ms := s.c.det.Find(text)
+	if len(ms) == 0 {
+		return text
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		var repl string
+		switch s.c.rules[m.Kind].Model {
+		case placeholder:
+			repl = s.placeholder(m)
+		case mask:
+			repl = s.c.det.Mask(m, s.c.keep)
+		default:
+			continue
+		}
+		s.count(m.Kind, "model", 1)
+		b.WriteString(text[last:m.Start])
+		b.WriteString(repl)
+		last = m.End
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// placeholder returns the placeholder of m's value, the same for the same value in a turn.
+func (s *shield) placeholder(m Match) string {
+	key := m.Kind.String() + ":" + m.Value
+	if ph, ok := s.byVal[key]; ok {
+		return ph
+	}
+	if s.values == nil {
+		s.values, s.byVal = map[string]Match{}, map[string]string{}
+	}
+	s.n[m.Kind]++
+	ph := "[" + strings.ToUpper(m.Kind.String()) + "_" + strconv.Itoa(s.n[m.Kind]) + "]"
+	s.values[ph], s.byVal[key] = m, ph
+	return ph
+}
+
+// placeholders finds what looks like a placeholder, issued or not.
+var placeholders = regexp.MustCompile(`\[(?:CARD|IBAN|ACCOUNT|PHONE|EMAIL|CUSTOM)_[0-9]{1,6}\]`)
+
+// Restore puts the values back in a tool call's arguments; a placeholder never given fails.
+func (s *shield) Restore(args json.RawMessage) (json.RawMessage, error) {
+	locs := placeholders.FindAllIndex(args, -1)
+	if len(locs) == 0 {
+		return args, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]byte, 0, len(args)+16*len(locs))
+	last := 0
+	for _, loc := range locs {
+		ph := string(args[loc[0]:loc[1]])
+		m, ok := s.values[ph]
+		if !ok {
+			kind, _ := kindNamed(strings.ToLower(ph[1:strings.IndexByte(ph, '_')]))
+			s.count(kind, "refused", 1)
+			return nil, fmt.Errorf("%w: %s was never given in this conversation; ask the user for the value", ErrPlaceholder, ph)
+		}
+		enc, _ := json.Marshal(m.Value) // the value as the inside of a JSON string
+		out = append(append(out, args[last:loc[0]]...), enc[1:len(enc)-1]...)
+		last = loc[1]
+		s.count(m.Kind, "backend", 1)
+	}
+	out = append(out, args[last:]...)
+	if !json.Valid(out) {
+		return nil, fmt.Errorf("%w: a placeholder must stand inside a JSON string", ErrPlaceholder)
+	}
+	return out, nil
+}
+
+// ToUser masks the placeholders and the values the policy masks for the user.
+func (s *shield) ToUser(text string) string {
+	if strings.IndexByte(text, '[') >= 0 {
+		s.mu.Lock()
+		text = placeholders.ReplaceAllStringFunc(text, func(ph string) string {
+			m, ok := s.values[ph]
+			switch {
+			case !ok:
+				return ph
+			case s.c.rules[m.Kind].User == pass:
+				return m.Value
+			}
+			s.count(m.Kind, "user", 1)
+			return s.c.det.Mask(m, s.c.keep)
+		})
+		s.mu.Unlock()
+	}
+	ms := s.c.det.Find(text)
+	if len(ms) == 0 {
+		return text
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		if s.c.rules[m.Kind].User == pass {
+			continue
+		}
+		s.count(m.Kind, "user", 1)
+		b.WriteString(text[last:m.Start])
+		b.WriteString(s.c.det.Mask(m, s.c.keep))
+		last = m.End
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}

@@ -1,0 +1,230 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/pii"
+	"github.com/convengine/engine/widgets"
+)
+
+// cardDigits finds the test's card number, typed in any grouping.
+var cardDigits = regexp.MustCompile(`4111[ -]?1111[ -]?1111[ -]?1111`)
+
+// recordingTurnLog keeps a copy of every event a MemoryTurnLog is given.
+type recordingTurnLog struct {
+	*engine.MemoryTurnLog
+	mu   sync.Mutex
+	data []string
+}
+
+func (l *recordingTurnLog) AppendEvents(ctx context.Context, turn string, owner *engine.TurnOwner, evs []engine.LoggedEvent, done bool, keep time.Time) error {
+	l.mu.Lock()
+	for _, ev := range evs {
+		l.data = append(l.data, string(ev.Data))
+	}
+	l.mu.Unlock()
+	return l.MemoryTurnLog.AppendEvents(ctx, turn, owner, evs, done, keep)
+}
+
+// privacyHarness serves a bank tenant under the banking policy, with a data tool and an
+// action that take a card number, a model that writes by script, and a turn log.
+func privacyHarness(t *testing.T, script func(step int, req *engine.ModelRequest) []engine.ModelEvent) (*harness, *enginetest.FuncToolset, *[]string, *recordingTurnLog) {
+	t.Helper()
+	tenant := testTenant()
+	tenant.Privacy = json.RawMessage(`{"preset":"banking"}`)
+	tenant.Actions["pay_card"] = &engine.Action{Confirm: map[string]engine.ConfirmCopy{
+		"en": {Title: "Pay a card", Body: "Pay ${amount|money} to card {card}?", ConfirmLabel: "Pay", CancelLabel: "Cancel"}}}
+	cardArgs := json.RawMessage(`{"type":"object","properties":{"card":{"type":"string"},"amount":{"type":"number"}},"required":["card"]}`)
+	tools := &enginetest.FuncToolset{
+		ToolList: []engine.Tool{{Name: "check_card", Parameters: cardArgs}, {Name: "pay_card", Parameters: cardArgs, Action: true}},
+		Funcs: map[string]func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error){
+			"check_card": func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error) {
+				return engine.ToolResult{Content: json.RawMessage(`{"valid":true}`)}, nil
+			},
+			"pay_card": func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error) {
+				return engine.ToolResult{Content: json.RawMessage(`{"paid":true}`)}, nil
+			},
+		},
+	}
+	var mu sync.Mutex
+	var requests []string
+	model := enginetest.ModelFunc(func(_ context.Context, req *engine.ModelRequest) []engine.ModelEvent {
+		b, _ := json.Marshal(req.Messages)
+		mu.Lock()
+		requests = append(requests, string(b))
+		mu.Unlock()
+		return script(enginetest.StepOf(req.Messages), req)
+	})
+	privacy, err := pii.NewPrivacy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &recordingTurnLog{MemoryTurnLog: &engine.MemoryTurnLog{}}
+	h := newHarness(t, engine.Config{Model: model, Toolset: tools, Privacy: privacy, TurnLog: log}, tenant)
+	return h, tools, &requests, log
+}
+
+// TestPrivacyCardInATransferRequest: a user types a card number inside a payment request. The
+// model sees a placeholder; the data tool and, once confirmed, the action get the number;
+// the user sees it masked in the speech, the confirm card and the transcript echoed; the
+// debug logs and the turn log do not hold it.
+func TestPrivacyCardInATransferRequest(t *testing.T) {
+	h, tools, requests, log := privacyHarness(t, func(step int, req *engine.ModelRequest) []engine.ModelEvent {
+		if step == 0 {
+			return []engine.ModelEvent{engine.TextEvent("Let me check [CA"), engine.TextEvent("RD_1] for you."),
+				enginetest.ToolCall("c1", "check_card", `{"card":"[CARD_1]"}`), engine.FinishEvent(engine.FinishToolCalls)}
+		}
+		return []engine.ModelEvent{engine.TextEvent("Card [CARD_1] is valid; please confirm."),
+			enginetest.ToolCall("c2", "pay_card", `{"card":"[CARD_1]","amount":20}`), engine.FinishEvent(engine.FinishToolCalls)}
+	})
+	res := h.turn(`{"transcript":"Please pay 20 dollars to my card 4111 1111 1111 1111, thanks"}`)
+
+	if len(*requests) < 2 {
+		t.Fatalf("the model was called %d times", len(*requests))
+	}
+	for i, r := range *requests {
+		if cardDigits.MatchString(r) || !strings.Contains(r, "[CARD_1]") {
+			t.Errorf("model request %d does not hold only the placeholder: %s", i, r)
+		}
+	}
+	calls := tools.Calls()
+	if len(calls) != 1 || string(calls[0].Call.Arguments) != `{"card":"4111111111111111"}` {
+		t.Fatalf("the backend got %+v, want check_card with the card number", calls)
+	}
+	if want := "Let me check •••• 1111 for you. Card •••• 1111 is valid; please confirm."; res.speak != want || res.spec.Speak != want {
+		t.Errorf("speech %q (done %q), want %q", res.speak, res.spec.Speak, want)
+	}
+	var confirm widgets.Confirm
+	for _, w := range res.spec.Widgets {
+		if c, ok := w.(widgets.Confirm); ok {
+			confirm = c
+		}
+	}
+	if confirm.Body != "Pay $20.00 to card •••• 1111?" {
+		t.Fatalf("confirm body %q (widgets %+v)", confirm.Body, res.spec.Widgets)
+	}
+	// The token commits to the number the backend will get, and the execute sends it.
+	resp := h.do(t.Context(), http.MethodPost, "/engine/execute", headers(), executeBody(confirm.Execute, freshAuth()))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("execute: %d", resp.StatusCode)
+	}
+	if calls := tools.Calls(); len(calls) != 2 || calls[1].Call.Name != "pay_card" || string(calls[1].Call.Arguments) != `{"amount":20,"card":"4111111111111111"}` {
+		t.Errorf("the action sent %+v", calls)
+	}
+
+	if cardDigits.MatchString(h.logs.String()) || cardDigits.MatchString(res.turn.Spec.Meta.Transcript) {
+		t.Errorf("the debug logs hold the card number:\n%s", h.logs.String())
+	}
+	// The turn log holds what the user saw; only the confirm's execute member, which the device
+	// posts back to run the action, carries the number the token commits to.
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if len(log.data) == 0 {
+		t.Fatal("the turn was not logged")
+	}
+	for _, d := range log.data {
+		if cardDigits.MatchString(withoutExecute(d)) {
+			t.Errorf("the turn log holds the card number: %s", d)
+		}
+	}
+}
+
+// withoutExecute drops the execute members of a logged event's widgets.
+func withoutExecute(data string) string {
+	var v any
+	if json.Unmarshal([]byte(data), &v) != nil {
+		return data
+	}
+	var drop func(any)
+	drop = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			delete(x, "execute")
+			for _, e := range x {
+				drop(e)
+			}
+		case []any:
+			for _, e := range x {
+				drop(e)
+			}
+		}
+	}
+	drop(v)
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestPrivacyRefusesAnInventedPlaceholder: a placeholder the turn never gave the model is the
+// tool call's error, which the model sees; the backend is never called.
+func TestPrivacyRefusesAnInventedPlaceholder(t *testing.T) {
+	h, tools, requests, _ := privacyHarness(t, func(step int, req *engine.ModelRequest) []engine.ModelEvent {
+		if step == 0 {
+			return []engine.ModelEvent{enginetest.ToolCall("c1", "check_card", `{"card":"[CARD_7]"}`),
+				enginetest.ToolCall("c2", "pay_card", `{"card":"[CARD_7]","amount":5}`), engine.FinishEvent(engine.FinishToolCalls)}
+		}
+		return enginetest.Text("I need the card number again.")
+	})
+	res := h.turn(`{"transcript":"check my card 4111 1111 1111 1111"}`)
+	if calls := tools.Calls(); len(calls) != 0 {
+		t.Errorf("the backend was called: %+v", calls)
+	}
+	if len(res.spec.Widgets) != 0 {
+		t.Errorf("a confirm was offered: %+v", res.spec.Widgets)
+	}
+	if len(*requests) != 2 {
+		t.Fatalf("the model was called %d times, want 2", len(*requests))
+	}
+	second := (*requests)[1]
+	if strings.Count(second, `never given in this conversation`) != 2 || !strings.Contains(second, `"isError":true`) {
+		t.Errorf("the model was not told of the unknown placeholder: %s", second)
+	}
+	if res.spec.Speak != "I need the card number again." {
+		t.Errorf("speak %q", res.spec.Speak)
+	}
+}
+
+// TestPrivacySpokenDigits: a card number said digit by digit, in a transcript of speech, is
+// hidden from the model and masked in what the user is shown.
+func TestPrivacySpokenDigits(t *testing.T) {
+	h, tools, requests, _ := privacyHarness(t, func(step int, req *engine.ModelRequest) []engine.ModelEvent {
+		if step == 0 {
+			return []engine.ModelEvent{enginetest.ToolCall("c1", "check_card", `{"card":"[CARD_1]"}`), engine.FinishEvent(engine.FinishToolCalls)}
+		}
+		return enginetest.Text("It is valid.")
+	})
+	spoken := "my card is four one one one, one one one one, one one one one, one one one one"
+	res := h.turn(`{"mode":"voice","transcript":"` + spoken + `"}`)
+	if r := (*requests)[0]; strings.Contains(r, "four one one one") || !strings.Contains(r, "my card is [CARD_1]") {
+		t.Errorf("the model saw %s", r)
+	}
+	if calls := tools.Calls(); len(calls) != 1 || string(calls[0].Call.Arguments) != `{"card":"4111111111111111"}` {
+		t.Errorf("the backend got %+v", calls)
+	}
+	if cardDigits.MatchString(res.spec.Speak) || strings.Contains(res.spec.Speak, "[CARD") {
+		t.Errorf("speak %q", res.spec.Speak)
+	}
+}
+
+// TestPrivacyHistoryAndContext: the history and the app's context reach the model with
+// placeholders, and a tenant without a policy under no default is left alone.
+func TestPrivacyHistoryAndContext(t *testing.T) {
+	h, _, requests, _ := privacyHarness(t, func(int, *engine.ModelRequest) []engine.ModelEvent {
+		return enginetest.Text("Noted.")
+	})
+	h.turn(`{"transcript":"and the IBAN?","messages":[{"role":"user","content":"my card is 4111-1111-1111-1111"},{"role":"assistant","content":"ok"}],` +
+		`"context":{"screen":"payee GB82 WEST 1234 5698 7654 32"}}`)
+	r := (*requests)[0]
+	if cardDigits.MatchString(r) || strings.Contains(r, "WEST") || !strings.Contains(r, "[CARD_1]") || !strings.Contains(r, "[IBAN_1]") {
+		t.Errorf("the model saw %s", r)
+	}
+}
