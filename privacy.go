@@ -15,8 +15,8 @@ type Privacy interface {
 // never logs or stores it, and drops it with the turn. The engine calls it from the turn's
 // goroutine and from those of its tool calls, at once.
 //
-//   - ToModel is applied to the transcript, the history and the app's context before the model
-//     sees them, and may replace values by placeholders ("[CARD_1]").
+//   - ToModel is applied to the transcript, the history, the app's context and the data tools'
+//     results before the model sees them, and may replace values by placeholders ("[CARD_1]").
 //   - Restore is applied to the arguments of each data tool call before the Toolset is called,
 //     and of each action call before its confirm token commits to them: it puts the values
 //     back. An error (a placeholder never issued) is the call's error result, which the model

@@ -228,3 +228,33 @@ func TestPrivacyHistoryAndContext(t *testing.T) {
 		t.Errorf("the model saw %s", r)
 	}
 }
+
+// TestPrivacyToolResults: a backend that answers with a card number shows the model only a
+// placeholder, which the model's next call of a tool gets back as the number.
+func TestPrivacyToolResults(t *testing.T) {
+	h, tools, requests, _ := privacyHarness(t, func(step int, req *engine.ModelRequest) []engine.ModelEvent {
+		switch step {
+		case 0:
+			return []engine.ModelEvent{enginetest.ToolCall("c1", "check_card", `{"card":"mine"}`), engine.FinishEvent(engine.FinishToolCalls)}
+		case 1:
+			// The model read the placeholder in the result and asks about it.
+			var got struct{ Number string }
+			json.Unmarshal([]byte(req.Messages[len(req.Messages)-1].Content), &got)
+			return []engine.ModelEvent{enginetest.ToolCall("c2", "check_card", `{"card":"`+got.Number+`"}`), engine.FinishEvent(engine.FinishToolCalls)}
+		}
+		return []engine.ModelEvent{engine.TextEvent("Your card checks out."), engine.FinishEvent(engine.FinishStop)}
+	})
+	tools.Funcs["check_card"] = func(_ context.Context, _ *engine.ToolEnv, c engine.ToolCall) (engine.ToolResult, error) {
+		return engine.ToolResult{Content: json.RawMessage(`{"number":"5555 5555 5555 4444","valid":true}`)}, nil
+	}
+	h.turn(`{"transcript":"which card do I have?"}`)
+	for i, r := range *requests {
+		if strings.Contains(strings.ReplaceAll(r, " ", ""), "5555555555554444") {
+			t.Errorf("model request %d holds the card number from the backend: %s", i, r)
+		}
+	}
+	calls := tools.Calls()
+	if len(calls) != 2 || string(calls[1].Call.Arguments) != `{"card":"5555555555554444"}` {
+		t.Errorf("the backend got %+v, want the second call with the number back", calls)
+	}
+}

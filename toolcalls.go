@@ -152,7 +152,11 @@ func (e *Engine) callTool(ctx context.Context, t *turn, tool Tool, c ToolCall) M
 	case err == nil:
 		e.log.DebugContext(ctx, "tool call", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "tool", c.Name,
 			"isError", res.IsError, "duration", e.now().Sub(start))
-		return Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: string(res.Content), IsError: res.IsError}
+		content := string(res.Content)
+		if t.shield != nil { // a backend's values reach the model as the user's do
+			content = t.shield.ToModel(content)
+		}
+		return Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content, IsError: res.IsError}
 	}
 	if ctx.Err() != nil {
 		return toolMessage(c, toolError("cancelled", "the turn ended"), true)
