@@ -123,6 +123,18 @@ func (k *deviceKey) sign(header string, payload []byte) (string, error) {
 	return input + "." + b64.EncodeToString(raw[:]), nil
 }
 
+// ActionProof signs with key (a gate key, behind the device's biometric gate) the device's
+// proof of one confirmed action: the hash of its action token, the method and verifiedAt as
+// the execute request carries them, and now. [Client.Execute] signs its own; this is for a
+// host that executes actions another way (in process, a test runner).
+func ActionProof(key crypto.Signer, token, method string, verifiedAt json.RawMessage, now time.Time) (string, error) {
+	k, err := newDeviceKey(key)
+	if err != nil {
+		return "", err
+	}
+	return k.actionProof(token, method, verifiedAt, now)
+}
+
 // PublicJWK is the public key of key as an EC P-256 JWK: what an app sends to its bank to enrol
 // its gate key as the device that approves its user's actions (the bank's own enrolment,
 // which the engine never relays), and what the engine then forwards with each proof.

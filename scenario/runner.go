@@ -325,12 +325,12 @@ func (rn *run) session(ctx context.Context) error {
 		if rn.device, err = newTestDevice(); err != nil {
 			return fmt.Errorf("making a test device: %w", err)
 		}
-		gate := publicJWK(rn.device.gate)
+		gate := rn.device.gateJWK
 		if err := rn.r.opts.Enrol(ctx, &Enrolment{Tenant: t, Environment: t.Environments[rn.s.Environment],
 			UserToken: engine.Secret(rn.s.User), PublicKey: gate}); err != nil {
 			return fmt.Errorf("enrolling a test device with the tenant's backend: %w", err)
 		}
-		in.PublicKey, in.GateKey = publicJWK(rn.device.key), gate
+		in.PublicKey, in.GateKey = rn.device.keyJWK, gate
 	case t.RequireSession:
 	default:
 		return nil
