@@ -487,3 +487,46 @@ func TestNewRefuses(t *testing.T) {
 		})
 	}
 }
+
+// FuzzCall: whatever arguments a model sends, a call never panics, and the function runs only
+// with arguments the schema accepts, decoded as encoding/json decodes them.
+func FuzzCall(f *testing.F) {
+	for _, s := range []string{`{"amount":20,"to":"Alex"}`, `{"amount":"20","to":"Alex"}`, `{"to":"Alex"}`,
+		`{"amount":1,"to":"A","currency":"GBP"}`, `{"amount":1,"to":"A","memo":null}`, `[]`, `null`, ``, `{"amount":1e400,"to":""}`} {
+		f.Add(s)
+	}
+	var ran transferArgs
+	set, err := gotools.New(gotools.Func("transfer", "", func(_ context.Context, _ *engine.ToolEnv, in transferArgs) (transferResult, error) {
+		ran = in
+		return transferResult{Sent: in.Amount}, nil
+	}, gotools.TypeSchemas(currencies)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	schema, _ := jsonschema.For[transferArgs](&jsonschema.ForOptions{TypeSchemas: currencies})
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, args string) {
+		ran = transferArgs{}
+		res, err := set.Call(context.Background(), &engine.ToolEnv{}, engine.ToolCall{Name: "transfer", Arguments: json.RawMessage(args)})
+		if err != nil {
+			t.Fatalf("an error, not a result: %v", err)
+		}
+		if !json.Valid(res.Content) {
+			t.Fatalf("invalid JSON result %q", res.Content)
+		}
+		if res.IsError {
+			return
+		}
+		var v any
+		if json.Unmarshal([]byte(args), &v) != nil || resolved.Validate(v) != nil {
+			t.Fatalf("the function ran with arguments the schema refuses: %s", args)
+		}
+		var want transferArgs
+		if err := json.Unmarshal([]byte(args), &want); err != nil || !reflect.DeepEqual(ran, want) {
+			t.Fatalf("the function got %+v, encoding/json decodes %+v (%v)", ran, want, err)
+		}
+	})
+}
