@@ -18,11 +18,11 @@
 //     servers, package intent for an offline rule-based model);
 //   - a signing key, from which the engine derives the keys of its session and action tokens.
 //
-// The other parts are optional: a [Toolset] reaches the tenants' backends (packages httptools
-// and mcptools); a [Synthesizer] and a [Transcriber] speak and hear (packages espeak, sphinx
-// and openai); a [SessionStore], [ReplayStore], [ActionStore] and [RateLimiter] hold what
-// replicas share ([MemoryStore] and [MemoryRateLimiter] for one replica, package redisstore for
-// many); an [Observer] watches (package otel). Optional capabilities are small interfaces found
+// The other parts are optional: a [Toolset] reaches the tenants' backends (packages httptools,
+// mcptools, and gotools for Go functions); a [Synthesizer] and a [Transcriber] speak and hear
+// (packages espeak, sphinx and openai); a [SessionStore], [ReplayStore], [ActionStore] and
+// [RateLimiter] hold what replicas share ([MemoryStore] and [MemoryRateLimiter] for one
+// replica, package redisstore for many); an [Observer] watches (package otel). Optional capabilities are small interfaces found
 // by type assertion: [Warmer], [VoiceChooser], [TenantTranscriber], [Pinger].
 //
 // # The handlers
