@@ -63,6 +63,12 @@ func TestPreconnectForwarded(t *testing.T) {
 	if _, err := f.client(t, userToken).CreateSession(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
+	f.waitPreconnected(t)
+}
+
+// waitPreconnected waits, up to 5 s, for the bank to receive the preconnection's request.
+func (f *fixture) waitPreconnected(t *testing.T) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		for _, h := range f.backend.Received() {
@@ -174,4 +180,29 @@ func TestCallFollowsAMovedTool(t *testing.T) {
 	if _, err := ts.Call(t.Context(), env, engine.ToolCall{Name: "x"}); !errors.Is(err, engine.ErrToolNotFound) {
 		t.Errorf("a tool no toolset has: %v", err)
 	}
+}
+
+// A combination picked per tenant by engine.ToolsetByTenant, as the reference server picks its
+// toolsets, keeps its per-user lists and its preconnection.
+func TestByTenantForwards(t *testing.T) {
+	n := &notes{}
+	f := newFixture(t, func(bank engine.Toolset, funcs *enginetest.FuncToolset) engine.Toolset {
+		ts := toolsets.New(toolsets.Member{Name: "bank", Toolset: bank}, toolsets.Member{Name: "notes", Toolset: n})
+		return engine.ToolsetByTenant(func(*engine.Tenant) engine.Toolset { return ts })
+	})
+	if _, err := f.client(t, "alice").CreateSession(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, user := range []string{"alice", "bob"} {
+		if _, err := turn(t, f.client(t, user), "hello "+user); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.mu.Lock()
+	alice, bob := f.tools["hello alice"], f.tools["hello bob"]
+	f.mu.Unlock()
+	if !slices.Contains(alice, "notes_of_alice") || !slices.Contains(bob, "notes_of_bob") || slices.Contains(bob, "notes_of_alice") {
+		t.Errorf("alice's model was given %v, bob's %v", alice, bob)
+	}
+	f.waitPreconnected(t)
 }
