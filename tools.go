@@ -168,3 +168,18 @@ func (f ToolsetByTenant) Call(ctx context.Context, env *ToolEnv, call ToolCall) 
 	}
 	return ts.Call(ctx, env, call)
 }
+
+// ListsPerUser reports whether the tenant's Toolset, when it is a [UserToolset], lists env's
+// tools per user.
+func (f ToolsetByTenant) ListsPerUser(env *ToolEnv) bool {
+	ut, ok := f(env.Tenant).(UserToolset)
+	return ok && ut.ListsPerUser(env)
+}
+
+// Preconnect lets the tenant's Toolset, when it is a [Preconnector], open its connections.
+func (f ToolsetByTenant) Preconnect(ctx context.Context, env *ToolEnv) error {
+	if pc, ok := f(env.Tenant).(Preconnector); ok {
+		return pc.Preconnect(ctx, env)
+	}
+	return nil
+}
