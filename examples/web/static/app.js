@@ -163,9 +163,15 @@ function setBusy(busy) {
   document.querySelectorAll(".chips button").forEach((b) => (b.disabled = busy));
 }
 
+/**
+ * scrollToEnd scrolls the conversation to its end, but never past the top of the last turn:
+ * an answer taller than the screen is read from its start.
+ */
 function scrollToEnd() {
   const el = $("conversation");
-  el.scrollTo({ top: el.scrollHeight, behavior: matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth" });
+  const last = el.querySelector(".turn:last-child");
+  const start = last ? el.scrollTop + last.getBoundingClientRect().top - el.getBoundingClientRect().top - 16 : el.scrollHeight;
+  el.scrollTo({ top: Math.min(el.scrollHeight, start), behavior: matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth" });
 }
 
 // --- turns ---------------------------------------------------------------------------------

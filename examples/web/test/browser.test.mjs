@@ -107,6 +107,35 @@ test("balance shows a stat widget", async () => {
   await page.close();
 });
 
+test("at 1280 px the header is one row, at most 72 px high", async () => {
+  const { page } = await openPage({ viewport: { width: 1280, height: 800 } });
+  const header = await page.locator("header.topbar").boundingBox();
+  assert.ok(header.height <= 72, `the header is ${header.height} px high`);
+  // One row: the brand and every setting share a line.
+  const rows = await page.evaluate(() => {
+    const items = [document.querySelector(".brand"), ...document.querySelectorAll("#settings > label")];
+    return items.map((e) => { const r = e.getBoundingClientRect(); return { top: r.top, bottom: r.bottom }; });
+  });
+  const firstBottom = Math.min(...rows.map((r) => r.bottom));
+  for (const r of rows) assert.ok(r.top < firstBottom, `a header item starts at ${r.top} px, below the first row's bottom ${firstBottom} px`);
+  await shot(page, "header-1280");
+  await page.close();
+});
+
+test("at 390 px no text of the conversation lies under the sticky header after load", async () => {
+  const { page } = await openPage({ viewport: { width: 390, height: 800 } });
+  const box = await page.locator("header.topbar").boundingBox();
+  const headerBottom = box.y + box.height;
+  const { first, conversation } = await page.evaluate(() => ({
+    first: document.querySelector("#turns .turn").getBoundingClientRect().top,
+    conversation: document.getElementById("conversation").getBoundingClientRect().top,
+  }));
+  assert.ok(conversation >= headerBottom, `the conversation starts at ${conversation} px, under the header's bottom at ${headerBottom} px`);
+  assert.ok(first >= headerBottom, `the first message's top is at ${first} px, above the header's bottom at ${headerBottom} px`);
+  await page.screenshot({ path: path.join(outDir, "header-390.png") });
+  await page.close();
+});
+
 test("transactions show a list", async () => {
   const { page } = await openPage();
   const answer = await ask(page, "show my recent transactions");
