@@ -255,10 +255,10 @@ export class Passkey {
   }
 
   /**
-   * register creates the passkey: ES256, on this device's platform authenticator, user
-   * verification required, no attestation. Its challenge and user handle are SHA-256 of
-   * "convengine gate credential", a NUL byte and the device key's thumbprint, as the engine
-   * checks at create-session. The relying party is this page's host.
+   * register creates the passkey: ES256 (RS256 listed second), on this device's platform
+   * authenticator, user verification required, no attestation. Its challenge and user handle
+   * are SHA-256 of "convengine gate credential", a NUL byte and the device key's thumbprint,
+   * as the engine checks at create-session. The relying party is this page's host.
    */
   static async register(key) {
     const challenge = await sha256("convengine gate credential\0" + (await key.thumbprint()));
@@ -269,7 +269,9 @@ export class Passkey {
           challenge,
           rp: { id: location.hostname, name: document.title || location.hostname },
           user: { id: challenge, name: "gate", displayName: "Confirms actions on this device" },
-          pubKeyCredParams: [{ type: "public-key", alg: -7 }],
+          // ES256 first, in order of preference: authenticators pick it. RS256 is listed
+          // beside it, as WebAuthn's defaults are, so that Chromium does not warn.
+          pubKeyCredParams: [{ type: "public-key", alg: -7 }, { type: "public-key", alg: -257 }],
           authenticatorSelection: { authenticatorAttachment: "platform", residentKey: "discouraged", userVerification: "required" },
           attestation: "none",
           timeout: 120_000,

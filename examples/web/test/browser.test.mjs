@@ -381,7 +381,17 @@ test("proof tenant, passkey chosen on the page: enrolled, themed, approved with 
   await enrolByCode(page, user);
   await lastAnswerDone(page);
 
-  // The page's own control switches to the passkey gate.
+  // The passkey's creation options list RS256 beside ES256, ES256 first: Chromium warns
+  // about a list without both.
+  await page.addInitScript(() => {
+    const create = navigator.credentials.create.bind(navigator.credentials);
+    navigator.credentials.create = (o) => ((window.__algs = o?.publicKey?.pubKeyCredParams?.map((p) => p.alg)), create(o));
+  });
+  const warnings = [];
+  page.on("console", (m) => /pubKeyCredParams/.test(m.text()) && warnings.push(m.text()));
+
+  // The page's own control, visible, switches to the passkey gate.
+  assert.ok(await page.getByLabel("Confirm with").isVisible(), "the gate control is on the page");
   await page.getByLabel("Confirm with").selectOption("passkey");
   await page.waitForURL((u) => u.searchParams.get("gate") === "passkey");
   assert.equal(new URL(page.url()).hostname, "localhost", "passkeys need a domain: the page is at localhost");
@@ -391,6 +401,8 @@ test("proof tenant, passkey chosen on the page: enrolled, themed, approved with 
   const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
   assert.equal(credentials.length, 1, "one passkey registered");
   assert.equal(credentials[0].rpId, "localhost");
+  assert.deepEqual(await page.evaluate(() => window.__algs), [-7, -257], "ES256, then RS256");
+  assert.deepEqual(warnings, [], "no warning about pubKeyCredParams");
   assert.match(await panel.textContent(), /this passkey is yours/);
   assert.equal(await page.locator("#brand-name").textContent(), "Demo Bank", "the tenant's theme is kept before the session");
   assert.equal(await page.locator(".error:visible").count(), 0, "no failure shown before the user acted");
