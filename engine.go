@@ -17,6 +17,7 @@ import (
 	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/schema"
 	"github.com/convengine/engine/internal/token"
+	"github.com/convengine/engine/internal/validity"
 	"github.com/convengine/engine/internal/verbalize"
 )
 
@@ -158,6 +159,7 @@ type Config struct {
 // with [New] and mount [Engine.Handler] or the per-endpoint handlers on any router.
 type Engine struct {
 	tenants       TenantStore
+	validTenants  validity.Cache[Tenant]
 	model         Model
 	toolset       Toolset
 	synthesizer   Synthesizer

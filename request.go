@@ -136,10 +136,12 @@ func (e *Engine) readCaller(r *http.Request) (*request, *Problem) {
 	if key == "" {
 		return req, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the X-Engine-Key header is missing")
 	}
-	t, err := e.tenants.Tenant(r.Context(), key)
+	t, err := e.tenant(r.Context(), key, id)
 	switch {
 	case errors.Is(err, ErrUnknownTenant):
 		return req, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the X-Engine-Key is not known")
+	case errors.Is(err, errInvalidTenant):
+		return req, invalidTenant()
 	case err != nil:
 		e.log.ErrorContext(r.Context(), "tenant lookup failed", "requestId", id, "err", err)
 		return req, newProblem(http.StatusServiceUnavailable, CodeTenantUnavailable, "the tenant could not be looked up; try again")
@@ -377,10 +379,12 @@ func (e *Engine) identify(ctx context.Context, req *request, key, env, token str
 	if key == "" {
 		return newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the engine key is missing")
 	}
-	t, err := e.tenants.Tenant(ctx, key)
+	t, err := e.tenant(ctx, key, req.ID)
 	switch {
 	case errors.Is(err, ErrUnknownTenant):
 		return newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the engine key is not known")
+	case errors.Is(err, errInvalidTenant):
+		return invalidTenant()
 	case err != nil:
 		e.log.ErrorContext(ctx, "tenant lookup failed", "requestId", req.ID, "err", err)
 		return newProblem(http.StatusServiceUnavailable, CodeTenantUnavailable, "the tenant could not be looked up; try again")
