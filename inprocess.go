@@ -41,7 +41,8 @@ type Caller struct {
 	// Environment is EnvProduction (the default) or EnvStaging.
 	Environment string
 	// RequestID identifies the call in logs and to the tenant's backend: 1 to 128 letters,
-	// digits or ._:-. Empty means a new UUID.
+	// digits or ._:-. Empty means a new one, a UUID after the environment's prefix (prod- or
+	// stg-), as clients' X-Request-ID carries.
 	RequestID string
 	// SessionID names a session of the tenant (from [Engine.CreateSession] or the
 	// create-session endpoint) that the call belongs to, as a session token does: a turn's
@@ -230,7 +231,7 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 	}
 	id := c.RequestID
 	if id == "" {
-		id = uuid.NewString()
+		id = newRequestID(c.Environment)
 	} else if !ids.Chars(id) {
 		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the request id must be 1 to 128 letters, digits or ._:-")
 	}

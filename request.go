@@ -177,14 +177,18 @@ func (e *Engine) readCaller(r *http.Request) (*request, *Problem) {
 // readIdentified is readCaller for a host's Config.Identify: the host names the tenant, the
 // user's token and the environment; the request id is the header's, if any.
 func (e *Engine) readIdentified(r *http.Request) (*request, *Problem) {
-	req := &request{ID: uuid.NewString()}
-	if len(r.Header.Values(HeaderRequestID)) > 0 {
+	req := &request{ID: newRequestID("")}
+	given := len(r.Header.Values(HeaderRequestID)) > 0
+	if given {
 		var p *Problem
 		if req.ID, p = requestID(r.Header, true); p != nil {
 			return nil, p
 		}
 	}
 	id, err := e.identifyHook(r)
+	if !given && err == nil && id.Environment == EnvStaging {
+		req.ID = newRequestID(EnvStaging)
+	}
 	if err != nil {
 		var p *Problem
 		if errors.As(err, &p) {
@@ -194,6 +198,16 @@ func (e *Engine) readIdentified(r *http.Request) (*request, *Problem) {
 		return req, newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged")
 	}
 	return req, e.identify(r.Context(), req, id.EngineKey, id.Environment, id.UserToken)
+}
+
+// newRequestID makes the id of a request that came without one: a UUID after the prefix of
+// environment env ("" is production), as a client's X-Request-ID would carry, so that the
+// backend's logs tell the environments apart whoever made the id.
+func newRequestID(env string) string {
+	if env == EnvStaging {
+		return "stg-" + uuid.NewString()
+	}
+	return "prod-" + uuid.NewString()
 }
 
 // readRequest checks the common headers of r and decodes its JSON body, which may not be
