@@ -385,7 +385,8 @@ const (
 
 // Handler returns a handler serving every route of the engine at its path, and the routes of
 // transports given (package voice's socket). Unknown paths get a 404 problem, a known path with
-// another method a 405 problem.
+// another method a 405 problem. It serves no health probe and no OpenAPI document: the host
+// mounts [Engine.HealthHandler] and [Engine.OpenAPI] where it wants them (docs/embedding.md).
 func (e *Engine) Handler(routes ...Route) http.Handler {
 	mux := http.NewServeMux()
 	for _, r := range routes {
