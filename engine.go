@@ -17,6 +17,7 @@ import (
 	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/schema"
 	"github.com/convengine/engine/internal/token"
+	"github.com/convengine/engine/internal/validity"
 	"github.com/convengine/engine/internal/verbalize"
 )
 
@@ -158,6 +159,7 @@ type Config struct {
 // with [New] and mount [Engine.Handler] or the per-endpoint handlers on any router.
 type Engine struct {
 	tenants       TenantStore
+	validTenants  validity.Cache[Tenant]
 	model         Model
 	toolset       Toolset
 	synthesizer   Synthesizer
@@ -383,7 +385,8 @@ const (
 
 // Handler returns a handler serving every route of the engine at its path, and the routes of
 // transports given (package voice's socket). Unknown paths get a 404 problem, a known path with
-// another method a 405 problem.
+// another method a 405 problem. It serves no health probe and no OpenAPI document: the host
+// mounts [Engine.HealthHandler] and [Engine.OpenAPI] where it wants them (docs/embedding.md).
 func (e *Engine) Handler(routes ...Route) http.Handler {
 	mux := http.NewServeMux()
 	for _, r := range routes {

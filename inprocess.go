@@ -41,7 +41,8 @@ type Caller struct {
 	// Environment is EnvProduction (the default) or EnvStaging.
 	Environment string
 	// RequestID identifies the call in logs and to the tenant's backend: 1 to 128 letters,
-	// digits or ._:-. Empty means a new UUID.
+	// digits or ._:-. Empty means a new one, a UUID after the environment's prefix (prod- or
+	// stg-), as clients' X-Request-ID carries.
 	RequestID string
 	// SessionID names a session of the tenant (from [Engine.CreateSession] or the
 	// create-session endpoint) that the call belongs to, as a session token does: a turn's
@@ -129,12 +130,15 @@ func (a *Admission) Release() {
 // A turn that cannot start yields a single error, a *[Problem] with the status and code the
 // HTTP handler would have answered (unknown_engine_key, invalid_request with its Field,
 // rate_limited, overloaded, no_speech …), and nothing else. Once started, a failure is an
-// EventError followed by the apology and EventDone, as on the stream.
+// EventError followed by the apology and EventDone, as on the stream; then, last, the same
+// *[TurnError] as the iterator's error (model_error, turn_timeout, step_limit, internal), so
+// that a host that returns on a non-nil error returns the turn's failure, after the events a
+// client would have seen. Test it with [errors.As]:
 //
 //	caller := &engine.Caller{EngineKey: key, UserToken: tok}
 //	for ev, err := range eng.Turn(ctx, caller, &engine.TurnInput{Transcript: "What's my balance?"}) {
 //		if err != nil {
-//			return err
+//			return err // a *engine.Problem (not started) or a *engine.TurnError (failed)
 //		}
 //		if ev.Type == engine.EventSpeak {
 //			fmt.Print(ev.Delta)
@@ -180,14 +184,24 @@ func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[E
 			yield(Event{}, p)
 			return
 		}
-		var t *turn
+		var (
+			t      *turn
+			failed *TurnError
+			more   = true
+		)
 		for ev, err := range e.turnEvents(ctx, req, body, func(x *turn) { t = x }) {
 			if p, ok := err.(*Problem); ok {
 				p.RequestID = req.ID
 			}
-			if !yield(ev, err) {
+			if ev.Type == EventError {
+				failed = ev.Error
+			}
+			if more = yield(ev, err); !more {
 				break
 			}
+		}
+		if failed != nil && more {
+			yield(Event{}, failed)
 		}
 		if t != nil {
 			e.log.LogAttrs(ctx, slog.LevelInfo, "turn",
@@ -217,7 +231,7 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 	}
 	id := c.RequestID
 	if id == "" {
-		id = uuid.NewString()
+		id = newRequestID(c.Environment)
 	} else if !ids.Chars(id) {
 		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the request id must be 1 to 128 letters, digits or ._:-")
 	}

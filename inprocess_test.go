@@ -18,6 +18,10 @@ func inProcess(t *testing.T, e *engine.Engine, c *engine.Caller, in *engine.Turn
 	t.Helper()
 	var evs []engine.Event
 	for ev, err := range e.Turn(t.Context(), c, in) {
+		var failed *engine.TurnError
+		if errors.As(err, &failed) {
+			continue // after done, the turn's failure: TestTurnInProcessFailureIsAnError
+		}
 		if err != nil {
 			var p *engine.Problem
 			if !errors.As(err, &p) {
@@ -97,6 +101,62 @@ func TestTurnInProcessIsTheStream(t *testing.T) {
 			line, _ := json.Marshal(last)
 			if !strings.HasPrefix(string(line), `{"event":"done","data":{"speak":`) {
 				t.Errorf("the done event as JSON: %s", line)
+			}
+		})
+	}
+}
+
+// TestTurnInProcessFailureIsAnError: a turn whose model fails, at once or mid-answer, yields
+// the events a client sees (the error event, the apology, done) and then, last, the turn's
+// failure as an error a host can test with errors.As; a turn that succeeds yields no error.
+func TestTurnInProcessFailureIsAnError(t *testing.T) {
+	for name, m := range map[string]engine.Model{
+		"model fails at once": modelSeq(func(yield func(engine.ModelEvent, error) bool) {
+			yield(engine.ModelEvent{}, errors.New("dial tcp: lookup models.invalid: no such host"))
+		}),
+		"stream breaks mid-answer": modelSeq(func(yield func(engine.ModelEvent, error) bool) {
+			if yield(engine.TextEvent("Half a sen"), nil) {
+				yield(engine.ModelEvent{}, errors.New("the model's server went away"))
+			}
+		}),
+		"answers": &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, engine.Config{Model: m})
+			var (
+				types []string
+				errs  []error
+			)
+			for ev, err := range h.engine.Turn(t.Context(), &engine.Caller{EngineKey: testKey, UserToken: testToken}, &engine.TurnInput{Transcript: "hi"}) {
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				if len(errs) > 0 {
+					t.Fatalf("an event after the error: %s", ev.Type)
+				}
+				types = append(types, string(ev.Type))
+			}
+			seq := strings.Join(types, " ")
+			if name == "answers" {
+				if len(errs) != 0 || !strings.HasSuffix(seq, "done") {
+					t.Fatalf("events %s, errors %v", seq, errs)
+				}
+				return
+			}
+			if !strings.HasPrefix(seq, "start") || !strings.Contains(seq, "error speak") || !strings.HasSuffix(seq, "done") {
+				t.Errorf("events %s: want start, the error event, the apology and done", seq)
+			}
+			if len(errs) != 1 {
+				t.Fatalf("%d errors, want one after done: %v", len(errs), errs)
+			}
+			var failed *engine.TurnError
+			if !errors.As(errs[0], &failed) || failed.Code != engine.CodeModelError || !failed.Retryable || failed.Message == "" {
+				t.Fatalf("the error is %T %v, want a retryable *engine.TurnError model_error", errs[0], errs[0])
+			}
+			var p *engine.Problem
+			if errors.As(errs[0], &p) {
+				t.Errorf("a failed turn's error is also a *Problem, which means it did not start")
 			}
 		})
 	}

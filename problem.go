@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/convengine/engine/internal/status"
 )
 
 // Problem is an RFC 9457 problem detail, the body of every error response. Code is stable and
@@ -153,8 +155,8 @@ func invalidField(field, detail string) *Problem {
 // writeProblem writes p as application/problem+json.
 func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	p.RequestID = requestID
-	if sw, ok := w.(*statusWriter); ok {
-		sw.code = p.Code
+	if sw, ok := w.(*status.Writer); ok {
+		sw.Code = p.Code
 	}
 	body, err := json.Marshal(p)
 	if err != nil {

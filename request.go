@@ -2,15 +2,12 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -19,6 +16,7 @@ import (
 	"github.com/convengine/engine/internal/ids"
 	"github.com/convengine/engine/internal/jsonbody"
 	"github.com/convengine/engine/internal/jsonenc"
+	"github.com/convengine/engine/internal/status"
 )
 
 // Header names of the protocol.
@@ -48,8 +46,7 @@ const (
 )
 
 const (
-	maxUserToken      = 8192
-	maxClientMetadata = 4 << 10
+	maxUserToken = 8192
 )
 
 // request is what the common headers established about an incoming request.
@@ -103,8 +100,9 @@ func (e *Engine) readAllHeaders(r *http.Request, withSession, rateLimit bool) (*
 		}
 	}
 	if vals := h.Values(HeaderClientMetadata); len(vals) > 0 {
-		if req.Metadata, p = clientMetadata(vals); p != nil {
-			return req, p
+		var err error
+		if req.Metadata, err = headers.ClientMetadata(vals); err != nil {
+			return req, newProblem(http.StatusBadRequest, CodeInvalidClientMetadata, err.Error())
 		}
 	}
 	req.Forward = ForwardedHeaders(headers.Forwarded(h, headerscan.Spelling(r.Context())))
@@ -138,10 +136,12 @@ func (e *Engine) readCaller(r *http.Request) (*request, *Problem) {
 	if key == "" {
 		return req, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the X-Engine-Key header is missing")
 	}
-	t, err := e.tenants.Tenant(r.Context(), key)
+	t, err := e.tenant(r.Context(), key, id)
 	switch {
 	case errors.Is(err, ErrUnknownTenant):
 		return req, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the X-Engine-Key is not known")
+	case errors.Is(err, errInvalidTenant):
+		return req, invalidTenant()
 	case err != nil:
 		e.log.ErrorContext(r.Context(), "tenant lookup failed", "requestId", id, "err", err)
 		return req, newProblem(http.StatusServiceUnavailable, CodeTenantUnavailable, "the tenant could not be looked up; try again")
@@ -177,14 +177,18 @@ func (e *Engine) readCaller(r *http.Request) (*request, *Problem) {
 // readIdentified is readCaller for a host's Config.Identify: the host names the tenant, the
 // user's token and the environment; the request id is the header's, if any.
 func (e *Engine) readIdentified(r *http.Request) (*request, *Problem) {
-	req := &request{ID: uuid.NewString()}
-	if len(r.Header.Values(HeaderRequestID)) > 0 {
+	req := &request{ID: newRequestID("")}
+	given := len(r.Header.Values(HeaderRequestID)) > 0
+	if given {
 		var p *Problem
 		if req.ID, p = requestID(r.Header, true); p != nil {
 			return nil, p
 		}
 	}
 	id, err := e.identifyHook(r)
+	if !given && err == nil && id.Environment == EnvStaging {
+		req.ID = newRequestID(EnvStaging)
+	}
 	if err != nil {
 		var p *Problem
 		if errors.As(err, &p) {
@@ -194,6 +198,16 @@ func (e *Engine) readIdentified(r *http.Request) (*request, *Problem) {
 		return req, newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged")
 	}
 	return req, e.identify(r.Context(), req, id.EngineKey, id.Environment, id.UserToken)
+}
+
+// newRequestID makes the id of a request that came without one: a UUID after the prefix of
+// environment env ("" is production), as a client's X-Request-ID would carry, so that the
+// backend's logs tell the environments apart whoever made the id.
+func newRequestID(env string) string {
+	if env == EnvStaging {
+		return "stg-" + uuid.NewString()
+	}
+	return "prod-" + uuid.NewString()
 }
 
 // readRequest checks the common headers of r and decodes its JSON body, which may not be
@@ -247,52 +261,6 @@ func singleHeader(h http.Header, name string) string {
 	return strings.TrimSpace(vals[0])
 }
 
-func clientMetadata(vals []string) (map[string]any, *Problem) {
-	bad := func(detail string) (map[string]any, *Problem) {
-		return nil, newProblem(http.StatusBadRequest, CodeInvalidClientMetadata, detail)
-	}
-	if len(vals) > 1 {
-		return bad("the X-Client-Metadata header is sent more than once")
-	}
-	if len(vals[0]) > maxClientMetadata {
-		return bad(fmt.Sprintf("the X-Client-Metadata header is larger than %d bytes", maxClientMetadata))
-	}
-	var md map[string]any
-	if err := json.Unmarshal([]byte(vals[0]), &md); err != nil || md == nil {
-		return bad("the X-Client-Metadata header must be a JSON object")
-	}
-	return md, nil
-}
-
-// readBodyWithin decodes the body of r into v as decodeBody does, before deadline and while
-// ctx lasts: past them, the read is cut short, and a body that did not arrive before the
-// deadline is answered 408.
-func readBodyWithin(ctx context.Context, deadline time.Time, w http.ResponseWriter, r *http.Request, limit int64, v any) *Problem {
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	rc := http.NewResponseController(w)
-	var (
-		mu      sync.Mutex
-		reading = true
-	)
-	stop := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if reading {
-			_ = rc.SetReadDeadline(time.Now()) // a writer without deadlines reads on
-		}
-	})
-	defer stop()
-	p := decodeBody(w, r, limit, false, v)
-	mu.Lock()
-	reading = false
-	mu.Unlock()
-	if p != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return newProblem(http.StatusRequestTimeout, CodeInvalidRequest, "the body did not arrive within the turn's time limit")
-	}
-	return p
-}
-
 // decodeBody reads a JSON request body of at most limit bytes into v, as package jsonbody says
 // (an application/json label required, so that a cross-site form cannot send a turn; type
 // mismatches named). An empty body is "{}" when emptyOK. Errors are problems naming the field at
@@ -330,11 +298,11 @@ func (e *Engine) route(method, path string, h http.Handler) http.Handler {
 			w.Header().Set(HeaderRequestID, id)
 		}
 		if e.obs.Request != nil {
-			sw, start := &statusWriter{ResponseWriter: w}, e.now()
+			sw, start := &status.Writer{ResponseWriter: w}, e.now()
 			w = sw
 			defer func() {
-				e.obs.Request(r.Context(), RequestEvent{Route: path, Method: knownMethod(r.Method), Status: sw.status,
-					Code: sw.code, RequestID: id, Duration: e.now().Sub(start)})
+				e.obs.Request(r.Context(), RequestEvent{Route: path, Method: status.KnownMethod(r.Method), Status: sw.Status,
+					Code: sw.Code, RequestID: id, Duration: e.now().Sub(start)})
 			}()
 		}
 		defer func() {
@@ -371,41 +339,6 @@ func (r *request) idOrEmpty() string {
 		return ""
 	}
 	return r.ID
-}
-
-// statusWriter notes the status and problem code of a response, for the Request hook. It
-// unwraps, so that http.ResponseController (flushes, the socket's hijack) reaches the original.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	code   string
-}
-
-func (w *statusWriter) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// knownMethod returns m when it is a method of HTTP's, and "OTHER" otherwise, so that what a
-// client writes as its method cannot grow the observer's labels.
-func knownMethod(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
-		return m
-	}
-	return "OTHER"
 }
 
 // hostChoosesEnvironment reports whether the host, not the request id's prefix, decides a
@@ -460,10 +393,12 @@ func (e *Engine) identify(ctx context.Context, req *request, key, env, token str
 	if key == "" {
 		return newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the engine key is missing")
 	}
-	t, err := e.tenants.Tenant(ctx, key)
+	t, err := e.tenant(ctx, key, req.ID)
 	switch {
 	case errors.Is(err, ErrUnknownTenant):
 		return newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the engine key is not known")
+	case errors.Is(err, errInvalidTenant):
+		return invalidTenant()
 	case err != nil:
 		e.log.ErrorContext(ctx, "tenant lookup failed", "requestId", req.ID, "err", err)
 		return newProblem(http.StatusServiceUnavailable, CodeTenantUnavailable, "the tenant could not be looked up; try again")

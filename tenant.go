@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -16,7 +17,10 @@ import (
 
 // A TenantStore finds the tenant addressed by a publishable engine key. It is called on every
 // request, from many goroutines at once; it returns [ErrUnknownTenant] for a key it does not
-// know. Tenants it returns have passed [Tenant.Validate] and must not be modified afterwards.
+// know. Tenants it returns must not be modified afterwards. The engine runs [Tenant.Validate]
+// on each *Tenant the first time it sees it, and remembers the result while the value lives;
+// a request for a tenant that fails it is answered 500 internal and logged with the tenant's
+// key and the field at fault.
 type TenantStore interface {
 	Tenant(ctx context.Context, engineKey string) (*Tenant, error)
 }
@@ -226,7 +230,9 @@ func (t *Tenant) Validate() error {
 			bad(field, "is empty")
 			continue
 		}
-		env.Name = name
+		if env.Name != name { // written only once: tenants are read concurrently after validation
+			env.Name = name
+		}
 		if env.BackendURL != "" {
 			u, err := url.Parse(env.BackendURL)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -277,6 +283,36 @@ func (t *Tenant) Validate() error {
 func (t *Tenant) IsAction(tool string) bool {
 	_, ok := t.Actions[tool]
 	return ok
+}
+
+// errInvalidTenant is the error of a tenant from the store that fails [Tenant.Validate].
+var errInvalidTenant = errors.New("engine: the tenant store returned an invalid tenant")
+
+// tenant returns the tenant of key from the store once it passed [Tenant.Validate], which runs
+// once per *Tenant. An invalid tenant is logged, naming its key and the field at fault, and is
+// errInvalidTenant rather than a turn run with an empty environment.
+func (e *Engine) tenant(ctx context.Context, key, requestID string) (*Tenant, error) {
+	t, err := e.tenants.Tenant(ctx, key)
+	switch {
+	case err != nil:
+		return nil, err
+	case t == nil:
+		err = errors.New("the store returned no tenant and no error")
+	default:
+		err = e.validTenants.Check(t, (*Tenant).Validate)
+	}
+	if err != nil {
+		field, _, _ := strings.Cut(err.Error(), ":")
+		e.log.ErrorContext(ctx, "the tenant store returned an invalid tenant", "requestId", requestID, "tenant", key,
+			"field", field, "err", err)
+		return nil, fmt.Errorf("%w: %w", errInvalidTenant, err)
+	}
+	return t, nil
+}
+
+// invalidTenant is the problem of a request whose tenant fails [Tenant.Validate].
+func invalidTenant() *Problem {
+	return newProblem(http.StatusInternalServerError, CodeInternal, "the tenant's configuration is invalid; the failure is logged")
 }
 
 // StaticTenants is a [TenantStore] over a fixed set of tenants, such as those of a tenants file.

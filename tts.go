@@ -212,7 +212,7 @@ func (e *Engine) Speaker(ctx context.Context, c *Caller, locale string) *Speaker
 	if e.synthesizer == nil || c == nil {
 		return nil
 	}
-	t, err := e.tenants.Tenant(ctx, c.EngineKey)
+	t, err := e.tenant(ctx, c.EngineKey, c.RequestID)
 	if err != nil {
 		return nil
 	}

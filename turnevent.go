@@ -38,7 +38,8 @@ type Event struct {
 	Spec *widgets.Spec
 }
 
-// TurnError is the data of an error event.
+// TurnError is the data of an error event, and the last error [Engine.Turn] yields for a turn
+// that failed once started.
 type TurnError struct {
 	Code      string `json:"code"`
 	Message   string `json:"message"`

@@ -373,6 +373,10 @@ func (rn *run) turn(ctx context.Context, i int, t *Turn) *TurnResult {
 	begin := time.Now()
 	var speech strings.Builder
 	for ev, err := range rn.eng.Turn(tctx, &c, in) {
+		var failed *engine.TurnError
+		if errors.As(err, &failed) {
+			break // its error event is recorded
+		}
 		if err != nil {
 			var p *engine.Problem
 			if errors.As(err, &p) {

@@ -600,6 +600,10 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 turn:
 	for ev, err := range c.e.Turn(ctx, c.caller, &input) {
 		freeAudio()
+		var failed *engine.TurnError
+		if errors.As(err, &failed) {
+			break // its error event went to the sink
+		}
 		if err != nil {
 			// Answered once the error is queued: a cancel that stopped its sending gets
 			// cancelled instead, so that the client hears of the turn either way.

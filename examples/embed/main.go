@@ -10,10 +10,16 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"iter"
 	"log"
+	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/widgets"
@@ -79,13 +85,14 @@ func (shopModel) Stream(_ context.Context, req *engine.ModelRequest) iter.Seq2[e
 	}
 }
 
-// newHandler is the host's whole HTTP surface.
-func newHandler() (http.Handler, error) {
+// newHandler is the host's whole HTTP surface, and the engine behind it, which the host shuts
+// down with its server (serve).
+func newHandler() (http.Handler, *engine.Engine, error) {
 	key := make([]byte, 32)
 	rand.Read(key) // a real host reads a key shared by its replicas from its secret store
 	shop := &engine.Tenant{Key: "pk_shop", Name: "Shop", Environments: map[string]*engine.Environment{engine.EnvProduction: {}}}
 	if err := shop.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	eng, err := engine.New(engine.Config{
 		Tenants:    hostTenants{shop.Key: shop},
@@ -94,19 +101,58 @@ func newHandler() (http.Handler, error) {
 		SigningKey: key,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("the host's home page\n")) })
 	mux.Handle("/assistant/", http.StripPrefix("/assistant", eng.Handler()))
-	return mux, nil
+	// Handler serves the protocol only: the probes and the API's description go where the host
+	// wants them. Health names failing parts, so keep it where only the platform reaches it.
+	mux.Handle("GET /healthz", eng.HealthHandler())
+	mux.HandleFunc("GET /assistant/openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
+		doc, err := eng.OpenAPI() // the protocol, with the host's own widget types
+		if err != nil {
+			http.Error(w, "the OpenAPI document could not be written", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Write(doc)
+	})
+	return mux, eng, nil
+}
+
+// serve serves h on ln until ctx ends, then shuts down gracefully: the server stops taking
+// requests and lets those in flight (turns streaming) finish, the engine closes its transports'
+// sockets (Shutdown), then stops its background work (Close).
+func serve(ctx context.Context, ln net.Listener, h http.Handler, eng *engine.Engine) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	stop, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := errors.Join(srv.Shutdown(stop), eng.Shutdown(stop))
+	eng.Close()
+	return err
 }
 
 func main() {
-	h, err := newHandler()
+	h, eng, err := newHandler()
 	if err != nil {
 		log.Fatal(err)
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:8090")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	log.Println("listening on http://127.0.0.1:8090 (the engine under /assistant/)")
-	log.Fatal(http.ListenAndServe("127.0.0.1:8090", h))
+	if err := serve(ctx, ln, h, eng); err != nil {
+		log.Fatal(err)
+	}
 }

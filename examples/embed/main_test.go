@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestEmbeddedEngine(t *testing.T) {
-	h, err := newHandler()
+	h, _, err := newHandler()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,5 +44,47 @@ func TestEmbeddedEngine(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("the turn lacks %s:\n%s", want, body)
 		}
+	}
+}
+
+// TestProbesAndShutdown: the host's lines serve health at /healthz and the OpenAPI document at
+// /assistant/openapi.yaml; when the host's context ends, serve shuts the server and the engine
+// down and returns, and the address takes no more connections.
+func TestProbesAndShutdown(t *testing.T) {
+	h, eng, err := newHandler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, ln, h, eng) }()
+	base := "http://" + ln.Addr().String()
+	for path, want := range map[string]string{"/healthz": `{"status":"ok"}`, "/assistant/openapi.yaml": "openapi: 3."} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d %.200s", path, resp.StatusCode, body)
+		}
+	}
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not return after its context ended")
+	}
+	if conn, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		conn.Close()
+		t.Error("the address still takes connections after the shutdown")
 	}
 }

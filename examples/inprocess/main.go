@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -53,7 +54,9 @@ func run(ctx context.Context, eng *engine.Engine, transcript string, w io.Writer
 	}
 	for ev, err := range eng.Turn(ctx, caller, &engine.TurnInput{Transcript: transcript}) {
 		if err != nil {
-			return err // a *engine.Problem: the turn did not start
+			// A *engine.Problem: the turn did not start. A *engine.TurnError, last: it failed,
+			// after its error event, the apology and done were written.
+			return err
 		}
 		if err := enc.Encode(ev); err != nil {
 			return err // leaving the loop stops the turn
@@ -74,7 +77,12 @@ func main() {
 		transcript = strings.Join(os.Args[1:], " ")
 	}
 	if err := run(context.Background(), eng, transcript, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "inprocess:", err)
+		var failed *engine.TurnError
+		if errors.As(err, &failed) {
+			fmt.Fprintf(os.Stderr, "inprocess: the turn failed (%s, retryable %t)\n", failed.Code, failed.Retryable)
+		} else {
+			fmt.Fprintln(os.Stderr, "inprocess:", err)
+		}
 		os.Exit(1)
 	}
 }

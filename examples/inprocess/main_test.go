@@ -3,13 +3,17 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/convengine/engine"
 	"github.com/convengine/engine/examples/demobank"
 )
 
@@ -99,5 +103,41 @@ func TestTheBanksOwnWidget(t *testing.T) {
 	want := `{"event":"widget","data":{"type":"card","expires":"08/29","network":"Visa","number":"•••• 4242","status":"active","title":"Everyday Debit"}}`
 	if !strings.Contains(out.String(), want+"\n") {
 		t.Errorf("no card widget event:\n%s", out.String())
+	}
+}
+
+// failingModel is a model whose server cannot be reached, as with a wrong model URL.
+type failingModel struct{}
+
+func (failingModel) Stream(context.Context, *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
+	return func(yield func(engine.ModelEvent, error) bool) {
+		yield(engine.ModelEvent{}, errors.New("dial tcp: lookup models.invalid: no such host"))
+	}
+}
+
+// TestAFailedTurnIsRunsError: with a model that cannot be reached, run writes the events a
+// client sees, the error event and done among them, and returns the turn's failure as a
+// *engine.TurnError.
+func TestAFailedTurnIsRunsError(t *testing.T) {
+	tenant, err := demobank.Tenant("http://127.0.0.1:1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants, err := engine.NewStaticTenants(tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{Tenants: tenants, Model: failingModel{}, SigningKey: make([]byte, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = run(t.Context(), eng, "What's my balance?", &out)
+	var failed *engine.TurnError
+	if !errors.As(err, &failed) || failed.Code != engine.CodeModelError {
+		t.Fatalf("run returned %T %v, want a *engine.TurnError model_error", err, err)
+	}
+	if !strings.Contains(out.String(), `{"event":"error","data":{"code":"model_error"`) || !strings.Contains(out.String(), `{"event":"done"`) {
+		t.Errorf("the events written before the error:\n%s", out.String())
 	}
 }

@@ -4,7 +4,12 @@
 // protocol's headers, before they set the forwarded headers on a request.
 package headers
 
-import "strings"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // own are the engine's own headers: the end user's token, the tenant's key, the request's id,
 // the client's metadata and an action's idempotency key; every name that starts with Engine-
@@ -52,4 +57,23 @@ func ValidName(name string) bool {
 		}
 	}
 	return true
+}
+
+// MaxClientMetadata is the largest X-Client-Metadata header the engine reads, in bytes.
+const MaxClientMetadata = 4 << 10
+
+// ClientMetadata decodes the values of the X-Client-Metadata header: one JSON object of at most
+// MaxClientMetadata bytes. The error's text is the detail of the problem to answer.
+func ClientMetadata(vals []string) (map[string]any, error) {
+	if len(vals) > 1 {
+		return nil, errors.New("the X-Client-Metadata header is sent more than once")
+	}
+	if len(vals[0]) > MaxClientMetadata {
+		return nil, fmt.Errorf("the X-Client-Metadata header is larger than %d bytes", MaxClientMetadata)
+	}
+	var md map[string]any
+	if err := json.Unmarshal([]byte(vals[0]), &md); err != nil || md == nil {
+		return nil, errors.New("the X-Client-Metadata header must be a JSON object")
+	}
+	return md, nil
 }

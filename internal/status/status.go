@@ -1,0 +1,46 @@
+// Package status notes what a handler answered, for the engine's Request hook: the status and
+// the problem code of a response, and the request's method as a bounded label.
+package status
+
+import "net/http"
+
+// Writer notes the status and problem code of a response. It unwraps, so that
+// http.ResponseController (flushes, the socket's hijack) reaches the original. A Writer serves
+// one request; it is not safe for concurrent use.
+type Writer struct {
+	http.ResponseWriter
+	// Status is the first status written, 200 when the body is written first, 0 for none.
+	Status int
+	// Code is the problem code of a problem+json answer, set by whoever writes it.
+	Code string
+}
+
+// WriteHeader notes the first status and writes it.
+func (w *Writer) WriteHeader(status int) {
+	if w.Status == 0 {
+		w.Status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Write notes 200 when no status was written, and writes b.
+func (w *Writer) Write(b []byte) (int, error) {
+	if w.Status == 0 {
+		w.Status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap returns the wrapped ResponseWriter.
+func (w *Writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// KnownMethod returns m when it is a method of HTTP's, and "OTHER" otherwise, so that what a
+// client writes as its method cannot grow the observer's labels.
+func KnownMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "OTHER"
+}
