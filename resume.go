@@ -76,22 +76,26 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the turn could not be read; try again"), req.ID)
 		return
 	}
-	if len(rec.Events) == 0 && after > 0 && rec.Done {
-		// Nothing after after in a turn that is over: it must be the turn's last event. (A
+	if len(rec.Events) == 0 && after > 0 {
+		// Nothing after after: in a turn that is over, after must be its last event; a turn
+		// whose last event is its done is over too, though the log may not say so yet. (A
 		// running turn's log may be behind what its client read: that one is followed.)
 		last, err := e.turnLog.ReadEvents(ctx, id, after-1, 1, 0)
 		if err != nil && !errors.Is(err, ErrTurnNotFound) {
 			writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the turn could not be read; try again"), req.ID)
 			return
 		}
-		if err != nil || len(last.Events) == 0 || last.Events[0].ID != after {
+		atLast := err == nil && len(last.Events) == 1 && last.Events[0].ID == after
+		switch {
+		case atLast && (rec.Done || last.Events[0].Name == EventDone):
+			// The client has the whole turn. 204 is what tells an EventSource, which
+			// reconnects whenever a stream ends, to stop.
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case rec.Done:
 			writeProblem(w, invalidField("Last-Event-ID", "is past the turn's last event"), req.ID)
 			return
 		}
-		// The client has the whole turn. 204 is what tells an EventSource, which reconnects
-		// whenever a stream ends, to stop.
-		w.WriteHeader(http.StatusNoContent)
-		return
 	}
 	// Counted once the turn is known to be the caller's: a stranger who knows a turn's id
 	// cannot hold its owner's resumes back.
