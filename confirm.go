@@ -84,10 +84,18 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 	now := e.now()
 	exp := now.Add(t.req.Tenant.Limits.ActionTTL.or(10 * time.Minute)).Truncate(time.Second)
 	jti := uuid.NewString()
+	shown, sealed := json.RawMessage(canon), ""
+	if masked := t.toUser(string(canon)); masked != string(canon) {
+		// The client is shown, and posts back, the arguments masked; the token seals the real.
+		if shown, err = jcs.Canonicalize([]byte(masked)); err != nil {
+			return widgets.Confirm{}, fmt.Errorf("action %s arguments masked: %w", call.Name, err)
+		}
+		hash, sealed = jcs.Hash(shown), e.actionTokens.SealArguments(canon)
+	}
 	tok, err := e.actionTokens.Sign(token.ActionClaims{
 		Claims: jwt.Claims{ID: jti, IssuedAt: jwt.NewNumericDate(now), Expiry: jwt.NewNumericDate(exp)},
 		Tenant: t.req.Tenant.Key, Env: t.req.Environment.Name, User: e.limits.userBucket(t.req.Tenant.Key, t.req.UserToken),
-		Session: t.sessionID, Tool: call.Name, ArgsHash: hash,
+		Session: t.sessionID, Tool: call.Name, ArgsHash: hash, Sealed: sealed,
 	})
 	if err != nil {
 		return widgets.Confirm{}, fmt.Errorf("signing action token: %w", err)
@@ -99,6 +107,6 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 		ConfirmLabel: t.toUser(fill.Args(cp.ConfirmLabel, args)),
 		CancelLabel:  t.toUser(fill.Args(cp.CancelLabel, args)),
 		ExpiresAt:    exp.UTC(),
-		Execute:      widgets.Execute{Tool: call.Name, Arguments: canon, Token: tok},
+		Execute:      widgets.Execute{Tool: call.Name, Arguments: shown, Token: tok},
 	}, nil
 }

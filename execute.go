@@ -139,6 +139,11 @@ func (e *Engine) checkExecute(req *request, b *executeRequest) (*token.ActionCla
 	case err != nil, c.Tenant != req.Tenant.Key, c.Env != req.Environment.Name, c.User != e.limits.userBucket(req.Tenant.Key, req.UserToken),
 		c.Tool != x.Tool, c.ArgsHash != jcs.Hash(canon), c.Session != req.sessionID():
 		return nil, nil, badToken
+	case c.Sealed != "":
+		// The client holds the arguments masked: the token carries those the action sends.
+		if _, err := e.actionTokens.OpenArguments(c.Sealed); err != nil {
+			return nil, nil, badToken
+		}
 	}
 	now := e.now()
 	if !now.Before(c.Expiry.Time()) {
@@ -276,7 +281,11 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 	env := req.toolEnv()
 	env.IdempotencyKey = c.ID
 	env.Proof = proof
-	res, callErr := e.callAction(actx, req, env, ToolCall{ID: c.ID, Name: tool, Arguments: canon}, timeout)
+	sent := canon // what the user saw, unless the token sealed what the action sends
+	if c.Sealed != "" {
+		sent, _ = e.actionTokens.OpenArguments(c.Sealed)
+	}
+	res, callErr := e.callAction(actx, req, env, ToolCall{ID: c.ID, Name: tool, Arguments: sent}, timeout)
 	if errors.Is(callErr, ErrToolNotReached) || errors.Is(callErr, ErrToolNotFound) {
 		if err := e.actions.AbandonAction(actx, id, owner); err != nil {
 			e.log.ErrorContext(ctx, "releasing an action failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)

@@ -1,6 +1,10 @@
 package token
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 
 	"github.com/go-jose/go-jose/v4"
@@ -20,6 +24,9 @@ type ActionClaims struct {
 	Tool      string `json:"tool"`
 	ArgsHash  string `json:"args"`
 	TokenType string `json:"typ"`
+	// Sealed holds, encrypted, the arguments the action will send when they differ from those
+	// the client was shown (ArgsHash's): values a privacy policy masks on the client.
+	Sealed string `json:"sealed,omitempty"`
 }
 
 const actionType = "action"
@@ -31,11 +38,12 @@ const MaxActionToken = 4096
 // token.
 var ErrInvalidAction = errors.New("token: invalid action token")
 
-// Actions signs and verifies action tokens (HS256, with the key derived for them). It is safe
-// for concurrent use.
+// Actions signs and verifies action tokens (HS256, with the key derived for them), and seals
+// the arguments they carry (AES-256-GCM, with a key of its own). It is safe for concurrent use.
 type Actions struct {
 	signer jose.Signer
 	key    []byte
+	args   cipher.AEAD
 }
 
 // NewActions returns the action tokens of an engine with signingKey.
@@ -48,7 +56,38 @@ func NewActions(signingKey []byte) (*Actions, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Actions{signer: s, key: key}, nil
+	argsKey, err := Derive(signingKey, PurposeArguments)
+	if err != nil {
+		return nil, err
+	}
+	block, err := aes.NewCipher(argsKey)
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	return &Actions{signer: s, key: key, args: aead}, nil
+}
+
+// SealArguments encrypts arguments for ActionClaims.Sealed: base64url of a random nonce and
+// the sealed bytes, readable by no one but an engine that shares the signing key.
+func (a *Actions) SealArguments(args []byte) string {
+	nonce := make([]byte, a.args.NonceSize(), a.args.NonceSize()+len(args)+a.args.Overhead())
+	rand.Read(nonce)
+	return base64.RawURLEncoding.EncodeToString(a.args.Seal(nonce, nonce, args, []byte(PurposeArguments)))
+}
+
+// OpenArguments returns the arguments SealArguments sealed, or ErrInvalidAction.
+func (a *Actions) OpenArguments(sealed string) ([]byte, error) {
+	b, err := base64.RawURLEncoding.DecodeString(sealed)
+	if n := a.args.NonceSize(); err == nil && len(b) >= n+a.args.Overhead() {
+		if plain, err := a.args.Open(nil, b[:n], b[n:], []byte(PurposeArguments)); err == nil {
+			return plain, nil
+		}
+	}
+	return nil, ErrInvalidAction
 }
 
 // Sign returns the token of c, marked as an action token.

@@ -17,6 +17,7 @@ const (
 	PurposeAction    = "engine action token v1"
 	PurposeNonce     = "engine dpop nonce v1"
 	PurposeRateLimit = "engine rate limit user v1"
+	PurposeArguments = "engine action arguments v1"
 )
 
 // Derive returns the 32-byte key of purpose, derived from signingKey with HKDF-SHA256: the
