@@ -59,12 +59,17 @@ while read -r pkg target; do
     echo "FAIL $pkg $target"
     exit 1
   fi
+  # A target that moved is no fuzzing at all, and go test does not fail for it.
+  if grep -q "no fuzz tests to fuzz" <<<"$out"; then
+    echo "FAIL $pkg $target: no such fuzz target"
+    exit 1
+  fi
   echo "ok   $pkg $target"
 done <<'TARGETS'
 . FuzzTurnBody
 . FuzzHeaders
 ./internal/jsonenc FuzzAppendString
-. FuzzForwardedHeaders
+./internal/headers FuzzForwardedHeaders
 ./internal/jcs FuzzCanonicalize
 ./internal/dpop FuzzDPoPProof
 ./internal/sse FuzzSSE
@@ -78,7 +83,12 @@ done <<'TARGETS'
 ./openai FuzzSpeechWAV
 ./openai FuzzStreamReader
 ./redisstore FuzzRecords
-. FuzzRequestIDSyntax
+./internal/ids FuzzRequestIDSyntax
+./internal/ids FuzzTurnID
+./pii FuzzFind
+./scenario FuzzParse
+./gotools FuzzCall
+./internal/modeltape FuzzOpen
 ./voice FuzzPlainAudioChunk
 ./voice FuzzStreamMessage
 ./widgets FuzzStrictUnmarshal
