@@ -97,7 +97,7 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 // execute checks a confirmed action and runs it once; the reply is the JSON of its
 // ExecuteResult, and replayed says that it is the recorded reply of a token that ran before.
 func (e *Engine) execute(ctx context.Context, req *request, body *executeRequest) (reply []byte, replayed bool, p *Problem) {
-	claims, canon, p := e.checkExecute(req, body)
+	claims, canon, sent, p := e.checkExecute(req, body)
 	var proof *ActionProof
 	if p == nil {
 		proof, p = e.checkDeviceProof(ctx, req, body)
@@ -116,51 +116,54 @@ func (e *Engine) execute(ctx context.Context, req *request, body *executeRequest
 		}
 		locale = body.Context.Locale
 	}
-	return e.runAction(ctx, req, claims, body.Execute.Tool, canon, locale, proof)
+	return e.runAction(ctx, req, claims, body.Execute.Tool, canon, sent, locale, proof)
 }
 
 // checkExecute applies the checks of docs/actions.md, in their order, and returns the token's claims
-// and the canonical form of the arguments.
-func (e *Engine) checkExecute(req *request, b *executeRequest) (*token.ActionClaims, []byte, *Problem) {
+// and the canonical form of the arguments as the client was shown them and as the action sends
+// them (different when the token sealed them).
+func (e *Engine) checkExecute(req *request, b *executeRequest) (c *token.ActionClaims, canon, sent []byte, p *Problem) {
 	if b.Execute == nil {
-		return nil, nil, invalidField("execute", "is required: the execute object of the confirm widget")
+		return nil, nil, nil, invalidField("execute", "is required: the execute object of the confirm widget")
 	}
 	x := b.Execute
 	if !req.Tenant.IsAction(x.Tool) {
-		return nil, nil, newProblem(http.StatusForbidden, CodeActionNotAllowed, "this assistant cannot run that action")
+		return nil, nil, nil, newProblem(http.StatusForbidden, CodeActionNotAllowed, "this assistant cannot run that action")
 	}
 	badToken := newProblem(http.StatusForbidden, CodeInvalidActionToken, "the action token does not match this action; ask the assistant again")
 	c, err := e.actionTokens.Verify(x.Token)
 	if err != nil {
-		return nil, nil, badToken
+		return nil, nil, nil, badToken
 	}
-	canon, err := jcs.Canonicalize(x.Arguments)
+	canon, err = jcs.Canonicalize(x.Arguments)
 	switch {
 	case err != nil, c.Tenant != req.Tenant.Key, c.Env != req.Environment.Name, c.User != e.limits.userBucket(req.Tenant.Key, req.UserToken),
 		c.Tool != x.Tool, c.ArgsHash != jcs.Hash(canon), c.Session != req.sessionID():
-		return nil, nil, badToken
-	case c.Sealed != "":
+		return nil, nil, nil, badToken
+	}
+	sent = canon
+	if c.Sealed != "" {
 		// The client holds the arguments masked: the token carries those the action sends.
-		if _, err := e.actionTokens.OpenArguments(c.Sealed); err != nil {
-			return nil, nil, badToken
+		if sent, err = e.actionTokens.OpenArguments(c.Sealed); err != nil {
+			return nil, nil, nil, badToken
 		}
 	}
 	now := e.now()
 	if !now.Before(c.Expiry.Time()) {
-		return nil, nil, newProblem(http.StatusGone, CodeActionExpired, "the confirmation expired; ask the assistant again")
+		return nil, nil, nil, newProblem(http.StatusGone, CodeActionExpired, "the confirmation expired; ask the assistant again")
 	}
 	if b.Auth == nil || !authMethods[b.Auth.Method] {
-		return nil, nil, invalidField("auth.method", `must be "faceid", "touchid" or "passcode"`)
+		return nil, nil, nil, invalidField("auth.method", `must be "faceid", "touchid" or "passcode"`)
 	}
 	verified, err := verifiedat.Parse(b.Auth.VerifiedAt)
 	if err != nil {
-		return nil, nil, invalidField("auth.verifiedAt", err.Error())
+		return nil, nil, nil, invalidField("auth.verifiedAt", err.Error())
 	}
 	maxAge := req.Tenant.Limits.VerificationMaxAge.or(defaultVerificationAge)
 	if now.Sub(verified) > maxAge || verified.Sub(now) > verificationSkew {
-		return nil, nil, newProblem(http.StatusForbidden, CodeVerificationStale, "the device check is too old or in the future; verify again")
+		return nil, nil, nil, newProblem(http.StatusForbidden, CodeVerificationStale, "the device check is too old or in the future; verify again")
 	}
-	return c, canon, nil
+	return c, canon, sent, nil
 }
 
 // checkDeviceProof checks the device's proof of the action: auth.proof against the session's
@@ -254,13 +257,14 @@ func (e *Engine) checkPasskeyProof(ctx context.Context, req *request, b *execute
 
 // runAction runs the action at most once: a token that already ran gets its first reply, one
 // that is running gets 409, and one whose backend was not reached stays usable. canon is the
-// arguments in canonical form.
+// arguments in canonical form as the user saw them (for the done card), sent as the backend
+// gets them.
 //
 // Once claimed, the action runs to its end on a context of its own, bounded by its time-out: a
 // client that goes away mid-call must not cancel a payment half-made, release the claim, and
 // have its retry make the payment again. A failure that leaves the outcome unknown (a time-out,
 // a broken answer) is recorded as such, so that the token never calls the backend again.
-func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionClaims, tool string, canon json.RawMessage, locale string, proof *ActionProof) ([]byte, bool, *Problem) {
+func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionClaims, tool string, canon, sent json.RawMessage, locale string, proof *ActionProof) ([]byte, bool, *Problem) {
 	id := req.Tenant.Key + ":" + c.ID
 	owner := uuid.NewString()
 	timeout := req.Tenant.Limits.ToolTimeout.or(defaultToolLimit)
@@ -281,10 +285,6 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 	env := req.toolEnv()
 	env.IdempotencyKey = c.ID
 	env.Proof = proof
-	sent := canon // what the user saw, unless the token sealed what the action sends
-	if c.Sealed != "" {
-		sent, _ = e.actionTokens.OpenArguments(c.Sealed)
-	}
 	res, callErr := e.callAction(actx, req, env, ToolCall{ID: c.ID, Name: tool, Arguments: sent}, timeout)
 	if errors.Is(callErr, ErrToolNotReached) || errors.Is(callErr, ErrToolNotFound) {
 		if err := e.actions.AbandonAction(actx, id, owner); err != nil {
