@@ -298,7 +298,7 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 		e.log.ErrorContext(ctx, "action outcome unknown", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "err", callErr)
 		reply, _ = json.Marshal(unknownOutcome(locale))
 	} else {
-		reply, err = json.Marshal(e.actionReply(req.Tenant, tool, canon, res, locale))
+		reply, err = json.Marshal(e.maskReply(req.Tenant, e.actionReply(req.Tenant, tool, canon, res, locale)))
 		if err != nil {
 			reply = []byte(`{"done":{"type":"success","title":"Done","line1":"","line2":""},"speak":"Done."}`)
 		}
@@ -310,6 +310,19 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 	e.log.InfoContext(ctx, "action", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "declined", res.IsError,
 		"outcomeUnknown", callErr != nil, "clientGone", ctx.Err() != nil)
 	return reply, false, nil
+}
+
+// maskReply masks, under a privacy policy, what the done card shows of the backend's reply:
+// the user and the action record see it as the turn's widgets are seen.
+func (e *Engine) maskReply(t *Tenant, r ExecuteResult) ExecuteResult {
+	if e.privacy == nil {
+		return r
+	}
+	if sh := e.privacy.Turn(t); sh != nil {
+		r.Done.Title, r.Done.Line1, r.Done.Line2 = sh.ToUser(r.Done.Title), sh.ToUser(r.Done.Line1), sh.ToUser(r.Done.Line2)
+		r.Speak = sh.ToUser(r.Speak)
+	}
+	return r
 }
 
 // unknownOutcome is the reply of an action whose backend may have run it but did not say so.

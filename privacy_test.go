@@ -113,11 +113,22 @@ func TestPrivacyCardInATransferRequest(t *testing.T) {
 	if confirm.Body != "Pay $20.00 to card •••• 1111?" {
 		t.Fatalf("confirm body %q (widgets %+v)", confirm.Body, res.spec.Widgets)
 	}
-	// The token commits to the number the backend will get, and the execute sends it.
-	resp := h.do(t.Context(), http.MethodPost, "/engine/execute", headers(), executeBody(confirm.Execute, freshAuth()))
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("execute: %d", resp.StatusCode)
+	// The token commits to the number the backend will get, and the execute sends it; the
+	// backend's card, which repeats the number, is shown masked, and so is its replay.
+	tools.Funcs["pay_card"] = func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error) {
+		return engine.ToolResult{Content: json.RawMessage(`{"card":{"title":"Paid","line1":"Card 4111 1111 1111 1111 got $20.00"},"speak":"Card 4111-1111-1111-1111 is paid."}`)}, nil
+	}
+	for range 2 {
+		resp := h.do(t.Context(), http.MethodPost, "/engine/execute", headers(), executeBody(confirm.Execute, freshAuth()))
+		var done engine.ExecuteResult
+		json.NewDecoder(resp.Body).Decode(&done)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("execute: %d", resp.StatusCode)
+		}
+		if done.Done.Line1 != "Card •••• 1111 got $20.00" || done.Speak != "Card •••• 1111 is paid." {
+			t.Errorf("the done card shows %+v, speak %q", done.Done, done.Speak)
+		}
 	}
 	if calls := tools.Calls(); len(calls) != 2 || calls[1].Call.Name != "pay_card" || string(calls[1].Call.Arguments) != `{"amount":20,"card":"4111111111111111"}` {
 		t.Errorf("the action sent %+v", calls)
