@@ -3,8 +3,6 @@ package engine_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,7 +19,7 @@ func fuzzEngine(f *testing.F, tools engine.Toolset) http.Handler {
 	}
 	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{{call("1", "get_balance", `{}`)}, enginetest.Text("ok")}}
 	e, err := engine.New(engine.Config{Tenants: store, Model: model, Toolset: tools, SigningKey: testSigningKey,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: enginetest.DebugLogger()})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -75,6 +75,7 @@ func newHarness(t *testing.T, cfg engine.Config, tenants ...*engine.Tenant) *har
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	cfg.TurnLog = enginetest.KeepTurnLog(cfg.TurnLog)
 	e, err := engine.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -21,10 +21,11 @@ import (
 // rawRecorder is a TCP proxy in front of target that keeps the bytes clients send through it,
 // to see header names as they travel, before any server canonicalises them.
 type rawRecorder struct {
-	URL     string
-	accepts atomic.Int32 // connections opened to the target
-	mu      sync.Mutex
-	buf     bytes.Buffer
+	URL      string
+	accepts  atomic.Int32 // connections opened to the target
+	answered atomic.Int64 // bytes the target sent back
+	mu       sync.Mutex
+	buf      bytes.Buffer
 }
 
 func newRawRecorder(t *testing.T, target string) *rawRecorder {
@@ -63,10 +64,22 @@ func newRawRecorder(t *testing.T, target string) *rawRecorder {
 			conns = append(conns, c, up)
 			mu.Unlock()
 			wg.Go(func() { io.Copy(up, io.TeeReader(c, r)); up.Close() })
-			wg.Go(func() { io.Copy(c, up); c.Close() })
+			wg.Go(func() { io.Copy(answerCounter{c, &r.answered}, up); c.Close() })
 		}
 	})
 	return r
+}
+
+// answerCounter counts what it passes on to w.
+type answerCounter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (a answerCounter) Write(p []byte) (int, error) {
+	n, err := a.w.Write(p)
+	a.n.Add(int64(n))
+	return n, err
 }
 
 func (r *rawRecorder) Write(p []byte) (int, error) {

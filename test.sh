@@ -33,7 +33,16 @@ REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npm run --silent --pre
 echo "== go vet"
 for m in "${modules[@]}"; do go -C "$m" vet ./...; done
 echo "== go test -race"
+# The tests keep what the engine logged (at debug level), kept in turn logs, exported as traces
+# and streamed to clients in this directory; once they have all run, a scan looks there for the
+# card numbers and IBANs they sent.
+artifacts="$(mktemp -d)"
+export ENGINE_TEST_ARTIFACTS="$artifacts"
 for m in "${modules[@]}"; do go -C "$m" test -race -count=1 -timeout 10m ./...; done
+unset ENGINE_TEST_ARTIFACTS
+echo "== personal data in what the tests left ($(du -sh "$artifacts" | cut -f1))"
+ENGINE_SCAN_ARTIFACTS="$artifacts" go test -count=1 -v -run '^TestTheTestCommandLeftNoSentCard$' ./internal/leakscan | grep -v '^=== RUN'
+rm -rf "$artifacts"
 
 # The soak in its short form: the reference server under SSE turns, voice-socket turns and
 # confirmed actions at once, then back to its baseline, each action run once. The full soak

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -271,7 +269,7 @@ func TestTurnRejectsInvalidToolArgumentsAndWidgets(t *testing.T) {
 	if len(res.spec.Widgets) != 0 {
 		t.Errorf("an invalid widget was sent: %#v", res.spec.Widgets)
 	}
-	wants := []string{`/properties/account: enum: crypto`, `value is not a number from 0 to 1`, `unknown_tool`, `missing properties: [\"amount\"]`}
+	wants := []string{`/properties/account: enum: the value does not equal any of: [checking savings]`, `value is not a number from 0 to 1`, `unknown_tool`, `missing properties: [\"amount\"]`}
 	for i, want := range wants {
 		if !results[i].IsError || !strings.Contains(results[i].Content, want) {
 			t.Errorf("result %d = %+v, want an error containing %q", i, results[i], want)
@@ -375,7 +373,7 @@ func serveTurn(t *testing.T, cfg engine.Config, ctx context.Context, body string
 		t.Fatal(err)
 	}
 	cfg.Tenants, cfg.SigningKey = tenants, testSigningKey
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Logger = enginetest.DebugLogger()
 	e, err := engine.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -390,7 +389,7 @@ func TestHeadersReachTheTools(t *testing.T) {
 		enginetest.Text("Done."),
 	}}
 	e, err := engine.New(engine.Config{Tenants: tenants, Model: model, Toolset: tools, SigningKey: bytes.Repeat([]byte{1}, 32),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: enginetest.DebugLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +451,7 @@ func TestErrors(t *testing.T) {
 		tn.RequireSession = true
 		tenants, _ := engine.NewStaticTenants(tn)
 		e, _ := engine.New(engine.Config{Tenants: tenants, Model: intent.New(nil), SigningKey: bytes.Repeat([]byte{1}, 32),
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			Logger: enginetest.DebugLogger()})
 		srv := httptest.NewServer(e.Handler())
 		defer srv.Close()
 		c, _ := client.New(srv.URL, &client.Options{EngineKey: demobank.EngineKey, UserToken: client.StaticToken("u")})

@@ -121,6 +121,7 @@ func NewDemo(t testing.TB, o *DemoOptions) *Demo {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewJSONHandler(d.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	cfg.TurnLog = KeepTurnLog(cfg.TurnLog)
 	if d.Engine, err = engine.New(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +175,9 @@ type Logs struct {
 	buf bytes.Buffer
 }
 
-// Write appends p.
+// Write appends p, and keeps it as an artifact (see [ArtifactsEnv]).
 func (l *Logs) Write(p []byte) (int, error) {
+	KeepArtifact(ArtifactLog, p)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.Write(p)

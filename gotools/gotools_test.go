@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
 	"reflect"
 	"strings"
 	"sync"
@@ -96,7 +94,7 @@ func newEngine(t *testing.T, model engine.Model, tools engine.Toolset, ten *engi
 		t.Fatal(err)
 	}
 	e, err := engine.New(engine.Config{Tenants: store, Model: model, Toolset: tools,
-		SigningKey: bytes.Repeat([]byte("k"), 32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		SigningKey: bytes.Repeat([]byte("k"), 32), Logger: enginetest.DebugLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

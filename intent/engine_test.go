@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -68,7 +66,7 @@ func TestEngineTurns(t *testing.T) {
 		Model:      intent.New(nil),
 		Toolset:    tools,
 		SigningKey: bytes.Repeat([]byte("k"), 32),
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:     enginetest.DebugLogger(),
 	})
 	if err != nil {
 		t.Fatal(err)

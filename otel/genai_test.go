@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
@@ -46,9 +45,18 @@ func newObserved(t *testing.T, opts otel.Options, cfg engine.Config) *observed {
 		t.Fatal(err)
 	}
 	cfg.Observer = obs.Observer()
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	o.demo = enginetest.NewDemo(t, &enginetest.DemoOptions{Config: cfg})
+	t.Cleanup(func() { keepSpans(o.spans) })
 	return o
+}
+
+// keepSpans keeps each ended span, with its attributes and events, as an artifact of the test
+// command (enginetest.ArtifactsEnv).
+func keepSpans(rec *tracetest.SpanRecorder) {
+	for _, s := range rec.Ended() {
+		b, _ := json.Marshal(map[string]any{"name": s.Name(), "attributes": s.Attributes(), "events": s.Events(), "status": s.Status()})
+		enginetest.KeepArtifact(enginetest.ArtifactTrace, b)
+	}
 }
 
 func (o *observed) post(t *testing.T, path, body string, header http.Header) []byte {

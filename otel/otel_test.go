@@ -3,7 +3,6 @@ package otel_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -25,6 +24,7 @@ const userToken = "otel-user-token-secret"
 func TestARealTurnMakesSpansAndMetrics(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	t.Cleanup(func() { keepSpans(spans) })
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	obs, err := otel.New(&otel.Options{TracerProvider: tp, MeterProvider: mp})
@@ -34,7 +34,7 @@ func TestARealTurnMakesSpansAndMetrics(t *testing.T) {
 
 	tools := httptools.New(&httptools.Options{Client: &http.Client{Transport: otel.Transport(nil)}})
 	d := enginetest.NewDemo(t, &enginetest.DemoOptions{
-		Config: engine.Config{Toolset: tools, Observer: obs.Observer(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Config: engine.Config{Toolset: tools, Observer: obs.Observer()},
 		Tenant: func(tn *engine.Tenant) { tn.Limits.UserPerMinute, tn.Limits.UserBurst = 1, 1 },
 	})
 	backend, srv := d.Backend, d.Server

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -73,7 +72,7 @@ func budgetReplicas(t *testing.T, n int, tenants engine.TenantStore, model engin
 		store := newStore()
 		e, err := engine.New(engine.Config{Tenants: tenants, Model: model, SigningKey: make([]byte, 32),
 			Sessions: store, Replay: store, Actions: store, Budget: store, MaxConcurrentTurns: 256,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			Logger: enginetest.DebugLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -63,7 +62,7 @@ func newDeploymentWith(t *testing.T, srv *redistest.Server, limits engine.Limits
 		store := redisstore.New(client(t, srv), &redisstore.Options{Prefix: prefix(t), Timeout: generous})
 		e, err := engine.New(engine.Config{Tenants: tenants, Model: intent.New(nil), Toolset: httptools.New(nil),
 			SigningKey: key, Sessions: store, Replay: store, Actions: store, RateLimiter: store,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			Logger: enginetest.DebugLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}

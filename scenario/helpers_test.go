@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
@@ -62,7 +62,7 @@ func (d *demo) config(ctx context.Context) (engine.Config, func() error, error) 
 	key := make([]byte, 32)
 	rand.Read(key)
 	cfg := engine.Config{Tenants: tenants, Model: intent.New(nil), Toolset: httptools.New(nil), SigningKey: key,
-		Widgets: []engine.WidgetType{demobank.CardWidget}, Logger: slog.New(slog.DiscardHandler)}
+		Widgets: []engine.WidgetType{demobank.CardWidget}, Logger: enginetest.DebugLogger()}
 	if d.speech != nil {
 		cfg = d.speech(cfg)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/internal/speechtest"
 	"github.com/convengine/engine/scenario"
 )
@@ -72,7 +72,7 @@ func TestDemoSuiteCatchesATenantChange(t *testing.T) {
 			typed = append(typed, s)
 		}
 	}
-	log := slog.New(slog.DiscardHandler)
+	log := enginetest.DebugLogger()
 	run := func(change func(intents string) string) string {
 		t.Helper()
 		tc, err := newTestConfig(ctx, testOptions{speech: "off"}, func(string) string { return "" }, log)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,6 +33,7 @@ type lineWriter struct {
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
+	enginetest.KeepArtifact(enginetest.ArtifactLog, p)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf.Write(p)
@@ -46,6 +48,17 @@ func (w *lineWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.String()
+}
+
+// debugEnv is env, at the debug log level unless env says otherwise: the tests run the server
+// as verbose as it gets, so that what its logs could leak is written.
+func debugEnv(env map[string]string) func(string) string {
+	return func(k string) string {
+		if v, ok := env[k]; ok || k != "ENGINE_LOG_LEVEL" {
+			return v
+		}
+		return "debug"
+	}
 }
 
 // startServer runs the reference server with args and returns its base URL.
@@ -63,7 +76,7 @@ func startServerLogs(t *testing.T, args []string, env map[string]string) (string
 	logs := &lineWriter{re: regexp.MustCompile(`^\b$`), found: make(chan string, 1)}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), func(k string) string { return env[k] }, out, logs)
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), debugEnv(env), out, logs)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -111,12 +124,14 @@ func turnAs(t *testing.T, base, key, requestID, body string) ([]enginetest.Event
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
-	tr, err := enginetest.ReadTurn(resp.Body)
+	// What the client receives is what the server's turn log keeps.
+	var got bytes.Buffer
+	tr, err := enginetest.ReadTurn(io.TeeReader(resp.Body, &got))
+	enginetest.KeepArtifact(enginetest.ArtifactEvents, got.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, spec := tr.Events, tr.Spec
-	return evs, spec
+	return tr.Events, tr.Spec
 }
 
 // order checks the turn's events: start, status and speak deltas, widgets, done; and that the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -18,6 +19,7 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/convengine/engine/enginetest"
@@ -49,6 +51,11 @@ func (r *otlpReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	default:
 		http.Error(w, "not an OTLP export", http.StatusBadRequest)
 		return
+	}
+	for _, m := range []proto.Message{&traces, &metrics} {
+		if b, err := protojson.Marshal(m); err == nil && len(b) > 2 {
+			enginetest.KeepArtifact(enginetest.ArtifactTrace, b)
+		}
 	}
 	r.mu.Lock()
 	r.contentType = req.Header.Get("Content-Type")
@@ -353,4 +360,44 @@ func merge(a, b map[string]string) map[string]string {
 	m := maps.Clone(a)
 	maps.Copy(m, b)
 	return m
+}
+
+// TestOTLPExportHoldsNoCardNumber: a user who says a card number to the reference server, its
+// traces exported over OTLP and its log at debug level: neither the export nor the log holds the
+// number, and what the user is shown masks it.
+func TestOTLPExportHoldsNoCardNumber(t *testing.T) {
+	recv := &otlpReceiver{}
+	collector := httptest.NewServer(recv)
+	defer collector.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20")
+	base, _, logs := startServerLogs(t, nil, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL})
+	evs, spec := turn(t, base, "prod-otlp-card", `{"transcript":"is my card 4111 1111 1111 1111 blocked? my IBAN is GB82 WEST 1234 5698 7654 32"}`)
+
+	var exported []byte
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		recv.mu.Lock()
+		n := len(recv.spans)
+		exported = exported[:0]
+		for _, s := range recv.spans {
+			b, _ := protojson.Marshal(s)
+			exported = append(exported, b...)
+		}
+		recv.mu.Unlock()
+		if n >= 2 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(exported) == 0 {
+		t.Fatal("no span was exported")
+	}
+	shown, _ := json.Marshal(struct {
+		Events []enginetest.Event
+		Spec   widgets.Spec
+	}{evs, spec})
+	for what, text := range map[string]string{"the trace export": string(exported), "the log": logs.String(), "what the user is shown": string(shown)} {
+		if flat := strings.NewReplacer(" ", "", "-", "").Replace(text); strings.Contains(flat, "4111111111111111") || strings.Contains(flat, "GB82WEST") {
+			t.Errorf("%s holds the card number or the IBAN:\n%s", what, text)
+		}
+	}
 }

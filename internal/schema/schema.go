@@ -5,7 +5,9 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"regexp"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -66,7 +68,33 @@ func validate(r *jsonschema.Resolved, args json.RawMessage) error {
 	if _, ok := v.(map[string]any); !ok {
 		return fmt.Errorf("arguments must be a JSON object")
 	}
-	return r.Validate(v)
+	if err := r.Validate(v); err != nil {
+		return errors.New(withoutValues(err.Error()))
+	}
+	return nil
+}
+
+// instance finds where a validation error quotes the value it refused. The arguments can hold
+// a card number or a name, and the error reaches the model and the engine's log: it says what
+// was wrong and where, never the value.
+var instance = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`pattern: "(?:[^"\\]|\\.)*" does not match`), "pattern: the value does not match"},
+	{regexp.MustCompile(`(minLength|maxLength): "(?:[^"\\]|\\.)*" contains \d+ Unicode code points`), "$1: the value has"},
+	{regexp.MustCompile(`type: .*? has type "`), `type: the value has type "`},
+	{regexp.MustCompile(`enum: .*? does not equal any of:`), "enum: the value does not equal any of:"},
+	{regexp.MustCompile(`const: .*? does not equal `), "const: the value does not equal "},
+	{regexp.MustCompile(`(multipleOf|minimum|maximum|exclusiveMinimum|exclusiveMaximum): \S+ is `), "$1: the value is "},
+	{regexp.MustCompile(`contains: .*? does not have an item`), "contains: the array does not have an item"},
+}
+
+func withoutValues(msg string) string {
+	for _, x := range instance {
+		msg = x.re.ReplaceAllString(msg, x.with)
+	}
+	return msg
 }
 
 // Compile reports whether schema is a JSON Schema this package can check arguments against,

@@ -40,3 +40,27 @@ func TestValidateArguments(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorsDoNotQuoteTheValue: an error says which rule a value broke and where, never the
+// value, which may be a card number: it reaches the model and the engine's log.
+func TestErrorsDoNotQuoteTheValue(t *testing.T) {
+	const card = "4111 1111 1111 1111"
+	cases := []struct{ schema, args, want string }{
+		{`{"type":"object","properties":{"n":{"type":"string","pattern":"^x$"}}}`, `{"n":"` + card + `"}`, "validating /properties/n: pattern: the value does not match"},
+		{`{"type":"object","properties":{"n":{"type":"string","maxLength":4}}}`, `{"n":"` + card + `"}`, "maxLength: the value has"},
+		{`{"type":"object","properties":{"n":{"type":"string","minLength":40}}}`, `{"n":"` + card + `"}`, "minLength: the value has"},
+		{`{"type":"object","properties":{"n":{"type":"number"}}}`, `{"n":"` + card + `"}`, `type: the value has type "string", want "number"`},
+		{`{"type":"object","properties":{"n":{"enum":["a","b"]}}}`, `{"n":"` + card + `"}`, "enum: the value does not equal any of: [a b]"},
+		{`{"type":"object","properties":{"n":{"const":"a"}}}`, `{"n":"` + card + `"}`, "const: the value does not equal a"},
+		{`{"type":"object","properties":{"n":{"type":"number","maximum":10}}}`, `{"n":4111111111111111}`, "maximum: the value is greater than"},
+		{`{"type":"object","properties":{"n":{"type":"number","multipleOf":7}}}`, `{"n":4111111111111111}`, "multipleOf: the value is not a multiple"},
+		{`{"type":"object","properties":{"n":{"type":"array","contains":{"type":"number"}}}}`, `{"n":["` + card + `"]}`, "contains: the array does not have an item"},
+	}
+	var cache Cache
+	for _, tc := range cases {
+		err := cache.Check(json.RawMessage(tc.schema), json.RawMessage(tc.args))
+		if err == nil || strings.Contains(err.Error(), "4111") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s with %s: %v, want it to say %q without the value", tc.schema, tc.args, err, tc.want)
+		}
+	}
+}
