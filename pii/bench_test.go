@@ -1,8 +1,13 @@
 package pii
 
 import (
+	"encoding/json"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/convengine/engine"
 )
 
 // BenchmarkFind measures detection on what a turn carries: a typed message or a transcript of
@@ -26,6 +31,43 @@ func BenchmarkFind(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				d.Find(tt.text)
+			}
+		})
+	}
+}
+
+// BenchmarkLogLine measures one engine-like log line with an error text of a backend, through
+// RedactingHandler (cards and IBANs) and through a Privacy's LogHandler for a tenant whose
+// policy masks phone numbers in logs, the tenant in the record or bound with With.
+func BenchmarkLogLine(b *testing.B) {
+	p, err := NewPrivacy(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.Turn(&engine.Tenant{Key: "pk", Privacy: json.RawMessage(`{"preset":"banking","kinds":{"phone":{}}}`)})
+	floor, _ := New(&Options{Kinds: []Kind{Card, IBAN}})
+	text := "mcptools: MCP server unavailable: account locked: call +34 612 345 678 about card 4111 1111 1111 1111"
+	for _, tc := range []struct {
+		name string
+		log  *slog.Logger
+		with bool
+	}{
+		{"floor", slog.New(RedactingHandler(slog.NewJSONHandler(io.Discard, nil), floor)), false},
+		{"tenant", slog.New(p.LogHandler(slog.NewJSONHandler(io.Discard, nil), floor)), false},
+		{"tenant-with", slog.New(p.LogHandler(slog.NewJSONHandler(io.Discard, nil), floor)), true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			log := tc.log
+			if tc.with {
+				log = log.With("tenant", "pk", "requestId", "prod-1")
+			}
+			for b.Loop() {
+				if tc.with {
+					log.Warn("listing tools failed", "err", text)
+				} else {
+					log.Warn("listing tools failed", "requestId", "prod-1", "tenant", "pk", "err", text)
+				}
 			}
 		})
 	}

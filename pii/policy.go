@@ -15,7 +15,7 @@ var ErrPolicy = errors.New("pii: invalid privacy policy")
 // Policy is a tenant's privacy policy, the JSON of its engine.Tenant.Privacy:
 //
 //	{"preset": "banking", "keep_last": 4, "locales": ["en", "es"],
-//	 "kinds": {"phone": {"model": "mask", "user": "pass"}},
+//	 "kinds": {"phone": {"model": "mask", "user": "pass", "logs": "mask"}},
 //	 "patterns": [{"kind": "account", "name": "routing", "regexp": "\\b\\d{9}\\b"}]}
 //
 // A kind the policy names neither in Kinds nor through its preset is not looked for.
@@ -42,6 +42,9 @@ type Rule struct {
 	Model string `json:"model,omitempty"`
 	// User is "mask" (default) or "pass": what speech, widgets and the transcript echoed show.
 	User string `json:"user,omitempty"`
+	// Logs is "mask" (default) or "pass": what the lines a [Privacy.LogHandler] writes for the
+	// tenant show.
+	Logs string `json:"logs,omitempty"`
 }
 
 // PolicyPattern is one of the tenant's formats in a [Policy].
@@ -69,6 +72,9 @@ type compiled struct {
 	det   *Detector
 	rules [Custom + 1]Rule
 	keep  int
+	// logs are the kinds masked in the tenant's log lines; anyLogs says whether there is one.
+	logs    [Custom + 1]bool
+	anyLogs bool
 }
 
 func kindNamed(name string) (Kind, bool) {
@@ -87,7 +93,7 @@ func (p *Policy) compile() (*compiled, error) {
 	switch p.Preset {
 	case "":
 	case "banking":
-		c.rules[Card], c.rules[IBAN] = Rule{Model: placeholder, User: mask}, Rule{Model: placeholder, User: mask}
+		c.rules[Card], c.rules[IBAN] = Rule{Model: placeholder, User: mask, Logs: mask}, Rule{Model: placeholder, User: mask, Logs: mask}
 		on = append(on, Card, IBAN)
 	default:
 		return nil, fmt.Errorf("%w: preset %q, want \"banking\"", ErrPolicy, p.Preset)
@@ -103,14 +109,25 @@ func (p *Policy) compile() (*compiled, error) {
 		if r.User == "" {
 			r.User = mask
 		}
+		if r.Logs == "" {
+			r.Logs = mask
+		}
 		if r.Model != placeholder && r.Model != mask && r.Model != pass {
 			return nil, fmt.Errorf("%w: kinds.%s.model %q, want placeholder, mask or pass", ErrPolicy, name, r.Model)
 		}
 		if r.User != mask && r.User != pass {
 			return nil, fmt.Errorf("%w: kinds.%s.user %q, want mask or pass", ErrPolicy, name, r.User)
 		}
+		if r.Logs != mask && r.Logs != pass {
+			return nil, fmt.Errorf("%w: kinds.%s.logs %q, want mask or pass", ErrPolicy, name, r.Logs)
+		}
 		c.rules[k] = r
 		on = append(on, k)
+	}
+	for _, k := range on {
+		if c.rules[k].Logs == mask {
+			c.logs[k], c.anyLogs = true, true
+		}
 	}
 	o := &Options{Kinds: on, Locales: p.Locales}
 	for _, pp := range p.Patterns {

@@ -23,8 +23,8 @@ type PrivacyOptions struct {
 	Default *Policy
 	// Handled, when set, is told what was found and where it was handled: tenant is the
 	// tenant's key, where "model" (hidden from the model), "user" (masked for the user),
-	// "backend" (put back in a tool call) or "refused" (a placeholder never given), n how
-	// many. It is never given a value. It is called from many goroutines at once.
+	// "backend" (put back in a tool call), "refused" (a placeholder never given) or "logs"
+	// (masked in a log line, see [Privacy.LogHandler]), n how many. It is never given a value. It is called from many goroutines at once.
 	Handled func(tenant string, kind Kind, where string, n int)
 }
 
@@ -36,6 +36,9 @@ type Privacy struct {
 	// compiled holds the policies compiled so far, by their JSON: tenants are immutable, and
 	// a policy's detector is built once.
 	compiled sync.Map // string → *compiled
+	// logs holds the policy of each tenant's latest turn, by tenant key, for LogHandler: as
+	// many entries as tenants have had turns.
+	logs sync.Map // string → *compiled
 }
 
 var _ engine.Privacy = (*Privacy)(nil)
@@ -66,10 +69,16 @@ func (p *Privacy) Turn(t *engine.Tenant) engine.Shield {
 	if !ok {
 		pol, err := parsePolicy(t.Privacy, p.def)
 		if pol == nil && err == nil {
+			if _, ok := p.logs.Load(t.Key); ok {
+				p.logs.Delete(t.Key)
+			}
 			return nil
 		}
 		cp, _ := pol.compileOr(err)
 		c, _ = p.compiled.LoadOrStore(key, cp)
+	}
+	if old, ok := p.logs.Load(t.Key); !ok || old != c {
+		p.logs.Store(t.Key, c)
 	}
 	return &shield{c: c.(*compiled), p: p, tenant: t.Key}
 }

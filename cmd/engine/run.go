@@ -79,7 +79,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := level.UnmarshalText([]byte(opts.logLevel)); err != nil {
 		return fmt.Errorf("-log-level: %q is not debug, info, warn or error", opts.logLevel)
 	}
-	log := slog.New(logHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})))
+	privacy, piiCounts, err := newPrivacy()
+	if err != nil {
+		return err
+	}
+	log := slog.New(logHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}), privacy))
 
 	key, generated, err := signingKey(getenv("ENGINE_SIGNING_KEY"))
 	if err != nil {
@@ -200,9 +204,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	if cfg.Privacy, err = newPrivacy(mx); err != nil {
+	if err := piiCounts.start(mx); err != nil {
 		return err
 	}
+	cfg.Privacy = privacy
 	defer func() {
 		// After the engine: the last turns' records are written, for a bounded time.
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
