@@ -373,3 +373,37 @@ func waitFor(t *testing.T, ok func() bool) {
 		}
 	}
 }
+
+// TestSealedFollowRefusesAnotherKey: a resume that waits for a running turn's next event, on
+// a store with another key, gets ErrTurnNotFound when the event comes, never its content.
+func TestSealedFollowRefusesAnotherKey(t *testing.T) {
+	needRedis(t)
+	ctx := t.Context()
+	p := prefix(t)
+	sealed := redisstore.New(client(t, standalone), &redisstore.Options{Prefix: p, Timeout: generous, SealKey: sealKey})
+	other := redisstore.New(client(t, standalone), &redisstore.Options{Prefix: p, Timeout: generous, SealKey: otherSealKey})
+	owner := &engine.TurnOwner{Tenant: "pk_demo", User: "u1"}
+	keep := time.Now().Add(time.Minute)
+	if err := sealed.AppendEvents(ctx, "running", owner, []engine.LoggedEvent{{ID: 1, Name: "start", Data: []byte(`{}`)}}, false, keep); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		rec, err := other.ReadEvents(ctx, "running", 1, 10, 3*time.Second)
+		if err == nil {
+			err = errors.New("no error")
+			if len(rec.Events) > 0 {
+				err = errors.New("an event: " + string(rec.Events[0].Data))
+			}
+		}
+		got <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the read waits in Redis
+	ev := []engine.LoggedEvent{{ID: 2, Name: "speak", Data: []byte(`{"delta":"` + sentinel + `"}`)}}
+	if err := sealed.AppendEvents(ctx, "running", nil, ev, false, keep); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; !errors.Is(err, engine.ErrTurnNotFound) {
+		t.Errorf("following with another key: %v; want ErrTurnNotFound", err)
+	}
+}
