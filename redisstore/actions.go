@@ -57,7 +57,7 @@ func (s *Store) BeginAction(ctx context.Context, id, owner string, leaseUntil ti
 	if data == nil {
 		return nil, nil
 	}
-	result, err := decodeAction(data)
+	result, err := s.decodeAction(key, data)
 	switch {
 	case errors.Is(err, engine.ErrActionInProgress):
 		return nil, err
@@ -71,7 +71,8 @@ func (s *Store) BeginAction(ctx context.Context, id, owner string, leaseUntil ti
 // script; when another owner's claim or a result holds id it returns
 // [engine.ErrActionInProgress] and changes nothing.
 func (s *Store) FinishAction(ctx context.Context, id, owner string, result []byte, expiry time.Time) error {
-	key, ttl, value := s.key(kindAction, id), s.ttl(expiry), encodeResult(result)
+	key, ttl := s.key(kindAction, id), s.ttl(expiry)
+	value := s.encodeResult(key, result)
 	done, err := do(ctx, s, func(ctx context.Context) (int64, error) {
 		return s.finish.Run(ctx, s.client, []string{key}, runningValue(owner), value, ttl.Milliseconds()).Int64()
 	})

@@ -160,3 +160,62 @@ func BenchmarkAllow(b *testing.B) {
 		})
 	}
 }
+
+// turnLogs are the turn log in Redis on loopback, as is and sealed (Options.SealKey).
+func turnLogs(b *testing.B) []struct {
+	name string
+	log  engine.TurnLog
+} {
+	needRedis(b)
+	p := prefix(b) + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
+	return []struct {
+		name string
+		log  engine.TurnLog
+	}{
+		{"plain", redisstore.New(client(b, standalone), &redisstore.Options{Prefix: p})},
+		{"sealed", redisstore.New(client(b, standalone), &redisstore.Options{Prefix: p, SealKey: sealKey})},
+	}
+}
+
+// benchEvents is a batch of a turn's events as the recorder writes them: speech deltas and a
+// done with a widget, some 700 bytes.
+var benchEvents = []engine.LoggedEvent{
+	{ID: 1, Name: "start", Data: []byte(`{"turnId":"0f6c1d2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f","conversationId":"c1","resumable":true}`)},
+	{ID: 2, Name: "speak", Data: []byte(`{"delta":"Your Everyday Checking "}`)},
+	{ID: 3, Name: "speak", Data: []byte(`{"delta":"balance is $1,234.56."}`)},
+	{ID: 4, Name: "done", Data: []byte(`{"speak":"Your Everyday Checking balance is $1,234.56.","widgets":[{"type":"balance","account":"Everyday Checking","amount":"$1,234.56","asOf":"2026-11-26T10:00:00Z"}],"meta":{"conversationId":"c1","turnId":"0f6c1d2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f","locale":"en"}}`)},
+}
+
+// BenchmarkAppendEvents measures writing a turn's four events in one batch, as is and sealed.
+func BenchmarkAppendEvents(b *testing.B) {
+	owner := &engine.TurnOwner{Tenant: "pk_bench", User: "u", Session: "s"}
+	for _, l := range turnLogs(b) {
+		b.Run(l.name, func(b *testing.B) {
+			n := 0
+			for b.Loop() {
+				n++
+				if err := l.log.AppendEvents(b.Context(), "bench-append-"+l.name+strconv.Itoa(n), owner, benchEvents, true, time.Now().Add(time.Second)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadEvents measures a resume's read of a turn's four events, as is and sealed.
+func BenchmarkReadEvents(b *testing.B) {
+	owner := &engine.TurnOwner{Tenant: "pk_bench", User: "u", Session: "s"}
+	for _, l := range turnLogs(b) {
+		if err := l.log.AppendEvents(b.Context(), "bench-read-"+l.name, owner, benchEvents, true, time.Now().Add(time.Minute)); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(l.name, func(b *testing.B) {
+			for b.Loop() {
+				rec, err := l.log.ReadEvents(b.Context(), "bench-read-"+l.name, 0, 10, 0)
+				if err != nil || len(rec.Events) != len(benchEvents) {
+					b.Fatal(rec, err)
+				}
+			}
+		})
+	}
+}

@@ -41,6 +41,12 @@
 // what this one wrote during a rolling upgrade. A record of a version newer than this package
 // knows is an error wrapping [ErrUnreadable], never misread.
 //
+// With [Options.SealKey] (give it the engine's signing key), the data of each turn event and
+// each action's reply are sealed with AES-256-GCM under a key derived from it, bound to the
+// record: what users said and were shown does not rest readable in Redis. A sealed value that
+// does not open is never answered: its turn is [engine.ErrTurnNotFound], its action record an
+// error wrapping [ErrUnreadable], and the action does not run again.
+//
 // # Failures
 //
 // Each call is bounded by [Options.Timeout], whether or not its context has a deadline. When

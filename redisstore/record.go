@@ -7,9 +7,14 @@ import (
 	"github.com/convengine/engine"
 )
 
-// version is the version of the records this package writes. It reads versions 1 to version;
-// a release that changes a record's meaning writes version+1 and keeps reading the older ones.
+// version is the version of the records this package writes. It reads versions 1 to version,
+// and sealedVersion of action results; a release that changes a record's meaning writes a new
+// version and keeps reading the older ones.
 const version = 1
+
+// sealedVersion is the version of an action's result sealed (Options.SealKey): a release that
+// reads only version 1 refuses it, rather than take it for a result that is empty.
+const sealedVersion = 2
 
 // sessionRecord is a session's value: the whole [engine.Session] as JSON, so that fields added
 // to it are kept without a change here.
@@ -32,6 +37,8 @@ type actionRecord struct {
 	// none; such a claim ends with its lease.
 	Owner  string `json:"owner,omitempty"`
 	Result []byte `json:"result,omitempty"`
+	// Sealed is the result sealed, bound to the record's key, in a record of sealedVersion.
+	Sealed []byte `json:"sealed,omitempty"`
 }
 
 // claimValue is a single-use value's record: it never changes.
@@ -53,8 +60,9 @@ func mustMarshal(v any) string {
 	return string(b)
 }
 
-// checkVersion reads the version of a record.
-func checkVersion(data []byte) error {
+// checkVersion reads the version of a record of a kind this package writes in versions 1 to
+// newest.
+func checkVersion(data []byte, newest int) error {
 	var head struct {
 		V *int `json:"v"`
 	}
@@ -64,8 +72,8 @@ func checkVersion(data []byte) error {
 	switch {
 	case head.V == nil || *head.V < 1:
 		return fmt.Errorf("%w: no version", ErrUnreadable)
-	case *head.V > version:
-		return fmt.Errorf("%w: version %d is newer than this engine reads (%d)", ErrUnreadable, *head.V, version)
+	case *head.V > newest:
+		return fmt.Errorf("%w: version %d is newer than this engine reads (%d)", ErrUnreadable, *head.V, newest)
 	}
 	return nil
 }
@@ -75,7 +83,7 @@ func encodeSession(s *engine.Session) ([]byte, error) {
 }
 
 func decodeSession(data []byte) (*engine.Session, error) {
-	if err := checkVersion(data); err != nil {
+	if err := checkVersion(data, version); err != nil {
 		return nil, err
 	}
 	var r sessionRecord
@@ -89,23 +97,44 @@ func decodeSession(data []byte) (*engine.Session, error) {
 	return r.Session, nil
 }
 
-func encodeResult(result []byte) string {
-	return mustMarshal(actionRecord{V: version, State: stateDone, Result: result})
+// encodeResult returns the record of an action's result, sealed when the store seals.
+func (s *Store) encodeResult(key string, result []byte) string {
+	if s.sealer == nil {
+		return mustMarshal(actionRecord{V: version, State: stateDone, Result: result})
+	}
+	return mustMarshal(actionRecord{V: sealedVersion, State: stateDone, Sealed: seal(s.sealer.aead(key), result, key)})
 }
 
-// decodeAction returns the result of a finished action, or ErrActionInProgress.
-func decodeAction(data []byte) ([]byte, error) {
-	if err := checkVersion(data); err != nil {
+// decodeAction returns the result of a finished action, or ErrActionInProgress. A result that
+// does not open, is sealed without a SealKey, or is not sealed with one, is ErrUnreadable.
+func (s *Store) decodeAction(key string, data []byte) ([]byte, error) {
+	if err := checkVersion(data, sealedVersion); err != nil {
 		return nil, err
 	}
 	var r actionRecord
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("%w: an action record of the wrong shape", ErrUnreadable)
 	}
+	if r.V == sealedVersion && r.State != stateDone {
+		return nil, fmt.Errorf("%w: version %d of an action record that is not a result", ErrUnreadable, r.V)
+	}
 	switch r.State {
 	case stateRunning:
 		return nil, engine.ErrActionInProgress
 	case stateDone:
+		sealed := r.V == sealedVersion
+		switch {
+		case sealed && s.sealer == nil:
+			return nil, fmt.Errorf("%w: an action's result sealed, and the store has no SealKey", ErrUnreadable)
+		case !sealed && s.sealer != nil:
+			return nil, fmt.Errorf("%w: an action's result not sealed, and the store seals", ErrUnreadable)
+		case sealed:
+			result, err := open(s.sealer.aead(key), r.Sealed, key)
+			if err != nil {
+				return nil, fmt.Errorf("%w: an action's result that does not open", ErrUnreadable)
+			}
+			r.Result = result
+		}
 		if r.Result == nil {
 			r.Result = []byte{} // a finished action, never to be taken for a claim
 		}

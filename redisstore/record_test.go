@@ -16,7 +16,7 @@ func FuzzRecords(f *testing.F) {
 		`{"v":1,"state":"running"}`,
 		`{"v":1,"state":"done","result":"e30="}`,
 		`{"v":1,"state":"done"}`,
-		`{"v":2}`, `{"v":0}`, `{"v":1.5}`, `{"v":null}`, `[]`, `null`, `"x"`, ``,
+		`{"v":2,"state":"done","sealed":"e30="}`, `{"v":2}`, `{"v":3}`, `{"v":0}`, `{"v":1.5}`, `{"v":null}`, `[]`, `null`, `"x"`, ``,
 	} {
 		f.Add([]byte(s))
 	}
@@ -26,16 +26,19 @@ func FuzzRecords(f *testing.F) {
 		} else if err != nil && !errors.Is(err, ErrUnreadable) {
 			t.Fatalf("decodeSession(%q): %v does not wrap ErrUnreadable", data, err)
 		}
-		r, err := decodeAction(data)
-		if r == nil && err == nil {
-			t.Fatalf("decodeAction(%q) = nil, nil", data)
-		}
-		if err != nil && !errors.Is(err, ErrUnreadable) && !errors.Is(err, engine.ErrActionInProgress) {
-			t.Fatalf("decodeAction(%q): %v", data, err)
-		}
-		if err == nil {
-			if got, err := decodeAction([]byte(encodeResult(r))); err != nil || string(got) != string(r) {
-				t.Fatalf("a result does not round-trip: %q, %q %v", r, got, err)
+		const key = "engine:action:pk_demo:{a}"
+		for _, s := range []*Store{{}, {sealer: newSealer([]byte("a signing key of thirty-two bytes"))}} {
+			r, err := s.decodeAction(key, data)
+			if r == nil && err == nil {
+				t.Fatalf("decodeAction(%q) = nil, nil", data)
+			}
+			if err != nil && !errors.Is(err, ErrUnreadable) && !errors.Is(err, engine.ErrActionInProgress) {
+				t.Fatalf("decodeAction(%q): %v", data, err)
+			}
+			if err == nil {
+				if got, err := s.decodeAction(key, []byte(s.encodeResult(key, r))); err != nil || string(got) != string(r) {
+					t.Fatalf("a result does not round-trip: %q, %q %v", r, got, err)
+				}
 			}
 		}
 	})

@@ -41,6 +41,15 @@ type Options struct {
 	// a quarter of the client's pool, so that resumes never take the connections the engine's
 	// other calls need.
 	BlockingReads int
+	// SealKey, when set, seals what the store keeps of what users said and were shown: the
+	// data of every turn event and every action's reply are encrypted with AES-256-GCM, under
+	// a key derived from SealKey with HKDF-SHA256 for this purpose alone, and bound to the
+	// record they are in. Give it the engine's Config.SigningKey, the same on every replica.
+	// nil means they are stored as is. A sealed value that does not open (another key, a
+	// changed byte, a value written before sealing was turned on) is never returned: its turn
+	// reads as [engine.ErrTurnNotFound], its action record as an error wrapping
+	// [ErrUnreadable], and the action does not run again.
+	SealKey []byte
 }
 
 // Store is an [engine.SessionStore], an [engine.ReplayStore], an [engine.ActionStore] and an
@@ -57,6 +66,7 @@ type Store struct {
 	abandon *redis.Script
 	finish  *redis.Script
 	rate    *redis.Script
+	sealer  *sealer // nil: content is stored as is
 
 	maxPerUser int
 	blocking   chan struct{} // a slot per read that may wait in Redis
@@ -105,6 +115,7 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 		abandon:    redis.NewScript(abandonScript),
 		finish:     redis.NewScript(finishScript),
 		rate:       redis.NewScript(rateScript),
+		sealer:     newSealer(o.SealKey),
 	}
 }
 

@@ -134,6 +134,7 @@ func TestRecords(t *testing.T) {
 			for _, bad := range []string{
 				`{"v":2,"state":"done","result":"e30="}`,
 				`{"v":2,"state":"running"}`,
+				`{"v":3,"state":"done","sealed":"e30="}`,
 				`{"v":1,"state":"paused"}`,
 				`[]`,
 			} {

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"crypto/cipher"
 	"errors"
 	"fmt"
 	"strconv"
@@ -13,8 +14,11 @@ import (
 )
 
 // A turn's log is two records sharing a hash tag: a stream whose entries are the turn's
-// events, each under the id "<event id>-0" with fields e (name) and d (data), and a hash of its
-// owner (tenant, user, session) and done. Appends are one MULTI per batch of events; a reader
+// events, each under the id "<event id>-0" with fields e (name) and d (data), or, sealed
+// (Options.SealKey), n (name) and s (data sealed, bound to the stream's key, the event's id
+// and its name), and a hash of its owner (tenant, user, session) and done. A release that
+// reads only e and d finds no name in a sealed entry, and refuses it rather than answer it
+// empty. Appends are one MULTI per batch of events; a reader
 // waits for more with XREAD BLOCK, or polls when Options.BlockingReads are all taken.
 
 // pollInterval is how often a resume without a blocking read looks for new events.
@@ -27,13 +31,24 @@ func (s *Store) AppendEvents(ctx context.Context, turn string, owner *engine.Tur
 	if ttl == 0 {
 		return nil
 	}
+	values := make([][]any, len(evs))
+	if s.sealer != nil {
+		a := s.sealer.aead(stream)
+		for i, ev := range evs {
+			values[i] = []any{"n", ev.Name, "s", seal(a, ev.Data, eventAD(stream, ev.ID, ev.Name))}
+		}
+	} else {
+		for i, ev := range evs {
+			values[i] = []any{"e", ev.Name, "d", ev.Data}
+		}
+	}
 	_, err := do(ctx, s, func(ctx context.Context) (struct{}, error) {
 		_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			if owner != nil {
 				p.HSet(ctx, meta, "tenant", owner.Tenant, "user", owner.User, "session", owner.Session, "env", owner.Environment)
 			}
-			for _, ev := range evs {
-				p.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: strconv.Itoa(ev.ID) + "-0", Values: []any{"e", ev.Name, "d", ev.Data}})
+			for i, ev := range evs {
+				p.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: strconv.Itoa(ev.ID) + "-0", Values: values[i]})
 			}
 			if done {
 				p.HSet(ctx, meta, "done", "1")
@@ -51,7 +66,8 @@ func (s *Store) AppendEvents(ctx context.Context, turn string, owner *engine.Tur
 }
 
 // ReadEvents returns the turn's owner, its events after after and whether it is over, waiting
-// up to wait for events with XREAD BLOCK when there are none yet.
+// up to wait for events with XREAD BLOCK when there are none yet. A turn with an event that
+// does not open (Options.SealKey) is [engine.ErrTurnNotFound].
 func (s *Store) ReadEvents(ctx context.Context, turn string, after, max int, wait time.Duration) (*engine.TurnRecord, error) {
 	stream, meta := s.key(kindTurn, turn), s.key(kindTurnMeta, turn)
 	rec, err := do(ctx, s, func(ctx context.Context) (*engine.TurnRecord, error) {
@@ -74,12 +90,14 @@ func (s *Store) ReadEvents(ctx context.Context, turn string, after, max int, wai
 		rec := &engine.TurnRecord{Owner: engine.TurnOwner{Tenant: fields["tenant"], User: fields["user"], Session: fields["session"],
 			Environment: fields["env"]},
 			Done: fields["done"] == "1"}
-		rec.Events, err = loggedEvents(xs.Val())
+		rec.Events, err = s.loggedEvents(stream, xs.Val())
 		return rec, err
 	})
 	switch {
 	case errors.Is(err, engine.ErrTurnNotFound):
 		return nil, err
+	case errors.Is(err, errNotOpened):
+		return nil, engine.ErrTurnNotFound
 	case err != nil:
 		return nil, unavailable("reading a turn's events", err)
 	}
@@ -116,8 +134,11 @@ func (s *Store) ReadEvents(ctx context.Context, turn string, after, max int, wai
 		return nil, unavailable("waiting for a turn's events", err)
 	}
 	for _, st := range res {
-		evs, err := loggedEvents(st.Messages)
-		if err != nil {
+		evs, err := s.loggedEvents(stream, st.Messages)
+		switch {
+		case errors.Is(err, errNotOpened):
+			return nil, engine.ErrTurnNotFound
+		case err != nil:
 			return nil, unavailable("reading a turn's events", err)
 		}
 		rec.Events = append(rec.Events, evs...)
@@ -125,20 +146,46 @@ func (s *Store) ReadEvents(ctx context.Context, turn string, after, max int, wai
 	return rec, nil
 }
 
-// loggedEvents reads stream entries as events.
-func loggedEvents(msgs []redis.XMessage) ([]engine.LoggedEvent, error) {
+// loggedEvents reads the entries of stream as events, or returns errNotOpened when one is
+// sealed and does not open, or is sealed without a SealKey, or is not sealed with one.
+func (s *Store) loggedEvents(stream string, msgs []redis.XMessage) ([]engine.LoggedEvent, error) {
 	out := make([]engine.LoggedEvent, 0, len(msgs))
+	var a cipher.AEAD
 	for _, m := range msgs {
 		ms, _, _ := cutDash(m.ID)
 		id, err := strconv.Atoi(ms)
-		name, _ := m.Values["e"].(string)
-		data, _ := m.Values["d"].(string)
-		if err != nil || name == "" {
+		plainName, plain := m.Values["e"].(string)
+		sealedName, sealed := m.Values["n"].(string)
+		var ev engine.LoggedEvent
+		switch {
+		case err != nil:
+		case plain && s.sealer == nil:
+			data, _ := m.Values["d"].(string)
+			ev = engine.LoggedEvent{ID: id, Name: plainName, Data: []byte(data)}
+		case sealed && s.sealer != nil:
+			if a == nil {
+				a = s.sealer.aead(stream)
+			}
+			data, _ := m.Values["s"].(string)
+			opened, err := open(a, []byte(data), eventAD(stream, id, sealedName))
+			if err != nil {
+				return nil, err
+			}
+			ev = engine.LoggedEvent{ID: id, Name: sealedName, Data: opened}
+		case plain || sealed:
+			return nil, errNotOpened
+		}
+		if ev.Name == "" {
 			return nil, fmt.Errorf("%w: a turn event %q", ErrUnreadable, m.ID)
 		}
-		out = append(out, engine.LoggedEvent{ID: id, Name: name, Data: []byte(data)})
+		out = append(out, ev)
 	}
 	return out, nil
+}
+
+// eventAD is what a turn event's sealed data is bound to: its stream, its id and its name.
+func eventAD(stream string, id int, name string) string {
+	return stream + "\x00" + strconv.Itoa(id) + "\x00" + name
 }
 
 func cutDash(id string) (string, string, bool) {

@@ -95,7 +95,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if generated {
 		log.Warn("ENGINE_SIGNING_KEY is not set: generated a key for this process; tokens will not survive a restart or work across replicas")
 	}
-	stores, closeStores, err := openStores(ctx, opts.redisURL)
+	stores, closeStores, err := openStores(ctx, opts.redisURL, key)
 	if err != nil {
 		return err
 	}

@@ -25,11 +25,12 @@ func (s stores) apply(cfg *engine.Config) {
 }
 
 // openStores connects to Redis when url is set and refuses to start if it does not answer.
-func openStores(ctx context.Context, url string) (stores, func(), error) {
+// What the store keeps of turns and actions is sealed under a key derived from signingKey.
+func openStores(ctx context.Context, url string, signingKey []byte) (stores, func(), error) {
 	if url == "" {
 		return stores{}, func() {}, nil
 	}
-	store, err := redisstore.NewFromURL(url, nil)
+	store, err := redisstore.NewFromURL(url, &redisstore.Options{SealKey: signingKey})
 	if err != nil {
 		return stores{}, nil, fmt.Errorf("-redis: %w", err)
 	}
