@@ -9,10 +9,9 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 
-	"github.com/convengine/engine/audio"
+	"github.com/convengine/engine/internal/wavstream"
 )
 
 // maxSpeechText bounds the text of one tts request, in characters.
@@ -53,7 +52,7 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	n, werr, err := streamWAV(w, speech, e.writeTimeout)
+	n, werr, err := wavstream.Write(w, speech.PCM, speech.SampleRate, e.writeTimeout)
 	cancel()
 	e.log.InfoContext(r.Context(), "tts", "requestId", req.ID, "tenant", req.Tenant.Key, "voice", voice,
 		"chars", utf8.RuneCountInString(*body.Text), "bytes", n, "clientGone", r.Context().Err() != nil,
@@ -133,42 +132,6 @@ func (a *slotAudio) Close() error {
 	err := a.ReadCloser.Close()
 	a.once.Do(a.release)
 	return err
-}
-
-// streamWAV writes a streaming WAV header and then the samples as they come, flushing each
-// read; each write may wait writeTimeout for the client. It returns the bytes of samples
-// written, the write's error (the client is gone or too slow) or the synthesis's.
-func streamWAV(w http.ResponseWriter, a *Audio, writeTimeout time.Duration) (n int64, writeErr, readErr error) {
-	rc := http.NewResponseController(w)
-	defer rc.SetWriteDeadline(time.Time{}) // not to outlive the response on a kept-alive connection
-	write := func(b []byte) error {
-		if writeTimeout > 0 && rc.SetWriteDeadline(time.Now().Add(writeTimeout)) != nil {
-			writeTimeout = 0 // a writer that cannot take deadlines just writes
-		}
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
-	if err := write(audio.AppendWAVHeader(nil, a.SampleRate, -1)); err != nil {
-		return 0, err, nil
-	}
-	buf := make([]byte, 16<<10)
-	for {
-		m, rerr := a.PCM.Read(buf)
-		if m > 0 {
-			if err := write(buf[:m]); err != nil {
-				return n, err, nil
-			}
-			n += int64(m)
-		}
-		if rerr == io.EOF {
-			return n, nil, nil
-		}
-		if rerr != nil {
-			return n, nil, rerr
-		}
-	}
 }
 
 // voiceFor returns the voice to speak with: the one requested, else the tenant's, else the one
