@@ -110,6 +110,8 @@ type TurnEvent struct {
 	Widgets   int
 	ErrorCode string // "" when the turn answered
 	Duration  time.Duration
+	// PersonalData is what the turn's Shield (Config.Privacy) handled; nil without one.
+	PersonalData []PersonalData
 }
 
 // ToolEvent describes one tool call.

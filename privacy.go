@@ -28,4 +28,15 @@ type Shield interface {
 	ToModel(text string) string
 	Restore(args json.RawMessage) (json.RawMessage, error)
 	ToUser(text string) string
+	// Handled returns what the Shield has handled so far, for the audit of the turn
+	// ([TurnEvent].PersonalData): counts by kind and destination, never a value.
+	Handled() []PersonalData
+}
+
+// PersonalData counts the values of one kind ("card", "iban"…) that a turn's Shield handled
+// in one place: "model" (hidden from the model), "user" (masked), "backend" (put back in a
+// tool call) or "refused" (a placeholder never given).
+type PersonalData struct {
+	Kind, Where string
+	N           int
 }

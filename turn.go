@@ -472,6 +472,9 @@ func (e *Engine) runTurnSafely(ctx context.Context, t *turn) {
 		defer func() {
 			ev := t.event()
 			ev.Duration = e.now().Sub(t.started)
+			if t.shield != nil {
+				ev.PersonalData = t.shield.Handled()
+			}
 			e.obs.TurnEnd(ctx, ev)
 		}()
 	}

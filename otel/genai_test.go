@@ -26,6 +26,7 @@ import (
 	"github.com/convengine/engine/internal/speechtest"
 	"github.com/convengine/engine/openai"
 	"github.com/convengine/engine/otel"
+	"github.com/convengine/engine/pii"
 )
 
 // observed is an engine observed by an in-memory span recorder and metric reader.
@@ -437,5 +438,39 @@ func TestGenAIWarmUpIsItsOwnTrace(t *testing.T) {
 	}
 	if input != 1203 {
 		t.Errorf("gen_ai.client.token.usage input %d, want the warm-up's 1203", input)
+	}
+}
+
+// TestPersonalDataOnTheTurnSpan: under a privacy policy, the turn's span counts what was
+// hidden from the model and masked for the user, by kind, and holds none of the values.
+func TestPersonalDataOnTheTurnSpan(t *testing.T) {
+	privacy, err := pii.NewPrivacy(&pii.PrivacyOptions{Default: pii.Banking()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Card [CARD_1] and [IBAN_1] are noted.")}}
+	o := newObserved(t, otel.Options{}, engine.Config{Model: model, Privacy: privacy})
+	o.post(t, "/engine", `{"transcript":"my card is 4111 1111 1111 1111 and my IBAN GB82 WEST 1234 5698 7654 32"}`, nil)
+	var turn sdktrace.ReadOnlySpan
+	for _, s := range o.spans.Ended() {
+		if s.Name() == "invoke_agent "+demobank.EngineKey {
+			turn = s
+		}
+		for _, kv := range s.Attributes() {
+			if v := strings.ReplaceAll(kv.Value.Emit(), " ", ""); strings.Contains(v, "4111111111111111") || strings.Contains(v, "GB82WEST") {
+				t.Errorf("span %s carries a value in %s", s.Name(), kv.Key)
+			}
+		}
+	}
+	if turn == nil {
+		t.Fatal("no turn span")
+	}
+	got := attrsOf(turn)
+	// Each value is hidden from the model once, and masked twice for the user: in the speech
+	// as it streams and in the done event's.
+	for k, want := range map[string]int64{"engine.pii.card.model": 1, "engine.pii.iban.model": 1, "engine.pii.card.user": 2, "engine.pii.iban.user": 2} {
+		if got[k].AsInt64() != want {
+			t.Errorf("%s = %v, want %d (span: %v)", k, got[k].Emit(), want, got)
+		}
 	}
 }

@@ -185,6 +185,9 @@ func (o *Observability) turnEnd(ctx context.Context, e engine.TurnEvent) {
 	span := trace.SpanFromContext(ctx)
 	span.SetAttributes(attribute.Int("engine.steps", e.Steps), attribute.Int("engine.tool_calls", e.ToolCalls),
 		attribute.Int("engine.widgets", e.Widgets))
+	for _, pd := range e.PersonalData { // counts by kind and place: a bounded set of names
+		span.SetAttributes(attribute.Int("engine.pii."+pd.Kind+"."+pd.Where, pd.N))
+	}
 	if e.ErrorCode != "" {
 		span.SetStatus(codes.Error, e.ErrorCode)
 		span.SetAttributes(attribute.String("engine.error", e.ErrorCode), semconv.ErrorTypeKey.String(e.ErrorCode))

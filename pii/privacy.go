@@ -1,10 +1,12 @@
 package pii
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,12 +108,38 @@ type shield struct {
 	values map[string]Match // by placeholder
 	byVal  map[string]string
 	n      [Custom + 1]int
+
+	audit   sync.Mutex
+	handled map[[2]string]int // by kind and where
 }
 
 func (s *shield) count(k Kind, where string, n int) {
-	if s.p.handled != nil && n > 0 {
+	if n <= 0 {
+		return
+	}
+	if s.p.handled != nil {
 		s.p.handled(s.tenant, k, where, n)
 	}
+	s.audit.Lock()
+	if s.handled == nil {
+		s.handled = map[[2]string]int{}
+	}
+	s.handled[[2]string{k.String(), where}] += n
+	s.audit.Unlock()
+}
+
+// Handled returns what the shield has handled so far, in order of kind and place.
+func (s *shield) Handled() []engine.PersonalData {
+	s.audit.Lock()
+	defer s.audit.Unlock()
+	out := make([]engine.PersonalData, 0, len(s.handled))
+	for k, n := range s.handled {
+		out = append(out, engine.PersonalData{Kind: k[0], Where: k[1], N: n})
+	}
+	slices.SortFunc(out, func(a, b engine.PersonalData) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Where, b.Where))
+	})
+	return out
 }
 
 // ToModel replaces the values the policy hides from the model by placeholders or masks.
