@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
@@ -146,14 +148,23 @@ func BenchmarkTurnHTTP(b *testing.B) {
 	}
 }
 
-// BenchmarkTurnPrivacy is BenchmarkTurnWithTool with package pii's banking policy on the
-// tenant (privacy=on: the transcript and history looked at for the model, the tool call's
-// arguments for placeholders, each delta of speech and each widget masked for the user),
-// against none (off).
+// BenchmarkTurnPrivacy measures a text turn with one tool call under the banking privacy policy
+// (privacy=on) against none (off). The user says a card number and an IBAN after six messages
+// of history (some 1 KiB of text with amounts, dates and references) and the app's context:
+// all of it is read by the detector. Beside the mean, it reports the 50th and 95th
+// percentiles of a turn's time (p50-ns/turn, p95-ns/turn).
 func BenchmarkTurnPrivacy(b *testing.B) {
+	history := `[{"role":"user","content":"how much did I spend on groceries in March 2024?"},` +
+		`{"role":"assistant","content":"You spent $412.37 at 6 stores between 03/01/2024 and 03/31/2024."},` +
+		`{"role":"user","content":"and the transfer with reference 20240315-884213 to my landlord?"},` +
+		`{"role":"assistant","content":"That was $1,250.00 on 15 March, order 4482 1190 2231 confirmed."},` +
+		`{"role":"user","content":"ok, what is my checking balance now and my savings goal progress?"},` +
+		`{"role":"assistant","content":"Checking holds $1,234.56; your goal is at 62%, $3,100 of $5,000."}]`
+	body := `{"transcript":"please check my card 4111 1111 1111 1111 and pay it from GB82 WEST 1234 5698 7654 32",` +
+		`"messages":` + history + `,"context":{"screen":"cards","selected":"Everyday Debit"}}`
 	for _, mode := range []string{"off", "privacy=on"} {
 		b.Run("mode="+mode, func(b *testing.B) {
-			benchTurnOf(b, benchEngineWith(b, true, func(cfg *engine.Config, t *engine.Tenant) {
+			h := benchEngineWith(b, true, func(cfg *engine.Config, t *engine.Tenant) {
 				if mode == "off" {
 					return
 				}
@@ -162,7 +173,24 @@ func BenchmarkTurnPrivacy(b *testing.B) {
 					b.Fatal(err)
 				}
 				cfg.Privacy, t.Privacy = p, json.RawMessage(`{"preset":"banking"}`)
-			}).Handler())
+			}).Handler()
+			hdr := headers()
+			var took []time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				start := time.Now()
+				req := httptest.NewRequest(http.MethodPost, "/engine", strings.NewReader(body))
+				req.Header = hdr
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatal(rec.Body.String())
+				}
+				took = append(took, time.Since(start))
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns/turn")
+			b.ReportMetric(float64(took[len(took)*95/100].Nanoseconds()), "p95-ns/turn")
 		})
 	}
 }
