@@ -150,6 +150,7 @@ func (s *scan) cards(r *run, add func(kind Kind, name string, start, end int, va
 		s.spokenCard(r, add)
 		return
 	}
+	free := 0 // the first piece that no card found so far holds
 	for i := 0; i < len(r.pieces); {
 		best := -1
 		var groups [20]int
@@ -165,7 +166,7 @@ func (s *scan) cards(r *run, add func(kind Kind, name string, start, end int, va
 			if n > 19 {
 				break
 			}
-			if n >= 12 && cardShape(groups[:j-i+1]) && !r.continues(i, j) && isCard(r.digits[r.pieces[i].lo:p.hi]) {
+			if n >= 12 && cardShape(groups[:j-i+1]) && !r.continues(i, j, free) && isCard(r.digits[r.pieces[i].lo:p.hi]) {
 				best = j
 			}
 		}
@@ -175,23 +176,25 @@ func (s *scan) cards(r *run, add func(kind Kind, name string, start, end int, va
 		}
 		start, end := r.span(i, best+1)
 		add(Card, "card", start, end, r.digits[r.pieces[i].lo:r.pieces[best].hi])
-		i = best + 1
+		i, free = best+1, best+1
 	}
 }
 
 // continues reports whether the typed pieces [i, j] are part of a longer number: a group of
 // three digits or more joined the same way comes right before or after them. ("12/25" after a
-// card number is its expiry, not more of it.)
-func (r *run) continues(i, j int) bool {
+// card number is its expiry, not more of it.) Pieces before free are a card found already. A
+// number written all at once is whole: a group after a blank is the next thing written (a
+// security code, another card), one joined by a dash more of it.
+func (r *run) continues(i, j, free int) bool {
 	long := func(k int) bool { return r.pieces[k].hi-r.pieces[k].lo >= 3 }
-	gap := r.pieces[i].gap // the window's own separator; any, for one piece
-	if i < j {
-		gap = r.pieces[i+1].gap
+	if i == j {
+		return i > free && long(i-1) && r.pieces[i].gap == "-" || j+1 < len(r.pieces) && long(j+1) && r.pieces[j+1].gap == "-"
 	}
-	if i > 0 && long(i-1) && (i == j || r.pieces[i].gap == gap) {
+	gap := r.pieces[i+1].gap // the window's own separator
+	if i > free && long(i-1) && r.pieces[i].gap == gap {
 		return true
 	}
-	return j+1 < len(r.pieces) && long(j+1) && (i == j || r.pieces[j+1].gap == gap)
+	return j+1 < len(r.pieces) && long(j+1) && r.pieces[j+1].gap == gap
 }
 
 // articles are spoken digits that are also articles ("un", "uno", "um"), which may come
