@@ -26,6 +26,9 @@ var hostile = map[string]string{
 	"dots":            "a.",
 	"fillers":         "one uh ",
 	"accents":         "zéro ",
+	"arabic digits":   "٤١١١ ",
+	"arabic spoken":   "واحد، ",
+	"tatweel":         "واـحد ",
 }
 
 // TestLinear counts the steps Find takes on 256 KiB of each hostile text, and on four times

@@ -30,10 +30,11 @@ var digitWords = map[string][10]string{
 	"de": {"null", "eins", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun"},
 	"it": {"zero", "uno", "due", "tre", "quattro", "cinque", "sei", "sette", "otto", "nove"},
 	"pt": {"zero", "um", "dois", "três", "quatro", "cinco", "seis", "sete", "oito", "nove"},
+	"ar": {"صفر", "واحد", "اثنين", "ثلاثة", "أربعة", "خمسة", "ستة", "سبعة", "ثمانية", "تسعة"},
 }
 
 // plusWords say "+" in each language.
-var plusWords = map[string]string{"en": "plus", "es": "más", "fr": "plus", "de": "plus", "it": "più", "pt": "mais"}
+var plusWords = map[string]string{"en": "plus", "es": "más", "fr": "plus", "de": "plus", "it": "più", "pt": "mais", "ar": "زائد"}
 
 // templates hold a %s for the number, per language and purpose.
 var templates = map[string]map[string][]string{
@@ -79,6 +80,24 @@ var templates = map[string]map[string][]string{
 		"email": {"o meu email é %s"},
 		"neg":   {"paguei %s ontem", "a referência é %s", "foi no dia %s"},
 	},
+	"ar": {
+		"card":  {"رقم بطاقتي هو %s", "أريد إيقاف البطاقة %s فقد ضاعت", "ادفع بالبطاقة %s من فضلك"},
+		"iban":  {"حوّل 500 ريال إلى %s", "رقم الآيبان الخاص بي %s", "الحساب %s باسم أحمد"},
+		"phone": {"رقم هاتفي %s", "اتصل بي على %s"},
+		"email": {"بريدي الإلكتروني %s"},
+		"neg":   {"دفعت %s أمس", "المرجع هو %s", "كان ذلك في %s", "الطلب %s لم يصل"},
+	},
+}
+
+// arabicIndic writes the ASCII digits of s as Arabic-Indic ones, as an Arabic keyboard types
+// them.
+func arabicIndic(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return '٠' + r - '0'
+		}
+		return r
+	}, s)
 }
 
 // corpusIssuers are the prefixes and lengths of the generated cards.
@@ -366,6 +385,11 @@ func corpus(seed uint64, n int) []sample {
 	var out []sample
 	add := func(lang string, spoken bool, purpose, value string, want ...Match) {
 		ts := templates[lang][purpose]
+		// Arabic users type digits as Arabic-Indic ones as often as not: cards and the
+		// numbers that must not be taken for cards.
+		if lang == "ar" && (purpose == "card" && !spoken && (len(want) == 0 || want[0].Kind == Card) || purpose == "neg") && g.r.IntN(2) == 0 {
+			value = arabicIndic(value)
+		}
 		out = append(out, sample{lang, spoken, fmt.Sprintf(ts[g.r.IntN(len(ts))], value), want})
 	}
 	for _, c := range publishedCards {
@@ -472,6 +496,14 @@ func TestCorpus(t *testing.T) {
 	samples := corpus(32, 2000)
 	scores := map[Kind]*score{}
 	forms := map[string]*score{}
+	byLang := map[string]*score{} // "card ar"
+	lang := func(k Kind, l string) *score {
+		key := k.String() + " " + l
+		if byLang[key] == nil {
+			byLang[key] = &score{}
+		}
+		return byLang[key]
+	}
 	for _, k := range Kinds() {
 		scores[k] = &score{}
 	}
@@ -500,11 +532,13 @@ func TestCorpus(t *testing.T) {
 			if i >= 0 {
 				scores[m.Kind].tp++
 				forms[key].tp++
+				lang(m.Kind, s.lang).tp++
 				want = slices.Delete(want, i, i+1)
 				continue
 			}
 			scores[m.Kind].fp++
 			forms[key].fp++
+			lang(m.Kind, s.lang).fp++
 			if m.Kind != Email {
 				t.Logf("false %v: %q (%s)", m.Kind, s.text, m.Value)
 			}
@@ -516,7 +550,8 @@ func TestCorpus(t *testing.T) {
 			}
 			scores[w.Kind].fn++
 			forms[key].fn++
-			if w.Kind == Card || w.Kind == IBAN {
+			lang(w.Kind, s.lang).fn++
+			if w.Kind != Email {
 				t.Logf("missed %v: %q (%s)", w.Kind, s.text, w.Value)
 			}
 		}
@@ -536,7 +571,15 @@ func TestCorpus(t *testing.T) {
 		s := forms[k]
 		t.Logf("  %-14s precision %.2f%% recall %.2f%% (tp %d, fp %d, fn %d)", k, 100*s.precision(), 100*s.recall(), s.tp, s.fp, s.fn)
 	}
-	if len(samples) < 1000 || len(langs) < 6 || spoken < 200 || negatives < 100 {
+	for _, k := range []Kind{Card, IBAN} {
+		var line strings.Builder
+		for _, l := range Locales() {
+			s := lang(k, l)
+			fmt.Fprintf(&line, " %s %d/%d/%d", l, s.tp, s.fp, s.fn)
+		}
+		t.Logf("  %-6v by language (tp/fp/fn):%s", k, line.String())
+	}
+	if len(samples) < 1000 || len(langs) < 7 || spoken < 200 || negatives < 100 {
 		t.Errorf("corpus too small: %d samples, %d languages, %d spoken, %d negatives", len(samples), len(langs), spoken, negatives)
 	}
 	for _, k := range []Kind{Card, IBAN} {

@@ -43,6 +43,13 @@ func TestFind(t *testing.T) {
 			[]found{{Card, "4012888888881881"}, {Card, "4012-8888-8888-1881"}, {Card, "4012 8888 8888 1881"}}},
 		{"unbroken card then its code", "card 4111111111111111 123 exp 12/25", []found{{Card, "4111111111111111"}}},
 		{"unbroken then more of it", "4111111111111111-1234", nil},
+		{"arabic-indic digits", "رقم بطاقتي ٤١١١ ١١١١ ١١١١ ١١١١ من فضلك", []found{{Card, "٤١١١ ١١١١ ١١١١ ١١١١"}}},
+		{"eastern arabic-indic digits", "کارت ۴۱۱۱۱۱۱۱۱۱۱۱۱۱۱۱", []found{{Card, "۴۱۱۱۱۱۱۱۱۱۱۱۱۱۱۱"}}},
+		{"arabic amount and date", "دفعت ١٬٢٣٤٫٥٦ ريال في ١٢/٠٥/٢٠٢٤", nil},
+		{"arabic-indic luhn fails", "بطاقة ٤١١١ ١١١١ ١١١١ ١١١٢", nil},
+		{"spoken arabic", "رقم بطاقتي أربعة واحد واحد واحد، واحد واحد واحد واحد، واحد واحد واحد واحد، واحد واحد واحد واحد",
+			[]found{{Card, "أربعة واحد واحد واحد، واحد واحد واحد واحد، واحد واحد واحد واحد، واحد واحد واحد واحد"}}},
+		{"phone before arabic words", "اتصل بي على +34 612 345 678 من فضلك", []found{{Phone, "+34 612 345 678"}}},
 		{"luhn fails", "4111 1111 1111 1112", nil},
 		{"unknown prefix", "7111 1111 1111 1114", nil},
 		{"inside a longer run", "4111111111111111123", nil},
@@ -307,4 +314,17 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestArabicDigitsValue: a card typed in Arabic-Indic digits has its value in ASCII digits,
+// and is masked as any other.
+func TestArabicDigitsValue(t *testing.T) {
+	d, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := d.Find("بطاقتي ٤١١١ ١١١١ ١١١١ ١١١١")
+	if len(ms) != 1 || ms[0].Value != "4111111111111111" || d.Mask(ms[0], 4) != "•••• 1111" {
+		t.Fatalf("found %+v", ms)
+	}
 }

@@ -1,5 +1,10 @@
 package pii
 
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
 // maxPhoneGroups bounds the groups of digits of a typed phone number.
 const maxPhoneGroups = 8
 
@@ -119,8 +124,10 @@ func (s *scan) readPhone(text string, i int) (f phoneForm, end int, ok bool) {
 		if (c == ',' || c == '.') && end+1 < len(text) && isDigit(text[end+1]) {
 			return f, 0, false // a decimal part
 		}
-		if c == ' ' && end+1 < len(text) && text[end+1] >= 0x80 {
-			return f, 0, false // a currency sign after a blank ("612 345 678 €")
+		if c == ' ' && end+1 < len(text) && text[end+1] >= utf8.RuneSelf {
+			if r, _ := utf8.DecodeRuneInString(text[end+1:]); unicode.Is(unicode.Sc, r) {
+				return f, 0, false // a currency sign after a blank ("612 345 678 €")
+			}
 		}
 	}
 	return f, end, true

@@ -1,6 +1,9 @@
 package pii
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // piece is a group of digits of a number: a typed group ("4111") or what one or two spoken
 // words stand for ("four", "double four").
@@ -54,14 +57,14 @@ func (s *scan) runs(text string, toks []token, visit func(r *run)) {
 		times := 1
 		switch {
 		case t.class == tokDigits:
-			ds, p.typed = text[t.start:t.end], true
+			ds, p.typed = asciiDigits(text[t.start:t.end]), true
 		case t.class == tokLetters && t.w.digits != "":
 			ds = t.w.digits
 		case t.class == tokLetters && t.w.times > 0 && i+1 < len(toks) && joinable(text[t.end:toks[i+1].start]):
 			n := toks[i+1]
 			switch {
-			case n.class == tokDigits && n.end-n.start == 1:
-				ds = text[n.start:n.end]
+			case n.class == tokDigits && utf8.RuneCountInString(text[n.start:n.end]) == 1:
+				ds = asciiDigits(text[n.start:n.end])
 			case n.class == tokLetters && len(n.w.digits) == 1:
 				ds = n.w.digits
 			}

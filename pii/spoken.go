@@ -7,7 +7,7 @@ import (
 )
 
 // Locales returns the languages whose spoken digits a [Detector] reads, by ISO 639-1 code.
-func Locales() []string { return []string{"en", "es", "fr", "de", "it", "pt"} }
+func Locales() []string { return []string{"en", "es", "fr", "de", "it", "pt", "ar"} }
 
 // word is what a word of a transcript means to the detector.
 type word struct {
@@ -75,6 +75,20 @@ var vocabulary = map[string]map[string]word{
 		"hã":   {filler: true},
 		"mais": {plus: true},
 	},
+	// Arabic: the words of Modern Standard Arabic and their common spoken and unvoweled
+	// spellings (a transcriber writes "اثنين" as often as "اثنان", "اربعة" without its hamza).
+	"ar": {
+		"صفر": {digits: "0"}, "واحد": {digits: "1"}, "واحدة": {digits: "1"},
+		"اثنان": {digits: "2"}, "اثنين": {digits: "2"}, "إثنان": {digits: "2"}, "إثنين": {digits: "2"}, "اتنين": {digits: "2"},
+		"ثلاثة": {digits: "3"}, "ثلاث": {digits: "3"}, "تلاتة": {digits: "3"},
+		"أربعة": {digits: "4"}, "اربعة": {digits: "4"}, "أربع": {digits: "4"}, "اربع": {digits: "4"},
+		"خمسة": {digits: "5"}, "خمس": {digits: "5"}, "ستة": {digits: "6"}, "ست": {digits: "6"},
+		"سبعة": {digits: "7"}, "سبع": {digits: "7"},
+		"ثمانية": {digits: "8"}, "ثماني": {digits: "8"}, "ثمان": {digits: "8"}, "تمانية": {digits: "8"},
+		"تسعة": {digits: "9"}, "تسع": {digits: "9"},
+		"يعني": {filler: true},
+		"زائد": {plus: true},
+	},
 }
 
 // words merges the vocabularies of the locales.
@@ -99,7 +113,7 @@ var none = &word{}
 
 // Token classes.
 const (
-	tokDigits  = iota + 1 // ASCII digits only
+	tokDigits  = iota + 1 // digits only: ASCII, Arabic-Indic or Eastern Arabic-Indic
 	tokLetters            // letters only
 	tokMixed              // letters and digits
 )
@@ -124,7 +138,40 @@ func isAlnum(text string, i int) (letter, digit bool, size int) {
 		return false, false, 1
 	}
 	r, size := utf8.DecodeRuneInString(text[i:])
+	if arabicDigit(r) >= 0 {
+		return false, true, size
+	}
 	return unicode.IsLetter(r) || unicode.Is(unicode.Mn, r), false, size
+}
+
+// arabicDigit returns the value of an Arabic-Indic digit (٠-٩, as Arabic writes them) or an
+// Eastern Arabic-Indic one (۰-۹, as Persian and Urdu do), or -1.
+func arabicDigit(r rune) int {
+	switch {
+	case r >= '٠' && r <= '٩':
+		return int(r - '٠')
+	case r >= '۰' && r <= '۹':
+		return int(r - '۰')
+	}
+	return -1
+}
+
+// asciiDigits returns the digits of a token of digits as ASCII ones.
+func asciiDigits(ds string) string {
+	for i := range len(ds) {
+		if ds[i] >= utf8.RuneSelf {
+			b := make([]byte, 0, len(ds))
+			for _, r := range ds {
+				if d := arabicDigit(r); d >= 0 {
+					b = append(b, byte('0'+d))
+				} else {
+					b = append(b, byte(r))
+				}
+			}
+			return string(b)
+		}
+	}
+	return ds
 }
 
 // tokenize splits text into tokens of letters and digits, reading each word's meaning.
@@ -190,7 +237,13 @@ func (d *Detector) lookup(w string, buf []byte) *word {
 	}
 	v := d.words[string(buf)] // no allocation for a map index
 	if !ascii {
-		v = d.words[strings.ToLower(w)]
+		// Without case, vowel marks or the tatweel that stretches Arabic words.
+		v = d.words[strings.Map(func(r rune) rune {
+			if unicode.Is(unicode.Mn, r) || r == 'ـ' {
+				return -1
+			}
+			return unicode.ToLower(r)
+		}, w)]
 	}
 	if v == nil {
 		return none
@@ -205,13 +258,17 @@ func joinable(gap string) bool {
 		return false
 	}
 	punct := 0
-	for i := range len(gap) {
+	for i := 0; i < len(gap); i++ {
 		switch gap[i] {
 		case ' ', '\t', '\n', '\r':
 		case '-', ',', '.':
 			punct++
 		default:
-			return false
+			if !strings.HasPrefix(gap[i:], "،") { // the Arabic comma
+				return false
+			}
+			punct++
+			i += len("،") - 1
 		}
 	}
 	return punct <= 1
