@@ -254,3 +254,27 @@ func TestPrivacyToolResults(t *testing.T) {
 		t.Errorf("the backend got %+v, want the second call with the number back", calls)
 	}
 }
+
+// TestPrivacyWidgetArgumentsEscaped: a tenant lets the model see phone numbers and masks them
+// for the user; the model writes one in a widget with its digits as JSON escapes. The user sees
+// it masked all the same.
+func TestPrivacyWidgetArgumentsEscaped(t *testing.T) {
+	tenant := testTenant()
+	tenant.Privacy = json.RawMessage(`{"preset":"banking","kinds":{"phone":{"model":"pass","user":"mask"}}}`)
+	privacy, err := pii.NewPrivacy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{{
+		enginetest.ToolCall("w1", widgets.ToolShowStat, `{"label":"Phone","value":"+34 \u0036\u0031\u0032 345 678"}`),
+		engine.TextEvent("Noted."), engine.FinishEvent(engine.FinishStop)}}}
+	h := newHarness(t, engine.Config{Model: model, Privacy: privacy}, tenant)
+	res := h.turn(`{"transcript":"my phone is +34 612 345 678"}`)
+	if len(res.spec.Widgets) != 1 {
+		t.Fatalf("widgets %+v", res.spec.Widgets)
+	}
+	raw, _ := json.Marshal(res.spec.Widgets[0])
+	if strings.Contains(strings.ReplaceAll(string(raw), " ", ""), "612345678") || !strings.Contains(string(raw), "•") {
+		t.Errorf("the widget shows %s", raw)
+	}
+}

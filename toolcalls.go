@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/convengine/engine/internal/jcs"
 	"github.com/convengine/engine/internal/locale"
 	"github.com/convengine/engine/widgets"
 )
@@ -30,6 +31,9 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 		}
 		// Under a Shield, widgets show values masked; other calls get them back, or fail.
 		if t.shield != nil && (widgets.IsUITool(c.Name) || e.hostWidgets[c.Name] != nil) {
+			if canon, err := jcs.Canonicalize(c.Arguments); err == nil {
+				c.Arguments = canon // "\u0034111…" is masked as "4111…" is
+			}
 			c.Arguments = json.RawMessage(t.shield.ToUser(string(c.Arguments)))
 		} else if t.shield != nil {
 			args, err := t.shield.Restore(c.Arguments)
