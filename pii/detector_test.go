@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 )
 
 // found is a match's kind and the text it covers, as a test writes it.
@@ -326,5 +327,36 @@ func TestArabicDigitsValue(t *testing.T) {
 	ms := d.Find("بطاقتي ٤١١١ ١١١١ ١١١١ ١١١١")
 	if len(ms) != 1 || ms[0].Value != "4111111111111111" || d.Mask(ms[0], 4) != "•••• 1111" {
 		t.Fatalf("found %+v", ms)
+	}
+}
+
+// TestDigitsOfEveryScript: a card typed in the decimal digits of any script is found, valued in
+// ASCII digits; the digits of each script run from zero to nine, which digitValue relies on.
+func TestDigitsOfEveryScript(t *testing.T) {
+	d, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, zero := range []rune{'٠', '۰', '०', '০', '๐', '０', '𝟎'} {
+		card := []rune("4111 1111 1111 1111")
+		for i, r := range card {
+			if r != ' ' {
+				card[i] = zero + r - '0'
+			}
+		}
+		ms := d.Find("card " + string(card) + ".")
+		if len(ms) != 1 || ms[0].Value != "4111111111111111" {
+			t.Errorf("%q: found %+v", string(card), ms)
+		}
+	}
+	for _, rg := range unicode.Nd.R16 {
+		if digitValue(rune(rg.Lo)) != 0 || digitValue(rune(rg.Lo)+9) != 9 || rg.Stride != 1 || (rg.Hi-rg.Lo+1)%10 != 0 {
+			t.Errorf("Nd range %+v is not runs of ten from zero", rg)
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if digitValue(rune(rg.Lo)) != 0 || digitValue(rune(rg.Lo)+9) != 9 || rg.Stride != 1 || (rg.Hi-rg.Lo+1)%10 != 0 {
+			t.Errorf("Nd range %+v is not runs of ten from zero", rg)
+		}
 	}
 }

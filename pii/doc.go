@@ -49,7 +49,7 @@
 // In transcripts, digits said as words are read in the locales of [Options].Locales (English,
 // Spanish, French, German, Italian, Portuguese, Arabic): "four one one one", "oh" for zero,
 // "double four", "quatre un un un", "cuatro uno uno", "vier eins eins", "أربعة واحد",
-// and typed digits may be Arabic-Indic ones ("٤١١١"); mixed with typed digits
+// and typed digits may be those of any script ("٤١١١", "４１１１"); mixed with typed digits
 // ("4111 one one one…"), with blanks, hyphens, commas and hesitations ("uh", "euh") between
 // them. The card, IBAN, phone and tenant rules run on the digits, and a match covers the
 // words that said them. Numbers said as tens ("forty-one eleven") are not read.

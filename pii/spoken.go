@@ -113,7 +113,7 @@ var none = &word{}
 
 // Token classes.
 const (
-	tokDigits  = iota + 1 // digits only: ASCII, Arabic-Indic or Eastern Arabic-Indic
+	tokDigits  = iota + 1 // digits only, of any script
 	tokLetters            // letters only
 	tokMixed              // letters and digits
 )
@@ -138,20 +138,31 @@ func isAlnum(text string, i int) (letter, digit bool, size int) {
 		return false, false, 1
 	}
 	r, size := utf8.DecodeRuneInString(text[i:])
-	if arabicDigit(r) >= 0 {
+	if digitValue(r) >= 0 {
 		return false, true, size
 	}
 	return unicode.IsLetter(r) || unicode.Is(unicode.Mn, r), false, size
 }
 
-// arabicDigit returns the value of an Arabic-Indic digit (٠-٩, as Arabic writes them) or an
-// Eastern Arabic-Indic one (۰-۹, as Persian and Urdu do), or -1.
-func arabicDigit(r rune) int {
-	switch {
-	case r >= '٠' && r <= '٩':
-		return int(r - '٠')
-	case r >= '۰' && r <= '۹':
-		return int(r - '۰')
+// digitValue returns the value of a decimal digit of any script (Arabic-Indic ٠-٩ as Arabic
+// writes them, Eastern Arabic-Indic ۰-۹ as Persian and Urdu do, Devanagari, full-width ０-９…),
+// or -1. Unicode lays each script's digits out as runs of ten, from zero.
+func digitValue(r rune) int {
+	if r < utf8.RuneSelf {
+		if r >= '0' && r <= '9' {
+			return int(r - '0')
+		}
+		return -1
+	}
+	for _, rg := range unicode.Nd.R16 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return int(r-rune(rg.Lo)) % 10
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return int(r-rune(rg.Lo)) % 10
+		}
 	}
 	return -1
 }
@@ -162,7 +173,7 @@ func asciiDigits(ds string) string {
 		if ds[i] >= utf8.RuneSelf {
 			b := make([]byte, 0, len(ds))
 			for _, r := range ds {
-				if d := arabicDigit(r); d >= 0 {
+				if d := digitValue(r); d >= 0 {
 					b = append(b, byte('0'+d))
 				} else {
 					b = append(b, byte(r))
