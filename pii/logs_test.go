@@ -197,3 +197,25 @@ func TestCheckLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestKnowBeforeTheFirstTurn: tenants a host makes known when it loads them have their lines
+// masked by their policy before any turn; a broken policy is refused and its lines get the
+// banking preset meanwhile.
+func TestKnowBeforeTheFirstTurn(t *testing.T) {
+	p, err := pii.NewPrivacy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Know(&engine.Tenant{Key: "pk_phone", Privacy: json.RawMessage(`{"kinds":{"phone":{"logs":"mask"}}}`)},
+		&engine.Tenant{Key: "pk_broken", Privacy: json.RawMessage(`{"preset":"lax"}`)})
+	if !errors.Is(err, pii.ErrPolicy) || !strings.Contains(err.Error(), `tenant "pk_broken"`) {
+		t.Errorf("Know: %v", err)
+	}
+	var buf bytes.Buffer
+	log := slog.New(p.LogHandler(slog.NewJSONHandler(&buf, nil), nil))
+	log.Info("session created", "tenant", "pk_phone", "note", "call "+phone)
+	log.Info("session created", "tenant", "pk_broken", "note", "iban GB82 WEST 1234 5698 7654 32")
+	if out := buf.String(); strings.Contains(out, phone) || !strings.Contains(out, "•••• 5678") || strings.Contains(out, "WEST") {
+		t.Errorf("the lines:\n%s", out)
+	}
+}

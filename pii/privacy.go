@@ -66,6 +66,31 @@ var failClosed = Banking()
 
 // Turn returns the Shield of one turn of t, nil when t has no policy and there is no default.
 func (p *Privacy) Turn(t *engine.Tenant) engine.Shield {
+	c := p.policyOf(t)
+	if c == nil {
+		return nil
+	}
+	return &shield{c: c, p: p, tenant: t.Key}
+}
+
+// Know makes the policies of ts those that [Privacy.LogHandler] applies to their log lines
+// from now on, before their first turn: a host calls it with its tenants when it loads them.
+// It fails with [ErrPolicy] for the tenants whose policy cannot be used, as [Check] does, and
+// applies the banking preset to their lines meanwhile.
+func (p *Privacy) Know(ts ...*engine.Tenant) error {
+	var errs []error
+	for _, t := range ts {
+		if err := Check(t); err != nil {
+			errs = append(errs, fmt.Errorf("tenant %q: %w", t.Key, err))
+		}
+		p.policyOf(t)
+	}
+	return errors.Join(errs...)
+}
+
+// policyOf returns t's compiled policy, nil when it has none, and keeps it as the one of t's
+// log lines.
+func (p *Privacy) policyOf(t *engine.Tenant) *compiled {
 	key := string(t.Privacy)
 	c, ok := p.compiled.Load(key)
 	if !ok {
@@ -82,7 +107,7 @@ func (p *Privacy) Turn(t *engine.Tenant) engine.Shield {
 	if old, ok := p.logs.Load(t.Key); !ok || old != c {
 		p.logs.Store(t.Key, c)
 	}
-	return &shield{c: c.(*compiled), p: p, tenant: t.Key}
+	return c.(*compiled)
 }
 
 // compileOr compiles p, or the banking default when p could not be read or compiled.

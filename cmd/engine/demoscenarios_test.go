@@ -14,6 +14,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/pii"
 	"github.com/convengine/engine/scenario"
 )
 
@@ -75,7 +76,8 @@ func TestDemoSuiteCatchesATenantChange(t *testing.T) {
 	log := enginetest.DebugLogger()
 	run := func(change func(intents string) string) string {
 		t.Helper()
-		tc, err := newTestConfig(ctx, testOptions{speech: "off"}, func(string) string { return "" }, log)
+		privacy, _ := pii.NewPrivacy(nil)
+		tc, err := newTestConfig(ctx, testOptions{speech: "off"}, func(string) string { return "" }, privacy, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,5 +120,36 @@ func TestDemoSuiteCatchesATenantChange(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the changed tenant's run does not say %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestTestCommandAppliesPrivacy: the engines of the test command apply each tenant's privacy
+// policy as the server does: the demo tenant's banking preset hides a card number from the
+// model.
+func TestTestCommandAppliesPrivacy(t *testing.T) {
+	privacy, err := pii.NewPrivacy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := newTestConfig(t.Context(), testOptions{speech: "off"}, func(string) string { return "" }, privacy, enginetest.DebugLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.close()
+	cfg, done, err := tc.config(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	demo, err := cfg.Tenants.Tenant(t.Context(), "pk_demo")
+	if err != nil || cfg.Privacy == nil {
+		t.Fatalf("tenant %v, privacy %v", err, cfg.Privacy)
+	}
+	sh := cfg.Privacy.Turn(demo)
+	if sh == nil {
+		t.Fatal("no privacy for the demo tenant")
+	}
+	if got := sh.ToModel("card 4111 1111 1111 1111"); got != "card [CARD_1]" {
+		t.Errorf("the model would see %q", got)
 	}
 }

@@ -131,7 +131,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	if opts.tenants != "" {
-		load := func() (engine.TenantStore, error) { return loadTenants(opts.tenants, getenv, intents, router, log) }
+		load := func() (engine.TenantStore, error) {
+			return loadTenants(opts.tenants, getenv, intents, router, privacy, log)
+		}
 		store, err := load()
 		if err != nil {
 			return err
@@ -149,6 +151,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err := checkTenants([]*engine.Tenant{demo.tenant, demo.proof}, intents); err != nil {
 			return fmt.Errorf("demo tenant: %w", err)
 		}
+		privacy.Know(demo.tenant, demo.proof) // checked above
 		tenants, err = engine.NewStaticTenants(demo.tenant, demo.proof)
 		if err != nil {
 			return err
@@ -158,7 +161,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := chosen.addSpeech(opts.speech, log); err != nil {
 		return err
 	}
-	cfg := engineConfig(tenants, router, tools, chosen, key, log, demo != nil)
+	cfg := engineConfig(tenants, router, tools, chosen, key, privacy, log, demo != nil)
 	cfg.PublicURL, cfg.MaxConcurrentTurns = opts.publicURL, opts.maxTurns
 	cfg.MaxConcurrentSyntheses, cfg.WriteTimeout = opts.maxSyntheses, opts.writeTimeout
 	cfg.MaxSynthesesPerUser, cfg.MaxConcurrentTranscriptions = opts.maxUserSyntheses, opts.maxTranscriptions
@@ -207,7 +210,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := piiCounts.start(mx); err != nil {
 		return err
 	}
-	cfg.Privacy = privacy
 	defer func() {
 		// After the engine: the last turns' records are written, for a bounded time.
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -388,8 +390,8 @@ func signingKey(b64 string) (key []byte, generated bool, err error) {
 }
 
 // loadTenants reads a tenants file and checks its tenants and models; the router's file models
-// become the file's.
-func loadTenants(path string, getenv func(string) string, intents *intent.Model, router *modelRouter, log *slog.Logger) (engine.TenantStore, error) {
+// become the file's, and the privacy's policies of log lines the tenants'.
+func loadTenants(path string, getenv func(string) string, intents *intent.Model, router *modelRouter, privacy *pii.Privacy, log *slog.Logger) (engine.TenantStore, error) {
 	f, err := tenantfile.LoadFile(path, &tenantfile.Options{Expand: getenv})
 	if err != nil {
 		return nil, err
@@ -403,6 +405,7 @@ func loadTenants(path string, getenv func(string) string, intents *intent.Model,
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	router.file.Store(&named)
+	privacy.Know(f.Tenants...) // checked above
 	for name, m := range f.Models {
 		log.Info("model of the tenants file", "name", name, "model", m.Model, "host", hostOf(m.BaseURL))
 	}
@@ -410,12 +413,15 @@ func loadTenants(path string, getenv func(string) string, intents *intent.Model,
 }
 
 // engineConfig is the part of the engine's configuration that the server and the test command
-// share: the tenants, the model of each, the tools, the speech, the signing key and, for the
-// demo, its bank's card widget.
-func engineConfig(tenants engine.TenantStore, router *modelRouter, tools engine.Toolset, chosen models, key []byte, log *slog.Logger, demo bool) engine.Config {
+// share: the tenants, the model of each, the tools, the speech, the signing key, each tenant's
+// privacy policy and, for the demo, its bank's card widget.
+func engineConfig(tenants engine.TenantStore, router *modelRouter, tools engine.Toolset, chosen models, key []byte, privacy *pii.Privacy, log *slog.Logger, demo bool) engine.Config {
 	cfg := engine.Config{
 		Tenants: tenants, Model: engine.ModelByTenant(router.pick), Toolset: tools, SigningKey: key,
 		Synthesizer: chosen.synthesizer, Transcriber: chosen.transcriber, Logger: log,
+	}
+	if privacy != nil {
+		cfg.Privacy = privacy
 	}
 	if demo {
 		cfg.Widgets = []engine.WidgetType{demobank.CardWidget} // the demo bank's own card

@@ -23,6 +23,7 @@ import (
 	"github.com/convengine/engine/internal/judge"
 	"github.com/convengine/engine/internal/modeltape"
 	"github.com/convengine/engine/openai"
+	"github.com/convengine/engine/pii"
 	"github.com/convengine/engine/scenario"
 )
 
@@ -109,7 +110,11 @@ func runTest(ctx context.Context, args []string, getenv func(string) string, std
 	if err := level.UnmarshalText([]byte(opts.logLevel)); err != nil {
 		return bad(fmt.Errorf("-log-level: %q is not debug, info, warn or error", opts.logLevel))
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	privacy, err := pii.NewPrivacy(nil)
+	if err != nil {
+		return bad(err)
+	}
+	log := slog.New(logHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), privacy))
 
 	list, err := scenario.Load(opts.paths...)
 	if err != nil {
@@ -132,7 +137,7 @@ func runTest(ctx context.Context, args []string, getenv func(string) string, std
 		list = kept
 	}
 
-	tc, err := newTestConfig(ctx, opts, getenv, log)
+	tc, err := newTestConfig(ctx, opts, getenv, privacy, log)
 	if err != nil {
 		return bad(err)
 	}
@@ -193,6 +198,7 @@ type testConfig struct {
 	opts    testOptions
 	getenv  func(string) string
 	log     *slog.Logger
+	privacy *pii.Privacy // each tenant's policy, as the server applies it
 	key     []byte
 	intents *intent.Model
 	router  *modelRouter
@@ -208,8 +214,8 @@ type testConfig struct {
 	judge func(ctx context.Context, criterion, conversation string) (bool, string, error)
 }
 
-func newTestConfig(ctx context.Context, opts testOptions, getenv func(string) string, log *slog.Logger) (*testConfig, error) {
-	tc := &testConfig{opts: opts, getenv: getenv, log: log, intents: intent.New(nil)}
+func newTestConfig(ctx context.Context, opts testOptions, getenv func(string) string, privacy *pii.Privacy, log *slog.Logger) (*testConfig, error) {
+	tc := &testConfig{opts: opts, getenv: getenv, log: log, privacy: privacy, intents: intent.New(nil)}
 	key, _, err := signingKey(getenv("ENGINE_SIGNING_KEY"))
 	if err != nil {
 		return nil, err
@@ -237,7 +243,7 @@ func newTestConfig(ctx context.Context, opts testOptions, getenv func(string) st
 	tc.router = &modelRouter{fallback: tc.chosen.model, intents: tc.intents}
 	tc.tools, tc.closeTS = newToolset()
 	if opts.tenants != "" {
-		if tc.tenants, err = loadTenants(opts.tenants, getenv, tc.intents, tc.router, log); err != nil {
+		if tc.tenants, err = loadTenants(opts.tenants, getenv, tc.intents, tc.router, privacy, log); err != nil {
 			tc.closeTS()
 			return nil, err
 		}
@@ -250,7 +256,7 @@ func (tc *testConfig) close() { tc.closeTS() }
 // config is RunnerOptions.Config: the server's engine configuration, over a demo of its own.
 func (tc *testConfig) config(ctx context.Context) (engine.Config, func() error, error) {
 	if tc.tenants != nil {
-		return engineConfig(tc.tenants, tc.router, tc.tools, tc.chosen, tc.key, tc.log, false), nil, nil
+		return engineConfig(tc.tenants, tc.router, tc.tools, tc.chosen, tc.key, tc.privacy, tc.log, false), nil, nil
 	}
 	box := &codeBox{codes: map[string]string{}}
 	d, err := startDemo(tc.log, box, nil)
@@ -270,12 +276,13 @@ func (tc *testConfig) config(ctx context.Context) (engine.Config, func() error, 
 		done()
 		return engine.Config{}, nil, fmt.Errorf("demo tenant: %w", err)
 	}
+	tc.privacy.Know(d.tenant, d.proof) // checked above
 	tenants, err := engine.NewStaticTenants(d.tenant, d.proof)
 	if err != nil {
 		done()
 		return engine.Config{}, nil, err
 	}
-	return engineConfig(tenants, tc.router, tc.tools, tc.chosen, tc.key, tc.log, true), done, nil
+	return engineConfig(tenants, tc.router, tc.tools, tc.chosen, tc.key, tc.privacy, tc.log, true), done, nil
 }
 
 // modelFor is RunnerOptions.ModelFor: -live's model; with -record, the OpenAI-compatible model
