@@ -61,6 +61,8 @@ func (sc *scanner) token(i int, r rune) (int, bool) {
 		return sc.spaced(i+1, sc.l.ampersand), true
 	case '@':
 		return sc.spaced(i+1, sc.l.at), true
+	case mask:
+		return sc.masked(i), true
 	}
 	if isWordRune(sc.prev) {
 		if unicode.IsLetter(r) || digitValue(r) >= 0 {
@@ -95,6 +97,45 @@ func (sc *scanner) token(i int, r rune) (int, bool) {
 		return sc.moneyBefore(i, numeral{})
 	}
 	return 0, false
+}
+
+// mask is the character that hides a digit or a letter of a value shown masked ("•••• 1111",
+// "GB•• •••• … 5432").
+const mask = '•'
+
+// masked reads a masked value at i: the mask is not said, the digits it leaves are, one by
+// one, as a card's last four are ("one one one one", not "one thousand one hundred eleven").
+func (sc *scanner) masked(i int) int {
+	s := sc.src
+	j := i
+	for j < len(s) {
+		r, size := utf8.DecodeRuneInString(s[j:])
+		if r != mask && r != '…' && !(r == ' ' && j+1 < len(s) && (strings.HasPrefix(s[j+1:], "•") || strings.HasPrefix(s[j+1:], "…") || digitValue(rune(s[j+1])) >= 0)) {
+			break
+		}
+		j += size
+	}
+	k := j
+	var digits strings.Builder
+	for k < len(s) {
+		r, size := utf8.DecodeRuneInString(s[k:])
+		d := digitValue(r)
+		if d < 0 {
+			break
+		}
+		digits.WriteByte(byte('0' + d))
+		k += size
+	}
+	if r, _ := utf8.DecodeRuneInString(s[k:]); k < len(s) && isWordRune(r) {
+		return j // "•••• 1111abc": the digits are left to be read as they are
+	}
+	if digits.Len() > 0 {
+		if sc.b.Len() > 0 && !strings.HasSuffix(sc.b.String(), " ") {
+			sc.b.WriteByte(' ')
+		}
+		sc.b.WriteString(sc.l.digits(digits.String()))
+	}
+	return k
 }
 
 // copyWord writes the word at i as it is.

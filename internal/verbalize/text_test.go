@@ -232,3 +232,20 @@ func BenchmarkText(b *testing.B) {
 		Text(s, "en")
 	}
 }
+
+// TestTextMaskedValues: a value shown masked (package pii's "•••• 1111") is said by the digits
+// it leaves, one by one, and its mask is not said.
+func TestTextMaskedValues(t *testing.T) {
+	for _, tc := range []struct{ in, locale, want string }{
+		{"Card •••• 1111 is valid.", "en", "Card one one one one is valid."},
+		{"IBAN GB•• •••• … 5432, please.", "en", "IBAN GB five four three two, please."},
+		{"La tarjeta •••• 4242 está activa.", "es", "La tarjeta cuatro dos cuatro dos está activa."},
+		{"البطاقة •••• 1111 صالحة", "ar", "البطاقة واحد واحد واحد واحد صالحة"},
+		{"Card ••••, hidden.", "en", "Card , hidden."},
+		{"call •••• 78 now", "en", "call seven eight now"},
+	} {
+		if got := Text(tc.in, tc.locale); got != tc.want {
+			t.Errorf("Text(%q, %s) = %q, want %q", tc.in, tc.locale, got, tc.want)
+		}
+	}
+}
