@@ -19,7 +19,10 @@
 // name. A UI tool's description says that it adds to what the user sees; an action tool's says
 // that calling it only proposes the action, which runs once the user confirms it on their
 // device. parallel_tool_calls is on unless [Options].SequentialToolCalls is set;
-// stream_options.include_usage is always on. The finish event's [engine.Usage] is what the
+// stream_options.include_usage is on. A server that refuses one of stream_options,
+// prompt_cache_key or parallel_tool_calls (a 400 or 422 naming it, as Mistral's API and Azure
+// OpenAI answer) gets the request again at once without it, and the Model leaves it out from
+// then on. The finish event's [engine.Usage] is what the
 // server reported, wherever it put it (the last chunk, after the finish, x_groq, a running
 // total, a whole JSON completion): the last report counts, and one that cannot be right is
 // dropped, leaving Reported false.

@@ -34,6 +34,8 @@ type APIError struct {
 	// Message is the server's explanation. It may quote parts of the request, so Error does
 	// not include it.
 	Message string
+	// Param names the request member at fault, when the server said ("stream_options").
+	Param string
 
 	retryAfter    time.Duration
 	hasRetryAfter bool
@@ -167,6 +169,12 @@ func responseError(resp *http.Response) *APIError {
 	}
 	var status int
 	ae.Code, status, ae.Type, ae.Message = readError(raw)
+	var param struct {
+		Param string `json:"param"`
+	}
+	if json.Unmarshal(raw, &param) == nil {
+		ae.Param = param.Param
+	}
 	if ae.Code == "" && status != 0 {
 		ae.Code = strconv.Itoa(status)
 	}

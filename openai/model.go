@@ -15,10 +15,14 @@ import (
 )
 
 // Model is an [engine.Model] over the Chat Completions API of OpenAI or of any compatible
-// server. It is safe for concurrent use and keeps no state between completions.
+// server. It is safe for concurrent use. The only state it keeps between completions is the
+// optional request members the server refused (stream_options where a server does not take it),
+// which it leaves out from then on.
 type Model struct {
 	s    *settings
 	chat openai.ChatCompletionService
+	// refused are the optional request members the server refused; they are left out.
+	refused refusedSet
 }
 
 var (
@@ -58,7 +62,17 @@ func (m *Model) stream(ctx context.Context, p openai.ChatCompletionNewParams, yi
 		return !stopped
 	}
 	err := m.s.retry(ctx, func(ctx context.Context, a *attempt) error {
-		return m.attempt(ctx, a, p, once)
+		for {
+			err := m.attempt(ctx, a, p, once)
+			refused := refusedBy(err, &p)
+			if refused == 0 {
+				return err
+			}
+			// Sent again at once without what the server refuses, and never again with it.
+			m.refused.add(refused)
+			p = without(p, refused)
+			a.retries++
+		}
 	})
 	switch {
 	case stopped, err == nil:
