@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
@@ -15,6 +14,7 @@ import (
 	"github.com/convengine/engine/internal/fill"
 	"github.com/convengine/engine/internal/jcs"
 	"github.com/convengine/engine/internal/locale"
+	"github.com/convengine/engine/internal/spoken"
 	"github.com/convengine/engine/internal/token"
 	"github.com/convengine/engine/widgets"
 )
@@ -39,7 +39,7 @@ func (e *Engine) sayConfirms(t *turn) {
 		if !ok || c.Body == "" {
 			continue
 		}
-		for _, n := range numbersIn(c.Body) {
+		for _, n := range spoken.Numbers(c.Body) {
 			if !strings.Contains(said, n) {
 				e.speakLine(t, c.Body)
 				said = t.speak.String()
@@ -47,19 +47,6 @@ func (e *Engine) sayConfirms(t *turn) {
 			}
 		}
 	}
-}
-
-// numbersIn returns the runs of s that hold digits, with the separators inside them
-// ("$1,234.50" gives "1,234.50").
-func numbersIn(s string) []string {
-	var out []string
-	for f := range strings.FieldsFuncSeq(s, func(r rune) bool { return !unicode.IsDigit(r) && r != ',' && r != '.' }) {
-		f = strings.Trim(f, ",.")
-		if strings.ContainsFunc(f, unicode.IsDigit) {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) {

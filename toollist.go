@@ -208,13 +208,30 @@ func (e *Engine) warmUp(ctx context.Context, key string, env *ToolEnv) (err erro
 	}
 	if w, ok := e.model.(Warmer); ok {
 		_, specs := describeTools(env.Tenant, tools, e.hostWidgetSpecs)
-		start := e.now()
-		finish, err := w.Warm(ctx, e.warmRequest(env, specs))
-		if finish.Kind == EventFinish && e.obs.ModelCall != nil {
-			e.obs.ModelCall(ctx, ModelCallEvent{Tenant: env.Tenant.Key, Environment: env.Environment.Name, Warmup: true,
-				Outcome: "ok", Finish: finish.Finish, Usage: finish.Usage, Model: finish.Model, Retries: finish.Retries,
-				Duration: e.now().Sub(start)})
+		wreq := e.warmRequest(env, specs)
+		// The provider bills a warm-up as any call: under a token budget it is reserved first,
+		// and skipped (unmarked, for a later session to try) when the budget has no room.
+		estimate, spent := Usage{InputTokens: (promptBytes(wreq) + 3) / 4, OutputTokens: 1}, Usage{}
+		var r Reservation
+		if l := &env.Tenant.Limits; l.TokensPerDay > 0 || l.TokensPerMonth > 0 {
+			var p *Problem
+			if r, p = e.reserve(ctx, env.RequestID, Spend{Tenant: env.Tenant, Tokens: int64(estimate.InputTokens + 1)}); p != nil {
+				return nil
+			}
 		}
+		start := e.now()
+		finish, err := w.Warm(ctx, wreq)
+		if finish.Kind == EventFinish {
+			ev := ModelCallEvent{Tenant: env.Tenant.Key, Environment: env.Environment.Name, Warmup: true, Outcome: "ok",
+				Finish: finish.Finish, Usage: finish.Usage, Model: finish.Model, Retries: finish.Retries, Duration: e.now().Sub(start)}
+			if spent = finish.Usage; !spent.Reported {
+				ev.Estimated, spent = estimate, estimate
+			}
+			if e.obs.ModelCall != nil {
+				e.obs.ModelCall(ctx, ev)
+			}
+		}
+		e.settle(ctx, r, Spend{Tenant: env.Tenant, Tokens: int64(spent.InputTokens + spent.OutputTokens)})
 		if err != nil {
 			return fmt.Errorf("warming the model: %w", err)
 		}

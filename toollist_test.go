@@ -16,6 +16,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/usage"
 )
 
 // countingTools is a toolset that counts its listings. While gate is open (nil or closed)
@@ -241,4 +242,76 @@ func mustRequest(t *testing.T, ctx context.Context, url string) *http.Request {
 	}
 	req.Header = headers()
 	return req
+}
+
+// recordingBudget is a MemoryBudget that records what was reserved and settled.
+type recordingBudget struct {
+	usage.MemoryBudget
+	mu       sync.Mutex
+	reserved []engine.Spend
+	refused  int
+	settled  []engine.Spend
+}
+
+func (b *recordingBudget) Reserve(ctx context.Context, s engine.Spend) (engine.Reservation, error) {
+	r, err := b.MemoryBudget.Reserve(ctx, s)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err != nil {
+		b.refused++
+		return nil, err
+	}
+	b.reserved = append(b.reserved, s)
+	return recordingReservation{r, b}, nil
+}
+
+type recordingReservation struct {
+	engine.Reservation
+	b *recordingBudget
+}
+
+func (r recordingReservation) Settle(ctx context.Context, spent engine.Spend) error {
+	r.b.mu.Lock()
+	r.b.settled = append(r.b.settled, spent)
+	r.b.mu.Unlock()
+	return r.Reservation.Settle(ctx, spent)
+}
+
+// TestWarmUpIsChargedToTheBudget: under a token budget, the warm-up a session starts is
+// reserved before the model is called and settled to the tokens it reported; when the budget
+// has no room for it, the model is not called.
+func TestWarmUpIsChargedToTheBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tokens int64
+		warms  int
+	}{{"room", 1_000_000, 1}, {"no room", 10, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			model, budget := newWarmModel(), &recordingBudget{}
+			tenant := testTenant()
+			tenant.Limits.TokensPerDay = tc.tokens
+			h := newHarness(t, engine.Config{Model: model, Toolset: bankTools(), Budget: budget}, tenant)
+			resp := h.do(t.Context(), http.MethodPost, engine.PathCreateSession, headers(), ``)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				t.Fatalf("create-session: %d", resp.StatusCode)
+			}
+			h.engine.Close() // waits for the warm-up
+			budget.mu.Lock()
+			defer budget.mu.Unlock()
+			if warms, _ := model.counts(); warms != tc.warms {
+				t.Fatalf("%d warm-ups, want %d", warms, tc.warms)
+			}
+			if tc.warms == 0 {
+				if budget.refused != 1 || len(budget.reserved) != 0 {
+					t.Errorf("reserved %+v, refused %d", budget.reserved, budget.refused)
+				}
+				return
+			}
+			if len(budget.reserved) != 1 || budget.reserved[0].Tokens < 100 || budget.reserved[0].Turns != 0 ||
+				len(budget.settled) != 1 || budget.settled[0].Tokens != 701 {
+				t.Errorf("reserved %+v, settled %+v", budget.reserved, budget.settled)
+			}
+		})
+	}
 }

@@ -114,3 +114,16 @@ func Hold(text string, final bool) (ready, held string) {
 	}
 	return text[:cut], text[cut:]
 }
+
+// Numbers returns the runs of s that hold digits, with the separators inside them
+// ("$1,234.50" gives "1,234.50"): what a listener must hear of a text that shows them.
+func Numbers(s string) []string {
+	var out []string
+	for f := range strings.FieldsFuncSeq(s, func(r rune) bool { return !unicode.IsDigit(r) && r != ',' && r != '.' }) {
+		f = strings.Trim(f, ",.")
+		if strings.ContainsFunc(f, unicode.IsDigit) {
+			out = append(out, f)
+		}
+	}
+	return out
+}

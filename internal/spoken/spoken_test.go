@@ -1,6 +1,7 @@
 package spoken
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -68,5 +69,12 @@ func TestHold(t *testing.T) {
 		if ready != tc.ready || held != tc.held {
 			t.Errorf("Hold(%q, %v) = %q, %q; want %q, %q", tc.text, tc.final, ready, held, tc.ready, tc.held)
 		}
+	}
+}
+
+func TestNumbers(t *testing.T) {
+	got := Numbers("Send $1,234.50 to Alex on 12.05., ref 7.")
+	if want := []string{"1,234.50", "12.05", "7"}; !slices.Equal(got, want) {
+		t.Errorf("Numbers = %q, want %q", got, want)
 	}
 }
