@@ -212,7 +212,17 @@ func (s *shield) placeholder(m Match) string {
 }
 
 // placeholders finds what looks like a placeholder, issued or not.
-var placeholders = regexp.MustCompile(`\[(?:CARD|IBAN|ACCOUNT|PHONE|EMAIL|CUSTOM)_[0-9]{1,6}\]`)
+var placeholders = regexp.MustCompile(`\[(?:CARD|IBAN|ACCOUNT|PHONE|EMAIL|CUSTOM)_?[0-9]{1,6}\]`)
+
+// canonical is a placeholder as the shield issued it: "[CARD1]", which the engine's removal of
+// markup from speech makes of "[CARD_1]" (an underscore is an emphasis mark), is "[CARD_1]".
+func canonical(ph string) string {
+	if strings.IndexByte(ph, '_') >= 0 {
+		return ph
+	}
+	i := strings.IndexFunc(ph, func(r rune) bool { return r >= '0' && r <= '9' })
+	return ph[:i] + "_" + ph[i:]
+}
 
 // Restore puts the values back in a tool call's arguments; a placeholder never given fails.
 func (s *shield) Restore(args json.RawMessage) (json.RawMessage, error) {
@@ -225,7 +235,7 @@ func (s *shield) Restore(args json.RawMessage) (json.RawMessage, error) {
 	out := make([]byte, 0, len(args)+16*len(locs))
 	last := 0
 	for _, loc := range locs {
-		ph := string(args[loc[0]:loc[1]])
+		ph := canonical(string(args[loc[0]:loc[1]]))
 		m, ok := s.values[ph]
 		if !ok {
 			kind, _ := kindNamed(strings.ToLower(ph[1:strings.IndexByte(ph, '_')]))
@@ -249,7 +259,7 @@ func (s *shield) ToUser(text string) string {
 	if strings.IndexByte(text, '[') >= 0 {
 		s.mu.Lock()
 		text = placeholders.ReplaceAllStringFunc(text, func(ph string) string {
-			m, ok := s.values[ph]
+			m, ok := s.values[canonical(ph)]
 			switch {
 			case !ok:
 				return ph
