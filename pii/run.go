@@ -5,8 +5,8 @@ import (
 	"unicode/utf8"
 )
 
-// piece is a group of digits of a number: a typed group ("4111") or what one or two spoken
-// words stand for ("four", "double four").
+// piece is a group of digits of a number: a typed group ("4111") or what one or a few spoken
+// words stand for ("four", "double four", "forty-one", "quatre-vingt-dix-sept").
 type piece struct {
 	start, end int // bytes of text
 	lo, hi     int // the piece's digits are run.digits[lo:hi]
@@ -52,12 +52,15 @@ func (s *scan) runs(text string, toks []token, visit func(r *run)) {
 	for i := 0; i < len(toks); i++ {
 		s.steps++
 		t := toks[i]
+		from := i // the piece's first token
 		var p piece
 		var ds string
 		times := 1
 		switch {
 		case t.class == tokDigits:
 			ds, p.typed = asciiDigits(text[t.start:t.end]), true
+		case t.class == tokLetters && (t.w.num > 0 || t.w.unit > 0) && s.numberAt(text, toks, &i, &ds):
+			// a number from 10 to 99, of one word or several ("forty-one", "cuarenta y uno")
 		case t.class == tokLetters && t.w.digits != "":
 			ds = t.w.digits
 		case t.class == tokLetters && t.w.times > 0 && i+1 < len(toks) && joinable(text[t.end:toks[i+1].start]):
@@ -97,10 +100,7 @@ func (s *scan) runs(text string, toks []token, visit func(r *run)) {
 		}
 		if len(r.pieces) == 0 {
 			p.gap = ""
-			first = i
-			if times > 1 {
-				first = i - 1
-			}
+			first = from
 		}
 		last = i
 		p.lo = digits.Len()
