@@ -24,8 +24,9 @@ type word struct {
 	joiner bool   // "y", "e", "et": joins a tens word and what is added to it
 }
 
-// vocabulary holds each locale's words for digits. Accented words are also listed without
-// their accents, as transcribers write both.
+// vocabulary holds each locale's words for digits, and for the numbers from 10 to 99
+// (withNumbers). Accented words are also listed without their accents, as transcribers write
+// both.
 var vocabulary = withNumbers(map[string]map[string]word{
 	"en": {
 		"zero": {digits: "0"}, "oh": {digits: "0"}, "o": {digits: "0"}, "nought": {digits: "0"},
