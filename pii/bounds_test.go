@@ -29,6 +29,11 @@ var hostile = map[string]string{
 	"arabic digits":   "٤١١١ ",
 	"arabic spoken":   "واحد، ",
 	"tatweel":         "واـحد ",
+	"tens":            "forty-one ",
+	"french tens":     "quatre-vingt-dix-sept ",
+	"tens and joiner": "soixante et ",
+	"arabic tens":     "واحد وأربعون ",
+	"german tens":     "einundvierzig ",
 }
 
 // TestLinear counts the steps Find takes on 256 KiB of each hostile text, and on four times

@@ -18,6 +18,7 @@ import (
 type sample struct {
 	lang   string
 	spoken bool
+	pairs  bool // some of its digits are said in pairs ("forty-one eleven")
 	text   string
 	want   []Match // Kind and Value
 }
@@ -148,7 +149,10 @@ var corpusCountries = map[string]string{
 }
 
 // gen makes the corpus's values.
-type gen struct{ r *rand.Rand }
+type gen struct {
+	r      *rand.Rand
+	paired *bool // set when digits are said in pairs, if not nil
+}
 
 func (g gen) digits(n int) string {
 	b := make([]byte, n)
@@ -286,6 +290,148 @@ func (g gen) say(lang, digits string) string {
 	return b.String()
 }
 
+// tensWords are the words for 10 to 19 and for the tens from 20 to 90, per language.
+var tensWords = map[string]struct{ teens, tens [10]string }{
+	"en": {
+		[10]string{"ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"},
+		[10]string{2: "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"},
+	},
+	"es": {
+		[10]string{"diez", "once", "doce", "trece", "catorce", "quince", "dieciséis", "diecisiete", "dieciocho", "diecinueve"},
+		[10]string{2: "veinte", "treinta", "cuarenta", "cincuenta", "sesenta", "setenta", "ochenta", "noventa"},
+	},
+	"fr": {
+		[10]string{"dix", "onze", "douze", "treize", "quatorze", "quinze", "seize", "dix-sept", "dix-huit", "dix-neuf"},
+		[10]string{2: "vingt", "trente", "quarante", "cinquante", "soixante"},
+	},
+	"de": {
+		[10]string{"zehn", "elf", "zwölf", "dreizehn", "vierzehn", "fünfzehn", "sechzehn", "siebzehn", "achtzehn", "neunzehn"},
+		[10]string{2: "zwanzig", "dreißig", "vierzig", "fünfzig", "sechzig", "siebzig", "achtzig", "neunzig"},
+	},
+	"it": {
+		[10]string{"dieci", "undici", "dodici", "tredici", "quattordici", "quindici", "sedici", "diciassette", "diciotto", "diciannove"},
+		[10]string{2: "venti", "trenta", "quaranta", "cinquanta", "sessanta", "settanta", "ottanta", "novanta"},
+	},
+	"pt": {
+		[10]string{"dez", "onze", "doze", "treze", "catorze", "quinze", "dezesseis", "dezessete", "dezoito", "dezenove"},
+		[10]string{2: "vinte", "trinta", "quarenta", "cinquenta", "sessenta", "setenta", "oitenta", "noventa"},
+	},
+	"ar": {
+		[10]string{"عشرة", "أحد عشر", "اثنا عشر", "ثلاثة عشر", "أربعة عشر", "خمسة عشر", "ستة عشر", "سبعة عشر", "ثمانية عشر", "تسعة عشر"},
+		[10]string{2: "عشرون", "ثلاثون", "أربعون", "خمسون", "ستون", "سبعون", "ثمانون", "تسعون"},
+	},
+}
+
+// sayNumber says n, from 10 to 99, as a speaker of lang does.
+func (g gen) sayNumber(lang string, n int) string {
+	t, u := n/10, n%10
+	w := tensWords[lang]
+	unit := digitWords[lang][u]
+	switch {
+	case n < 20:
+		return w.teens[u]
+	case lang == "fr" && n >= 60:
+		base, rest := "soixante", n-60
+		if n >= 80 {
+			base, rest = "quatre-vingt", n-80
+		}
+		switch {
+		case rest == 0 && n == 80:
+			return base + "s" // quatre-vingts
+		case rest == 0:
+			return base
+		case rest == 1 || rest == 11:
+			if n < 80 {
+				return base + " et " + g.sayNumberOrDigit(lang, rest)
+			}
+		}
+		return base + "-" + g.sayNumberOrDigit(lang, rest)
+	case u == 0:
+		if lang == "ar" && g.r.IntN(2) == 0 {
+			return strings.TrimSuffix(w.tens[t], "ون") + "ين" // the spoken form: "أربعين"
+		}
+		return w.tens[t]
+	}
+	switch lang {
+	case "en":
+		return w.tens[t] + []string{"-", " "}[g.r.IntN(2)] + unit
+	case "es":
+		if t == 2 { // one word: veintiuno, veintidós…
+			if accented, ok := map[int]string{2: "dós", 3: "trés", 6: "séis"}[u]; ok {
+				unit = accented
+			}
+			return "veinti" + unit
+		}
+		return w.tens[t] + " y " + unit
+	case "fr":
+		if u == 1 {
+			return w.tens[t] + []string{" et un", "-et-un"}[g.r.IntN(2)]
+		}
+		return w.tens[t] + "-" + unit
+	case "de":
+		if u == 1 {
+			unit = "ein"
+		}
+		return unit + "und" + w.tens[t]
+	case "it":
+		if u == 1 || u == 8 {
+			return w.tens[t][:len(w.tens[t])-1] + unit // ventuno, trentotto
+		}
+		if u == 3 {
+			unit = "tré"
+		}
+		return w.tens[t] + unit
+	case "pt":
+		return w.tens[t] + " e " + unit
+	case "ar":
+		return unit + " و" + w.tens[t]
+	}
+	panic("no words for " + lang)
+}
+
+// sayNumberOrDigit says n from 1 to 19: a digit, or a number.
+func (g gen) sayNumberOrDigit(lang string, n int) string {
+	if n < 10 {
+		return digitWords[lang][n]
+	}
+	return g.sayNumber(lang, n)
+}
+
+// sayPairs speaks digits in pairs, as French phone numbers and card and IBAN groups are said:
+// "zéro six, douze, trente-quatre", "forty-one eleven"; a pair starting with 0 and a digit
+// left over are said digit by digit. Groups of group digits (0: none) are split by a pause or
+// a blank; a speaker pauses after a round ten ("forty, one") and after a "quatre" said alone
+// before "vingt" ("zéro quatre, vingt-deux"), where the words would run into one number.
+func (g gen) sayPairs(lang, digits string, group int) string {
+	if g.paired != nil {
+		*g.paired = true
+	}
+	var b strings.Builder
+	prev := "" // the pair said before
+	for i := 0; i < len(digits); {
+		n := min(2, len(digits)-i)
+		if group > 0 && i%group+n > group {
+			n = 1
+		}
+		pair := digits[i : i+n]
+		if i > 0 {
+			pause := g.r.IntN(3) == 0 || group > 0 && i%group == 0 && g.r.IntN(2) == 0
+			if prev[0] != '0' && prev[len(prev)-1] == '0' || lang == "fr" && strings.HasSuffix(prev, "4") && (len(prev) == 1 || prev[0] == '0') && pair[0] == '2' {
+				pause = true
+			}
+			b.WriteString(map[bool]string{true: ", ", false: " "}[pause])
+		}
+		if n == 2 && pair[0] != '0' {
+			b.WriteString(g.sayNumber(lang, int(pair[0]-'0')*10+int(pair[1]-'0')))
+		} else {
+			b.WriteString(g.say(lang, pair))
+		}
+		prev = pair
+		i += n
+	}
+	return b.String()
+}
+
 // sayIBAN speaks an IBAN: the country code as two letters, letters spelled, digits said.
 func (g gen) sayIBAN(lang, iban string) string {
 	var parts []string
@@ -295,9 +441,14 @@ func (g gen) sayIBAN(lang, iban string) string {
 		parts = append(parts, iban[:2])
 	}
 	run := ""
+	pairs := g.r.IntN(2) == 0
 	flush := func() {
 		if run != "" {
-			parts = append(parts, g.say(lang, run))
+			if pairs {
+				parts = append(parts, g.sayPairs(lang, run, 0))
+			} else {
+				parts = append(parts, g.say(lang, run))
+			}
 			run = ""
 		}
 	}
@@ -380,7 +531,8 @@ func (g gen) negative(lang string) string {
 
 // corpus generates n samples from seed.
 func corpus(seed uint64, n int) []sample {
-	g := gen{rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	var paired bool
+	g := gen{rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), &paired}
 	langs := Locales()
 	var out []sample
 	add := func(lang string, spoken bool, purpose, value string, want ...Match) {
@@ -390,7 +542,8 @@ func corpus(seed uint64, n int) []sample {
 		if lang == "ar" && (purpose == "card" && !spoken && (len(want) == 0 || want[0].Kind == Card) || purpose == "neg") && g.r.IntN(2) == 0 {
 			value = arabicIndic(value)
 		}
-		out = append(out, sample{lang, spoken, fmt.Sprintf(ts[g.r.IntN(len(ts))], value), want})
+		out = append(out, sample{lang, spoken, paired, fmt.Sprintf(ts[g.r.IntN(len(ts))], value), want})
+		paired = false
 	}
 	for _, c := range publishedCards {
 		add("en", false, "card", c, Match{Kind: Card, Value: strings.NewReplacer(" ", "").Replace(c)})
@@ -406,7 +559,11 @@ func corpus(seed uint64, n int) []sample {
 			add(lang, false, "card", g.typedCard(c), Match{Kind: Card, Value: c})
 		case 2, 3:
 			c := g.card()
-			add(lang, true, "card", g.say(lang, c), Match{Kind: Card, Value: c})
+			if g.r.IntN(2) == 0 {
+				add(lang, true, "card", g.sayPairs(lang, c, 4), Match{Kind: Card, Value: c})
+			} else {
+				add(lang, true, "card", g.say(lang, c), Match{Kind: Card, Value: c})
+			}
 		case 4:
 			i := g.iban(false)
 			add(lang, false, "iban", g.typedIBAN(i), Match{Kind: IBAN, Value: i})
@@ -421,6 +578,12 @@ func corpus(seed uint64, n int) []sample {
 			text, v := g.phone()
 			add(lang, false, "card", text, Match{Kind: Phone, Value: v})
 		case 8:
+			if lang == "fr" {
+				// A French number, said in pairs the usual way.
+				d := "0" + string("123456779"[g.r.IntN(9)]) + g.digits(8)
+				add(lang, true, "phone", g.sayPairs(lang, d, 0), Match{Kind: Phone, Value: d})
+				break
+			}
 			d := "6" + g.digits(8)
 			add(lang, true, "phone", g.say(lang, d), Match{Kind: Phone, Value: d})
 		case 9:
@@ -431,9 +594,12 @@ func corpus(seed uint64, n int) []sample {
 			add(lang, false, "neg", g.negative(lang))
 		case 12:
 			// A spoken number that is no card, no IBAN.
-			if g.r.IntN(2) == 0 {
+			switch g.r.IntN(3) {
+			case 0:
 				add(lang, true, "card", g.say(lang, g.badCard()))
-			} else {
+			case 1:
+				add(lang, true, "card", g.sayPairs(lang, g.badCard(), 4))
+			default:
 				add(lang, true, "iban", g.sayIBAN(lang, g.iban(true)))
 			}
 		case 13:
@@ -441,7 +607,7 @@ func corpus(seed uint64, n int) []sample {
 			c := g.card()
 			text := fmt.Sprintf(templates[lang]["card"][0], g.typedCard(c)) + ", " +
 				fmt.Sprintf(templates[lang]["neg"][0], g.negative(lang))
-			out = append(out, sample{lang, false, text, []Match{{Kind: Card, Value: c}}})
+			out = append(out, sample{lang, false, false, text, []Match{{Kind: Card, Value: c}}})
 		case 14:
 			// A card with its expiry and security code after it, typed or said.
 			c := g.card()
@@ -452,13 +618,27 @@ func corpus(seed uint64, n int) []sample {
 				add(lang, true, "card", g.say(lang, c)+", "+g.say(lang, cvv), Match{Kind: Card, Value: c})
 			}
 		case 15:
-			// A reference said digit by digit, too short for a card, too long for anything.
-			add(lang, true, "neg", g.say(lang, g.digits(6+g.r.IntN(2))))
+			if g.r.IntN(2) == 0 {
+				// A reference said digit by digit, too short for a card, too long for anything.
+				add(lang, true, "neg", g.say(lang, g.digits(6+g.r.IntN(2))))
+				break
+			}
+			// Numbers from 10 to 99 said one after another: amounts, ages, scores.
+			var list []string
+			for range 2 + g.r.IntN(7) {
+				list = append(list, g.sayNumber(lang, 10+g.r.IntN(90)))
+			}
+			paired = true
+			add(lang, true, "neg", strings.Join(list, ", "))
 		case 16:
 			// A phone number typed with its country code, or said with a word for plus.
 			if g.r.IntN(2) == 0 {
 				d := "33" + "6" + g.digits(8)
-				add(lang, true, "phone", plusWords[lang]+" "+g.say(lang, d), Match{Kind: Phone, Value: "+" + d})
+				said := g.say(lang, d)
+				if lang == "fr" {
+					said = g.sayNumber(lang, 33) + ", " + g.say(lang, "6") + ", " + g.sayPairs(lang, d[3:], 0)
+				}
+				add(lang, true, "phone", plusWords[lang]+" "+said, Match{Kind: Phone, Value: "+" + d})
 			} else {
 				d := "1" + "2" + g.digits(9)
 				add(lang, false, "phone", "+"+d[:1]+" "+d[1:4]+" "+d[4:7]+" "+d[7:], Match{Kind: Phone, Value: "+" + d})
@@ -508,18 +688,24 @@ func TestCorpus(t *testing.T) {
 		scores[k] = &score{}
 	}
 	langs := map[string]bool{}
-	spoken, negatives := 0, 0
+	spoken, pairs, negatives := 0, 0, 0
 	for _, s := range samples {
 		langs[s.lang] = true
 		if s.spoken {
 			spoken++
+		}
+		if s.pairs {
+			pairs++
 		}
 		if len(s.want) == 0 {
 			negatives++
 		}
 		got := d.Find(s.text)
 		form := "typed"
-		if s.spoken {
+		switch {
+		case s.pairs:
+			form = "pairs"
+		case s.spoken:
 			form = "spoken"
 		}
 		want := slices.Clone(s.want)
@@ -556,8 +742,8 @@ func TestCorpus(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("corpus: %d utterances in %d languages, %d transcribed with spoken digits, %d with nothing to find",
-		len(samples), len(langs), spoken, negatives)
+	t.Logf("corpus: %d utterances in %d languages, %d transcribed with spoken digits (%d with numbers said in pairs), %d with nothing to find",
+		len(samples), len(langs), spoken, pairs, negatives)
 	for _, k := range []Kind{Card, IBAN, Phone, Email} {
 		s := scores[k]
 		t.Logf("%-6v precision %.2f%% recall %.2f%% (tp %d, fp %d, fn %d)", k, 100*s.precision(), 100*s.recall(), s.tp, s.fp, s.fn)
@@ -571,7 +757,7 @@ func TestCorpus(t *testing.T) {
 		s := forms[k]
 		t.Logf("  %-14s precision %.2f%% recall %.2f%% (tp %d, fp %d, fn %d)", k, 100*s.precision(), 100*s.recall(), s.tp, s.fp, s.fn)
 	}
-	for _, k := range []Kind{Card, IBAN} {
+	for _, k := range []Kind{Card, IBAN, Phone} {
 		var line strings.Builder
 		for _, l := range Locales() {
 			s := lang(k, l)
@@ -607,7 +793,7 @@ func TestCorpusNumbers(t *testing.T) {
 			t.Errorf("corpus country %s: BBAN of %d, want %d", cc, len(f), ibanLengths[cc]-4)
 		}
 	}
-	g := gen{rand.New(rand.NewPCG(1, 2))}
+	g := gen{rand.New(rand.NewPCG(1, 2)), nil}
 	for range 1000 {
 		if c := g.card(); !isCard(c) {
 			t.Fatalf("generated card %s is not valid", c)

@@ -51,8 +51,12 @@
 // "double four", "quatre un un un", "cuatro uno uno", "vier eins eins", "أربعة واحد",
 // and typed digits may be those of any script ("٤١١١", "４１１１"); mixed with typed digits
 // ("4111 one one one…"), with blanks, hyphens, commas and hesitations ("uh", "euh") between
-// them. The card, IBAN, phone and tenant rules run on the digits, and a match covers the
-// words that said them. Numbers said as tens ("forty-one eleven") are not read.
+// them. A number from 10 to 99 said as words is one piece of two digits, as French phone
+// numbers and card groups are said in pairs: "forty-one eleven" is 4111, "zéro six, douze,
+// trente-quatre" 06 12 34, and "quatre-vingt-dix-sept", "cuarenta y uno", "einundvierzig",
+// "quarantuno", "quarenta e um", "واحد وأربعون" are read; hundreds and thousands are not. The
+// card, IBAN, phone and tenant rules run on the digits, and a match covers the words that said
+// them; a phone number said in pairs without a word for plus must start with its trunk zero.
 //
 // # Bounds
 //

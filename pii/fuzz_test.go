@@ -15,6 +15,8 @@ func FuzzFind(f *testing.F) {
 		"E S nine one two one zero zero zero four one eight four five zero two zero zero zero five one three three two",
 		"quatre un un un, euh, un un un un", "double double four", "plus plus 3", "$1,234.56", "12/05/2024",
 		"4111 one one one one, one one one one, one one one one", "CUST-123456", "É@é.é", "\xff\xfe4111",
+		"zéro six, douze, trente-quatre, soixante et onze, quatre-vingt-dix-sept", "forty-one eleven eleven",
+		"واحد وأربعون أحد عشر", "einundvierzig elf", "cuarenta y", "quatre-vingts vingt et",
 	} {
 		f.Add(s)
 	}

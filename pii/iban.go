@@ -78,8 +78,8 @@ func upper(c byte) (byte, bool) {
 }
 
 // ibans finds IBANs among the tokens: typed ("ES91 2100 0418 4502 0005 1332", any case, with
-// or without spaces) or spoken ("E S nine one two one double oh…", letters of the account
-// spelled or said as short words). The country code is one token of two letters (or the start
+// or without spaces) or spoken ("E S nine one two one double oh…", "E S ninety-one twenty-one
+// zero zero…", letters of the account spelled or said as short words). The country code is one token of two letters (or the start
 // of one, "ES91"), or two one-letter words; what follows fills exactly that country's length,
 // ending at the end of a token, and passes the mod-97 check.
 func (s *scan) ibans(text string, toks []token, add func(kind Kind, name string, start, end int, value string)) {
@@ -121,6 +121,7 @@ func (s *scan) ibans(text string, toks []token, add func(kind Kind, name string,
 			var chunk string
 			times := 1
 			switch {
+			case s.numberAt(text, toks, &next, &chunk): // "ninety-one", "vingt et un"
 			case u.class != tokLetters:
 				chunk = text[u.start:u.end]
 			case u.w.digits != "" && text[u.start:u.end] != "O":

@@ -5,8 +5,8 @@ import (
 	"unicode/utf8"
 )
 
-// piece is a group of digits of a number: a typed group ("4111") or what one or two spoken
-// words stand for ("four", "double four").
+// piece is a group of digits of a number: a typed group ("4111") or what one or a few spoken
+// words stand for ("four", "double four", "forty-one", "quatre-vingt-dix-sept").
 type piece struct {
 	start, end int // bytes of text
 	lo, hi     int // the piece's digits are run.digits[lo:hi]
@@ -19,6 +19,7 @@ type run struct {
 	pieces []piece
 	digits string
 	spoken bool // some piece is a spoken word
+	pairs  bool // some piece is a number from 10 to 99 said as words ("forty-one")
 	plus   bool // preceded by "+" or a word for plus
 	// A spelled letter or a code of letters and digits comes right before or after: the
 	// digits are part of a code (a reference, an IBAN with a wrong check), not a number.
@@ -36,7 +37,9 @@ func (s *scan) runs(text string, toks []token, visit func(r *run)) {
 			return false
 		}
 		t := toks[k]
-		return t.class == tokMixed || t.class == tokLetters && t.w.digits == "" && t.end-t.start == 1
+		// A code of letters and digits, a spelled letter, or an IBAN's country code in capitals.
+		return t.class == tokMixed || t.class == tokLetters && t.w.digits == "" && t.end-t.start == 1 ||
+			t.class == tokLetters && t.end-t.start == 2 && ibanLength(text[t.start], text[t.start+1]) > 0
 	}
 	flush := func() {
 		if len(r.pieces) > 0 {
@@ -52,12 +55,16 @@ func (s *scan) runs(text string, toks []token, visit func(r *run)) {
 	for i := 0; i < len(toks); i++ {
 		s.steps++
 		t := toks[i]
+		from := i // the piece's first token
 		var p piece
 		var ds string
-		times := 1
+		times, pair := 1, false
 		switch {
 		case t.class == tokDigits:
 			ds, p.typed = asciiDigits(text[t.start:t.end]), true
+		case t.class == tokLetters && (t.w.num > 0 || t.w.unit > 0) && s.numberAt(text, toks, &i, &ds):
+			// a number from 10 to 99, of one word or several ("forty-one", "cuarenta y uno")
+			pair = true
 		case t.class == tokLetters && t.w.digits != "":
 			ds = t.w.digits
 		case t.class == tokLetters && t.w.times > 0 && i+1 < len(toks) && joinable(text[t.end:toks[i+1].start]):
@@ -97,10 +104,7 @@ func (s *scan) runs(text string, toks []token, visit func(r *run)) {
 		}
 		if len(r.pieces) == 0 {
 			p.gap = ""
-			first = i
-			if times > 1 {
-				first = i - 1
-			}
+			first = from
 		}
 		last = i
 		p.lo = digits.Len()
@@ -109,6 +113,7 @@ func (s *scan) runs(text string, toks []token, visit func(r *run)) {
 		}
 		p.hi = digits.Len()
 		r.spoken = r.spoken || !p.typed
+		r.pairs = r.pairs || pair
 		r.pieces = append(r.pieces, p)
 		prevEnd = p.end
 	}
@@ -252,7 +257,10 @@ func (s *scan) spokenCard(r *run, add func(kind Kind, name string, start, end in
 
 // spokenPhone finds a phone number said as words: the whole run, with its country code after a
 // word for plus (8 to 15 digits), or the length and first digits of a national number of the
-// countries whose forms are read in typed text.
+// countries whose forms are read in typed text. Said in pairs, without a word for plus, a
+// national number must start with its trunk zero ("zéro six, douze…"), as French ones are
+// said: any five numbers from 20 to 99 in a row have a United States number's length and
+// first digit.
 func (s *scan) spokenPhone(r *run, add func(kind Kind, name string, start, end int, value string)) {
 	if !r.spoken || r.spelledBefore || r.spelledAfter {
 		return
@@ -265,7 +273,7 @@ func (s *scan) spokenPhone(r *run, add func(kind Kind, name string, start, end i
 		}
 		return
 	}
-	if nationalDigits(d) {
+	if nationalDigits(d) && (!r.pairs || d[0] == '0') {
 		add(Phone, "phone", start, end, d)
 	}
 }

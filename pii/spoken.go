@@ -15,11 +15,19 @@ type word struct {
 	times  int    // 2 or 3 for "double", "triple": the next digit said that many times
 	filler bool   // a hesitation ("uh", "euh") that does not break a run of digits
 	plus   bool   // "plus", "más": the number that follows has its country code
+	// A number from 10 to 99 said as words (tens.go).
+	num    int8   // the number the word says by itself ("twelve", "forty", "einundvierzig")
+	adds   uint32 // bit n: the words of n may follow, to say num+n ("forty-one")
+	unit   int8   // 1 to 9: a unit that may start a number ("quatre-vingts", "واحد وأربعون")
+	after  int8   // the word adds after to a unit said right before it ("وأربعون", "عشر")
+	score  bool   // "vingt": after "quatre", eighty
+	joiner bool   // "y", "e", "et": joins a tens word and what is added to it
 }
 
-// vocabulary holds each locale's words for digits. Accented words are also listed without
-// their accents, as transcribers write both.
-var vocabulary = map[string]map[string]word{
+// vocabulary holds each locale's words for digits, and for the numbers from 10 to 99
+// (withNumbers). Accented words are also listed without their accents, as transcribers write
+// both.
+var vocabulary = withNumbers(map[string]map[string]word{
 	"en": {
 		"zero": {digits: "0"}, "oh": {digits: "0"}, "o": {digits: "0"}, "nought": {digits: "0"},
 		"one": {digits: "1"}, "two": {digits: "2"}, "three": {digits: "3"},
@@ -89,7 +97,7 @@ var vocabulary = map[string]map[string]word{
 		"يعني": {filler: true},
 		"زائد": {plus: true},
 	},
-}
+})
 
 // words merges the vocabularies of the locales.
 func words(locales []string) map[string]*word {
@@ -188,7 +196,7 @@ func asciiDigits(ds string) string {
 // tokenize splits text into tokens of letters and digits, reading each word's meaning.
 func (s *scan) tokenize(text string) []token {
 	toks := make([]token, 0, len(text)/5)
-	var buf [16]byte
+	var buf [24]byte
 	for i := 0; i < len(text); {
 		s.steps++
 		letter, digit, size := isAlnum(text, i)
@@ -231,7 +239,7 @@ func (s *scan) tokenize(text string) []token {
 
 // lookup returns what w means in the detector's locales.
 func (d *Detector) lookup(w string, buf []byte) *word {
-	if len(w) > 12 || len(d.words) == 0 {
+	if len(w) > 24 || len(d.words) == 0 {
 		return none
 	}
 	ascii := true
