@@ -115,25 +115,15 @@ func (sc *scanner) masked(i int) int {
 		}
 		j += size
 	}
-	k := j
-	var digits strings.Builder
-	for k < len(s) {
-		r, size := utf8.DecodeRuneInString(s[k:])
-		d := digitValue(r)
-		if d < 0 {
-			break
-		}
-		digits.WriteByte(byte('0' + d))
-		k += size
-	}
+	digits, k := digitRun(s, j)
 	if r, _ := utf8.DecodeRuneInString(s[k:]); k < len(s) && isWordRune(r) {
 		return j // "•••• 1111abc": the digits are left to be read as they are
 	}
-	if digits.Len() > 0 {
+	if digits != "" {
 		if sc.b.Len() > 0 && !strings.HasSuffix(sc.b.String(), " ") {
 			sc.b.WriteByte(' ')
 		}
-		sc.b.WriteString(sc.l.digits(digits.String()))
+		sc.b.WriteString(sc.l.digits(digits))
 	}
 	return k
 }
