@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,8 +32,10 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 		}
 		// Under a Shield, widgets show values masked; other calls get them back, or fail.
 		if t.shield != nil && (widgets.IsUITool(c.Name) || e.hostWidgets[c.Name] != nil) {
-			if canon, err := jcs.Canonicalize(c.Arguments); err == nil {
-				c.Arguments = canon // "\u0034111…" is masked as "4111…" is
+			if bytes.Contains(c.Arguments, []byte(`\u`)) { // "\u0034111…" is masked as "4111…" is
+				if canon, err := jcs.Canonicalize(c.Arguments); err == nil {
+					c.Arguments = canon
+				}
 			}
 			c.Arguments = json.RawMessage(t.shield.ToUser(string(c.Arguments)))
 		} else if t.shield != nil {
