@@ -3,6 +3,7 @@ package pii
 import (
 	"cmp"
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -35,7 +36,16 @@ type scan struct {
 	text  string
 	steps int // work done, counted by the tests to show it is linear
 	found [Custom + 1][]Match
+	// toks and run are buffers kept from one Find to the next (scans are pooled): a turn
+	// masks every delta of its speech, a log handler every line.
+	toks []token
+	run  run
 }
+
+// scans are the scans not in use; one that grew past maxPooled is dropped rather than kept.
+var scans = sync.Pool{New: func() any { return new(scan) }}
+
+const maxPooled = 4096 // tokens
 
 // Find returns the personal data in text, in order, without overlaps: where two matches
 // overlap, the one of the kind first in [Kinds] is kept (a card before a phone number, a
@@ -59,7 +69,15 @@ func (d *Detector) find(text string) ([]Match, int) {
 		}
 		text = text[:cut]
 	}
-	s := &scan{d: d, text: text}
+	s := scans.Get().(*scan)
+	*s = scan{d: d, text: text, toks: s.toks[:0], run: run{pieces: s.run.pieces[:0]},
+		found: [Custom + 1][]Match{}}
+	defer func() {
+		if cap(s.toks) <= maxPooled && cap(s.run.pieces) <= maxPooled {
+			s.d, s.text = nil, ""
+			scans.Put(s)
+		}
+	}()
 	var byPattern [][]Match
 	if len(d.patterns) > 0 {
 		byPattern = make([][]Match, len(d.patterns))
@@ -80,6 +98,7 @@ func (d *Detector) find(text string) ([]Match, int) {
 		s.found[kind] = append(s.found[kind], m)
 	}
 	toks := s.tokenize(text)
+	s.toks = toks
 	if d.kinds[Card] || d.kinds[Phone] || len(d.patterns) > 0 {
 		s.runs(text, toks, func(r *run) {
 			if d.kinds[Card] {

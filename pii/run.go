@@ -29,7 +29,7 @@ type run struct {
 // runs groups tokens into runs of digits. A word for "double" takes the digit that follows; a
 // filler word between two pieces does not break the run.
 func (s *scan) runs(text string, toks []token, visit func(r *run)) {
-	var r run
+	r := &s.run
 	var digits strings.Builder
 	first, last := 0, 0 // the tokens of r
 	spelled := func(k, from, to int) bool {
@@ -46,9 +46,9 @@ func (s *scan) runs(text string, toks []token, visit func(r *run)) {
 			r.digits = digits.String()
 			r.spelledBefore = first > 0 && spelled(first-1, toks[first-1].end, toks[first].start)
 			r.spelledAfter = last+1 < len(toks) && spelled(last+1, toks[last].end, toks[last+1].start)
-			visit(&r)
+			visit(r)
 		}
-		r = run{pieces: r.pieces[:0]}
+		*r = run{pieces: r.pieces[:0]}
 		digits.Reset()
 	}
 	prevEnd := -1 // end of the last piece of r

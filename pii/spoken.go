@@ -195,7 +195,7 @@ func asciiDigits(ds string) string {
 
 // tokenize splits text into tokens of letters and digits, reading each word's meaning.
 func (s *scan) tokenize(text string) []token {
-	toks := make([]token, 0, len(text)/5)
+	toks := s.toks[:0]
 	var buf [24]byte
 	for i := 0; i < len(text); {
 		s.steps++
