@@ -379,6 +379,12 @@ func TestSpeechSpansLastTheWork(t *testing.T) {
 			t.Errorf("span %s kind %v attributes %v", span.Name(), span.SpanKind(), span.Attributes())
 		}
 	}
+	// The audio turn's span starts with the transcription of its audio, its first child.
+	heard, turn := spans["transcription"], spans["invoke_agent "+demobank.EngineKey]
+	if heard == nil || turn == nil || heard.Parent().SpanID() != turn.SpanContext().SpanID() ||
+		heard.Parent().TraceID() != turn.SpanContext().TraceID() || !turn.StartTime().Equal(heard.StartTime()) {
+		t.Errorf("the transcription is not the first child of the turn's span: %v, %v", heard, turn)
+	}
 }
 
 // TestGenAIWarmUpIsItsOwnTrace: the prompt-cache warm-up that create-session starts is a chat

@@ -78,6 +78,7 @@ type Observability struct {
 	// name of the model calls' spans.
 	model []attribute.KeyValue
 	chat  string
+	heard heldTranscriptions
 }
 
 // New creates the instruments.
@@ -165,9 +166,17 @@ type conversationKey struct{}
 
 func (o *Observability) turnStart(ctx context.Context, e engine.TurnEvent) context.Context {
 	// INTERNAL, as the conventions say of an agent that runs in the process.
-	ctx, span := o.tracer.Start(ctx, "invoke_agent "+e.Tenant, trace.WithSpanKind(trace.SpanKindInternal),
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(e.Tenant)),
-		trace.WithAttributes(turnAttrs(e)...))
+		trace.WithAttributes(turnAttrs(e)...)}
+	heard, ok := o.heard.take(e.RequestID)
+	if ok {
+		opts = append(opts, trace.WithTimestamp(heard.start)) // the turn began with its audio
+	}
+	ctx, span := o.tracer.Start(ctx, "invoke_agent "+e.Tenant, opts...)
+	if ok {
+		o.speechSpan(ctx, heard)
+	}
 	span.SetAttributes(o.model...)
 	if e.ConversationID != "" {
 		span.SetAttributes(semconv.GenAIConversationID(e.ConversationID))
@@ -231,7 +240,23 @@ func (o *Observability) toolEnd(ctx context.Context, e engine.ToolEvent) {
 // work, so the span starts Duration ago, and lasts what the work did.
 func (o *Observability) speechDone(ctx context.Context, e engine.SpeechEvent) {
 	end := time.Now()
-	_, span := o.tracer.Start(ctx, e.Kind, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(end.Add(-e.Duration)),
+	h := heardAudio{e: e, start: end.Add(-e.Duration), end: end}
+	if heldBeforeTheTurn(ctx, e) {
+		for _, alone := range o.heard.hold(h) {
+			o.speechSpan(ctx, alone)
+		}
+	} else {
+		o.speechSpan(ctx, h)
+	}
+	o.speech.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attribute.String("engine.speech", e.Kind),
+		attribute.String("engine.tenant", e.Tenant), attribute.Bool("engine.failed", e.Err)))
+}
+
+// speechSpan records the span of a synthesis or transcription that ran from h.start to h.end,
+// a child of ctx's span.
+func (o *Observability) speechSpan(ctx context.Context, h heardAudio) {
+	e := h.e
+	_, span := o.tracer.Start(ctx, e.Kind, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(h.start),
 		trace.WithAttributes(attribute.String("engine.speech", e.Kind), attribute.String("engine.tenant", e.Tenant),
 			attribute.String("engine.request_id", e.RequestID), attribute.String("engine.environment", e.Environment),
 			attribute.Float64("engine.audio_seconds", e.AudioSeconds)))
@@ -242,9 +267,7 @@ func (o *Observability) speechDone(ctx context.Context, e engine.SpeechEvent) {
 		span.SetStatus(codes.Error, "failed")
 		span.SetAttributes(semconv.ErrorTypeKey.String("error"))
 	}
-	span.End(trace.WithTimestamp(end))
-	o.speech.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attribute.String("engine.speech", e.Kind),
-		attribute.String("engine.tenant", e.Tenant), attribute.Bool("engine.failed", e.Err)))
+	span.End(trace.WithTimestamp(h.end))
 }
 
 // modelCall spans the call of the model that just ended, a child of the turn's span: the hook
