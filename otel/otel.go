@@ -79,6 +79,9 @@ type Observability struct {
 	model []attribute.KeyValue
 	chat  string
 	heard heldTranscriptions
+	// The attribute sets of a model call's metrics that never change, made once: an operation
+	// that succeeded, and its input and output tokens.
+	chatOK, chatInput, chatOutput metric.MeasurementOption
 }
 
 // New creates the instruments.
@@ -95,6 +98,11 @@ func New(opts *Options) (*Observability, error) {
 		o.model = append(o.model, semconv.GenAIRequestModel(opts.Model))
 		o.chat += " " + opts.Model
 	}
+	base := append([]attribute.KeyValue{semconv.GenAIOperationNameChat}, o.model...)
+	n := len(base)
+	o.chatOK = metric.WithAttributeSet(attribute.NewSet(base...))
+	o.chatInput = metric.WithAttributeSet(attribute.NewSet(append(base[:n:n], semconv.GenAITokenTypeInput)...))
+	o.chatOutput = metric.WithAttributeSet(attribute.NewSet(append(base[:n:n], semconv.GenAITokenTypeOutput)...))
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
 	var err error
@@ -322,16 +330,15 @@ func (o *Observability) modelCall(ctx context.Context, e engine.ModelCallEvent) 
 	}
 	span.End(trace.WithTimestamp(end))
 
-	base := append([]attribute.KeyValue{semconv.GenAIOperationNameChat}, o.model...)
-	n := len(base)
 	if failed {
-		o.opTime.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(append(base[:n:n], semconv.ErrorTypeKey.String(e.Outcome))...))
+		attrs := append([]attribute.KeyValue{semconv.GenAIOperationNameChat, semconv.ErrorTypeKey.String(e.Outcome)}, o.model...)
+		o.opTime.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attrs...))
 	} else {
-		o.opTime.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(base...))
+		o.opTime.Record(ctx, e.Duration.Seconds(), o.chatOK)
 	}
 	if e.Usage.Reported {
-		o.tokens.Record(ctx, int64(e.Usage.InputTokens), metric.WithAttributes(append(base[:n:n], semconv.GenAITokenTypeInput)...))
-		o.tokens.Record(ctx, int64(e.Usage.OutputTokens), metric.WithAttributes(append(base[:n:n], semconv.GenAITokenTypeOutput)...))
+		o.tokens.Record(ctx, int64(e.Usage.InputTokens), o.chatInput)
+		o.tokens.Record(ctx, int64(e.Usage.OutputTokens), o.chatOutput)
 	}
 }
 
