@@ -3,10 +3,12 @@ package scenario
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"reflect"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/widgets"
@@ -87,6 +89,14 @@ func check(t *Turn, tr *TurnResult, tools map[string]engine.Tool) []*Failure {
 	for _, s := range e.SpeechNotContains {
 		if strings.Contains(speech, strings.ToLower(s)) {
 			fail("speech_not_contains", "no "+quote(s), quote(tr.Speech))
+		}
+	}
+	for _, s := range e.ModelNotContains {
+		for i, req := range tr.modelSaw {
+			if strings.Contains(squeezed(req), squeezed(s)) {
+				fail("model_not_contains", "no "+quote(s)+" in what the model received", fmt.Sprintf("it in request %d of the turn", i+1))
+				break
+			}
 		}
 	}
 	if e.SpeechMatches != nil && !e.SpeechMatches.MatchString(tr.Speech) {
@@ -343,4 +353,14 @@ func subset(want, got any) bool {
 		return true
 	}
 	return reflect.DeepEqual(want, got)
+}
+
+// squeezed is s in lower case without blanks or dashes, as model_not_contains compares.
+func squeezed(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || r == '-' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, s)
 }

@@ -308,7 +308,7 @@ func (p *parser) turn(n *yaml.Node) *Turn {
 
 func (p *parser) expect(n *yaml.Node, e *Expect) {
 	f := p.fields(n, "expect", "tools", "no_tools", "tool_calls", "widgets", "widgets_contain", "confirm", "no_action",
-		"speech_contains", "speech_not_contains", "speech_matches", "language", "error", "max_latency", "judge")
+		"speech_contains", "speech_not_contains", "speech_matches", "model_not_contains", "language", "error", "max_latency", "judge")
 	e.lines = map[string]int{}
 	for k, v := range f {
 		e.lines[k] = v.Line
@@ -345,6 +345,7 @@ func (p *parser) expect(n *yaml.Node, e *Expect) {
 	e.SpeechContains = p.strings(f["speech_contains"], "expect.speech_contains")
 	e.SpeechNotContains = p.strings(f["speech_not_contains"], "expect.speech_not_contains")
 	e.SpeechMatches = p.regexp(f["speech_matches"], "expect.speech_matches")
+	e.ModelNotContains = p.strings(f["model_not_contains"], "expect.model_not_contains")
 	e.Language = p.str(f["language"], "expect.language")
 	e.Error = p.str(f["error"], "expect.error")
 	if ml := f["max_latency"]; ml != nil {

@@ -79,6 +79,9 @@ type TurnResult struct {
 	Confirm  *ConfirmResult
 	Judge    *Verdict
 	Failures []*Failure
+	// modelSaw is what the model received during the turn, one request a string: never
+	// reported, for it may hold what the turn hid from the model's provider.
+	modelSaw []string
 }
 
 // ConfirmResult is what a confirm step came to.

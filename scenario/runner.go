@@ -231,6 +231,7 @@ type run struct {
 	cfg     engine.Config
 	eng     *engine.Engine
 	rec     *recorder
+	models  *modelRecorder // nil without a model in the configuration
 	caller  engine.Caller
 	device  *testDevice
 	history []engine.Message
@@ -279,6 +280,9 @@ func (r *Runner) runScenario(ctx context.Context, s *Scenario) (res *Result) {
 		}
 	}
 	rn := &run{r: r, s: s, res: res}
+	if cfg.Model != nil {
+		cfg.Model, rn.models = recordModel(cfg.Model)
+	}
 	if cfg.Toolset != nil {
 		rn.rec = newRecorder(cfg.Toolset)
 		cfg.Toolset = rn.rec
@@ -417,6 +421,9 @@ func (rn *run) turn(ctx context.Context, i int, t *Turn) *TurnResult {
 		tr.Events = append(tr.Events, "no done event: "+tr.ErrorMessage)
 	}
 	tr.ToolCalls = rn.rec.take(c.RequestID)
+	if rn.models != nil {
+		tr.modelSaw = rn.models.take()
+	}
 	if tr.Spec != nil {
 		tr.Speech, tr.Locale, tr.Transcript = tr.Spec.Speak, tr.Spec.Meta.Locale, tr.Spec.Meta.Transcript
 		for _, w := range tr.Spec.Widgets {

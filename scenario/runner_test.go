@@ -10,6 +10,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/pii"
 	"github.com/convengine/engine/scenario"
 )
 
@@ -308,5 +309,35 @@ func TestJUnitDeterministic(t *testing.T) {
 		if !strings.Contains(runs[0], want) {
 			t.Errorf("the report lacks %s:\n%s", want, runs[0])
 		}
+	}
+}
+
+// TestModelNotContains: a tenant checks its privacy policy from outside: a card number the user
+// says is found in what the model received when the engine has no privacy, and passes under the
+// demo tenant's banking policy; the failure never quotes the request.
+func TestModelNotContains(t *testing.T) {
+	src := `name: a card said
+tenant: pk_demo
+user: u-card
+turns:
+  - say: is my card 4111-1111-1111-1111 the one ending in 4242
+    expect: {tools: [get_card], model_not_contains: ["4111 1111 1111 1111"]}
+`
+	d := newDemo(t)
+	res := runFile(t, d.runner(t, nil), write(t, "card.yaml", src)).Results[0]
+	if len(res.Failures) != 1 || res.Failures[0].Field != "model_not_contains" {
+		t.Fatalf("without privacy, want a failure of model_not_contains:\n%s", res.Details())
+	}
+	if msg := res.Failures[0].Expected + " " + res.Failures[0].Got; strings.Contains(msg, "4111-1111") || !strings.Contains(msg, "request 1 of the turn") {
+		t.Errorf("the failure says %q", msg)
+	}
+
+	privacy, err := pii.NewPrivacy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.speech = func(cfg engine.Config) engine.Config { cfg.Privacy = privacy; return cfg }
+	if res := runFile(t, d.runner(t, nil), write(t, "card.yaml", src)).Results[0]; res.Status() != scenario.Passed {
+		t.Fatalf("under the banking policy: %s\n%s", res.Status(), res.Details())
 	}
 }

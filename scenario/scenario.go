@@ -69,6 +69,11 @@ type Expect struct {
 	// SpeechContains and SpeechNotContains are case-insensitive substrings of the turn's speech.
 	SpeechContains    []string
 	SpeechNotContains []string
+	// ModelNotContains are strings that no request the model received during the turn holds
+	// (its prompt, messages and tool calls), compared without case, blanks or dashes: a
+	// tenant's privacy policy checked from outside ("4111 1111 1111 1111" also finds
+	// "4111111111111111"). A failure never quotes the request.
+	ModelNotContains []string
 	// SpeechMatches is an RE2 pattern the speech matches.
 	SpeechMatches *regexp.Regexp
 	// Language is the language the spec's meta.locale starts with.
