@@ -38,7 +38,7 @@ func (l *recordingTurnLog) AppendEvents(ctx context.Context, turn string, owner 
 
 // privacyHarness serves a bank tenant under the banking policy, with a data tool and an
 // action that take a card number, a model that writes by script, and a turn log.
-func privacyHarness(t *testing.T, script func(step int, req *engine.ModelRequest) []engine.ModelEvent) (*harness, *enginetest.FuncToolset, *[]string, *recordingTurnLog) {
+func privacyHarness(t *testing.T, script func(step int, req *engine.ModelRequest) []engine.ModelEvent) (*harness, *enginetest.FuncToolset, *enginetest.RecordingModel, *recordingTurnLog) {
 	t.Helper()
 	tenant := testTenant()
 	tenant.Privacy = json.RawMessage(`{"preset":"banking"}`)
@@ -56,22 +56,16 @@ func privacyHarness(t *testing.T, script func(step int, req *engine.ModelRequest
 			},
 		},
 	}
-	var mu sync.Mutex
-	var requests []string
-	model := enginetest.ModelFunc(func(_ context.Context, req *engine.ModelRequest) []engine.ModelEvent {
-		b, _ := json.Marshal(req.Messages)
-		mu.Lock()
-		requests = append(requests, string(b))
-		mu.Unlock()
+	model := &enginetest.RecordingModel{Answer: func(req *engine.ModelRequest) []engine.ModelEvent {
 		return script(enginetest.StepOf(req.Messages), req)
-	})
+	}}
 	privacy, err := pii.NewPrivacy(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := &recordingTurnLog{MemoryTurnLog: &engine.MemoryTurnLog{}}
 	h := newHarness(t, engine.Config{Model: model, Toolset: tools, Privacy: privacy, TurnLog: log}, tenant)
-	return h, tools, &requests, log
+	return h, tools, model, log
 }
 
 // TestPrivacyCardInATransferRequest: a user types a card number inside a payment request. The
@@ -89,10 +83,10 @@ func TestPrivacyCardInATransferRequest(t *testing.T) {
 	})
 	res := h.turn(`{"transcript":"Please pay 20 dollars to my card 4111 1111 1111 1111, thanks"}`)
 
-	if len(*requests) < 2 {
-		t.Fatalf("the model was called %d times", len(*requests))
+	if len(requests.Requests()) < 2 {
+		t.Fatalf("the model was called %d times", len(requests.Requests()))
 	}
-	for i, r := range *requests {
+	for i, r := range requests.Requests() {
 		if cardDigits.MatchString(r) || !strings.Contains(r, "[CARD_1]") {
 			t.Errorf("model request %d does not hold only the placeholder: %s", i, r)
 		}
@@ -177,10 +171,10 @@ func TestPrivacyRefusesAnInventedPlaceholder(t *testing.T) {
 	if len(res.spec.Widgets) != 0 {
 		t.Errorf("a confirm was offered: %+v", res.spec.Widgets)
 	}
-	if len(*requests) != 2 {
-		t.Fatalf("the model was called %d times, want 2", len(*requests))
+	if len(requests.Requests()) != 2 {
+		t.Fatalf("the model was called %d times, want 2", len(requests.Requests()))
 	}
-	second := (*requests)[1]
+	second := requests.Requests()[1]
 	if strings.Count(second, `never given in this conversation`) != 2 || !strings.Contains(second, `"isError":true`) {
 		t.Errorf("the model was not told of the unknown placeholder: %s", second)
 	}
@@ -200,7 +194,7 @@ func TestPrivacySpokenDigits(t *testing.T) {
 	})
 	spoken := "my card is four one one one, one one one one, one one one one, one one one one"
 	res := h.turn(`{"mode":"voice","transcript":"` + spoken + `"}`)
-	if r := (*requests)[0]; strings.Contains(r, "four one one one") || !strings.Contains(r, "my card is [CARD_1]") {
+	if r := requests.Requests()[0]; strings.Contains(r, "four one one one") || !strings.Contains(r, "my card is [CARD_1]") {
 		t.Errorf("the model saw %s", r)
 	}
 	if calls := tools.Calls(); len(calls) != 1 || string(calls[0].Call.Arguments) != `{"card":"4111111111111111"}` {
@@ -219,7 +213,7 @@ func TestPrivacyHistoryAndContext(t *testing.T) {
 	})
 	h.turn(`{"transcript":"and the IBAN?","messages":[{"role":"user","content":"my card is 4111-1111-1111-1111"},{"role":"assistant","content":"ok"}],` +
 		`"context":{"screen":"payee GB82 WEST 1234 5698 7654 32"}}`)
-	r := (*requests)[0]
+	r := requests.Requests()[0]
 	if cardDigits.MatchString(r) || strings.Contains(r, "WEST") || !strings.Contains(r, "[CARD_1]") || !strings.Contains(r, "[IBAN_1]") {
 		t.Errorf("the model saw %s", r)
 	}
@@ -244,7 +238,7 @@ func TestPrivacyToolResults(t *testing.T) {
 		return engine.ToolResult{Content: json.RawMessage(`{"number":"5555 5555 5555 4444","valid":true}`)}, nil
 	}
 	h.turn(`{"transcript":"which card do I have?"}`)
-	for i, r := range *requests {
+	for i, r := range requests.Requests() {
 		if strings.Contains(strings.ReplaceAll(r, " ", ""), "5555555555554444") {
 			t.Errorf("model request %d holds the card number from the backend: %s", i, r)
 		}

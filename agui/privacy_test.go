@@ -1,11 +1,8 @@
 package agui_test
 
 import (
-	"context"
-	"encoding/json"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/convengine/engine"
@@ -22,15 +19,9 @@ func TestRunKeepsCardNumbersPrivate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var seen []string
-	model := enginetest.ModelFunc(func(_ context.Context, req *engine.ModelRequest) []engine.ModelEvent {
-		b, _ := json.Marshal(req.Messages)
-		mu.Lock()
-		seen = append(seen, string(b))
-		mu.Unlock()
+	model := &enginetest.RecordingModel{Answer: func(*engine.ModelRequest) []engine.ModelEvent {
 		return enginetest.Text("I will use [CARD_1] to pay [IBAN_1].")
-	})
+	}}
 	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: engine.Config{Model: model, Privacy: privacy}})
 	srv := httptest.NewServer(agui.Handler(d.Engine, nil))
 	t.Cleanup(srv.Close)
@@ -47,8 +38,7 @@ func TestRunKeepsCardNumbersPrivate(t *testing.T) {
 	if got := r.text(); got != "I will use •••• 1111 to pay GB•• •••• … 5432." {
 		t.Errorf("the run's text is %q", got)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	seen := model.Requests()
 	if len(seen) != 1 || !strings.Contains(seen[0], "my card is [CARD_1]") || !strings.Contains(seen[0], "pay [IBAN_1] from it") {
 		t.Fatalf("the model saw %q", seen)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -117,4 +119,30 @@ func (f ModelFunc) Stream(ctx context.Context, req *engine.ModelRequest) iter.Se
 // ToolCall is the event of a complete tool call: id, the tool's name and its arguments as JSON.
 func ToolCall(id, name, args string) engine.ModelEvent {
 	return engine.ToolCallEvent(engine.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)})
+}
+
+// RecordingModel is a Model that keeps the messages of every request it is sent, each
+// request's as a JSON array, and answers with what Answer returns: for tests of what reached
+// the model. It is safe for concurrent use.
+type RecordingModel struct {
+	Answer func(req *engine.ModelRequest) []engine.ModelEvent
+
+	mu       sync.Mutex
+	requests []string
+}
+
+// Stream records req's messages and streams Answer's events.
+func (m *RecordingModel) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
+	b, _ := json.Marshal(req.Messages)
+	m.mu.Lock()
+	m.requests = append(m.requests, string(b))
+	m.mu.Unlock()
+	return ModelFunc(func(context.Context, *engine.ModelRequest) []engine.ModelEvent { return m.Answer(req) }).Stream(ctx, req)
+}
+
+// Requests returns the messages of the requests so far, in order.
+func (m *RecordingModel) Requests() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.requests)
 }

@@ -2,6 +2,7 @@ package pii
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -123,23 +124,11 @@ func TestFind(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := findAll(t, d, tt.text)
-			if !equal(got, tt.want) {
+			if !slices.Equal(got, tt.want) {
 				t.Errorf("Find(%q) = %v, want %v", tt.text, got, tt.want)
 			}
 		})
 	}
-}
-
-func equal(a, b []found) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestFindSpoken(t *testing.T) {
@@ -242,7 +231,7 @@ func TestKinds(t *testing.T) {
 	}
 	text := "4111 1111 1111 1111, GB82 WEST 1234 5698 7654 32, +34 612 345 678, a@example.com"
 	got := findAll(t, d, text)
-	if want := []found{{IBAN, "GB82 WEST 1234 5698 7654 32"}}; !equal(got, want) {
+	if want := []found{{IBAN, "GB82 WEST 1234 5698 7654 32"}}; !slices.Equal(got, want) {
 		t.Errorf("IBAN only: %v, want %v", got, want)
 	}
 }

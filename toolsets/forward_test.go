@@ -83,13 +83,10 @@ func (f *fixture) waitPreconnected(t *testing.T) {
 	}
 }
 
-// With a member that lists tools per user, each user's model is given that user's tools only,
-// and a call reaches the member for that user.
-func TestListsPerUserForwarded(t *testing.T) {
-	n := &notes{}
-	f := newFixture(t, func(bank engine.Toolset, funcs *enginetest.FuncToolset) engine.Toolset {
-		return toolsets.New(toolsets.Member{Name: "bank", Toolset: bank}, toolsets.Member{Name: "notes", Toolset: n})
-	})
+// checkListsPerUser runs a turn of alice and one of bob, and checks that each model was given
+// that user's notes tool and not the other's.
+func (f *fixture) checkListsPerUser(t *testing.T) {
+	t.Helper()
 	for _, user := range []string{"alice", "bob"} {
 		if _, err := turn(t, f.client(t, user), "hello "+user); err != nil {
 			t.Fatal(err)
@@ -101,6 +98,16 @@ func TestListsPerUserForwarded(t *testing.T) {
 	if !slices.Contains(alice, "notes_of_alice") || !slices.Contains(bob, "notes_of_bob") || slices.Contains(bob, "notes_of_alice") {
 		t.Errorf("alice's model was given %v, bob's %v", alice, bob)
 	}
+}
+
+// With a member that lists tools per user, each user's model is given that user's tools only,
+// and a call reaches the member for that user.
+func TestListsPerUserForwarded(t *testing.T) {
+	n := &notes{}
+	f := newFixture(t, func(bank engine.Toolset, funcs *enginetest.FuncToolset) engine.Toolset {
+		return toolsets.New(toolsets.Member{Name: "bank", Toolset: bank}, toolsets.Member{Name: "notes", Toolset: n})
+	})
+	f.checkListsPerUser(t)
 }
 
 // Calls of many users at once, with no listing before them (as on an engine that executes an
@@ -193,16 +200,6 @@ func TestByTenantForwards(t *testing.T) {
 	if _, err := f.client(t, "alice").CreateSession(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, user := range []string{"alice", "bob"} {
-		if _, err := turn(t, f.client(t, user), "hello "+user); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.mu.Lock()
-	alice, bob := f.tools["hello alice"], f.tools["hello bob"]
-	f.mu.Unlock()
-	if !slices.Contains(alice, "notes_of_alice") || !slices.Contains(bob, "notes_of_bob") || slices.Contains(bob, "notes_of_alice") {
-		t.Errorf("alice's model was given %v, bob's %v", alice, bob)
-	}
+	f.checkListsPerUser(t)
 	f.waitPreconnected(t)
 }

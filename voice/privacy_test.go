@@ -39,15 +39,9 @@ func TestSocketKeepsCardNumbersPrivate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var requests []string
-	model := enginetest.ModelFunc(func(_ context.Context, req *engine.ModelRequest) []engine.ModelEvent {
-		b, _ := json.Marshal(req.Messages)
-		mu.Lock()
-		requests = append(requests, string(b))
-		mu.Unlock()
+	model := &enginetest.RecordingModel{Answer: func(*engine.ModelRequest) []engine.ModelEvent {
 		return enginetest.Text("Noted: card [CARD_1].")
-	})
+	}}
 	hears := speechtest.TranscriberFunc(func(context.Context, []int16, int, string) (string, error) {
 		return "my card is four one one one, one one one one, one one one one, one one one one", nil
 	})
@@ -67,8 +61,7 @@ func TestSocketKeepsCardNumbersPrivate(t *testing.T) {
 	if spoken.speak != "Noted: card •••• 1111." || spoken.spec.Speak != spoken.speak {
 		t.Errorf("speech %q, spec %q", spoken.speak, spoken.spec.Speak)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	requests := model.Requests()
 	if len(requests) != 2 || !strings.Contains(requests[0], "my card is [CARD_1]") || !strings.Contains(requests[1], "[IBAN_1]") {
 		t.Fatalf("the model saw %q", requests)
 	}
