@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/convengine/engine/internal/digits"
 )
 
 // Locales returns the languages whose spoken digits a [Detector] reads, by ISO 639-1 code.
@@ -146,33 +148,10 @@ func isAlnum(text string, i int) (letter, digit bool, size int) {
 		return false, false, 1
 	}
 	r, size := utf8.DecodeRuneInString(text[i:])
-	if digitValue(r) >= 0 {
+	if digits.Value(r) >= 0 {
 		return false, true, size
 	}
 	return unicode.IsLetter(r) || unicode.Is(unicode.Mn, r), false, size
-}
-
-// digitValue returns the value of a decimal digit of any script (Arabic-Indic ٠-٩ as Arabic
-// writes them, Eastern Arabic-Indic ۰-۹ as Persian and Urdu do, Devanagari, full-width ０-９…),
-// or -1. Unicode lays each script's digits out as runs of ten, from zero.
-func digitValue(r rune) int {
-	if r < utf8.RuneSelf {
-		if r >= '0' && r <= '9' {
-			return int(r - '0')
-		}
-		return -1
-	}
-	for _, rg := range unicode.Nd.R16 {
-		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
-			return int(r-rune(rg.Lo)) % 10
-		}
-	}
-	for _, rg := range unicode.Nd.R32 {
-		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
-			return int(r-rune(rg.Lo)) % 10
-		}
-	}
-	return -1
 }
 
 // asciiDigits returns the digits of a token of digits as ASCII ones.
@@ -181,7 +160,7 @@ func asciiDigits(ds string) string {
 		if ds[i] >= utf8.RuneSelf {
 			b := make([]byte, 0, len(ds))
 			for _, r := range ds {
-				if d := digitValue(r); d >= 0 {
+				if d := digits.Value(r); d >= 0 {
 					b = append(b, byte('0'+d))
 				} else {
 					b = append(b, byte(r))

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/convengine/engine/internal/digits"
 )
 
 // context is where an abbreviation is expanded: only where it cannot mean something else.
@@ -129,7 +131,7 @@ func nextCapitalized(s string, end int) bool {
 // nextIsNumber reports whether a number follows end, after white space or none.
 func nextIsNumber(s string, end int) bool {
 	r, _ := utf8.DecodeRuneInString(s[skipSpaces(s, end):])
-	return digitValue(r) >= 0
+	return digits.Value(r) >= 0
 }
 
 // prevCapitalized reports whether the word before i, across white space, is capitalized or
@@ -152,7 +154,7 @@ func prevCapitalized(s string, i int) bool {
 		if !isWordRune(r) {
 			break
 		}
-		if digitValue(r) >= 0 {
+		if digits.Value(r) >= 0 {
 			return true
 		}
 		first = r

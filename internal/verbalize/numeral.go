@@ -3,6 +3,8 @@ package verbalize
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/convengine/engine/internal/digits"
 )
 
 // maxGroups bounds the groups of digits read as one number, so that a long list such as
@@ -17,32 +19,19 @@ type written struct {
 	ends   []int
 }
 
-// digitValue is the value of an ASCII, Arabic-Indic or Extended Arabic-Indic digit, else -1.
-func digitValue(r rune) int {
-	switch {
-	case r >= '0' && r <= '9':
-		return int(r - '0')
-	case r >= '٠' && r <= '٩':
-		return int(r - '٠')
-	case r >= '۰' && r <= '۹':
-		return int(r - '۰')
-	}
-	return -1
-}
-
 // digitRun reads the digits at i as ASCII.
 func digitRun(s string, i int) (string, int) {
 	j := i
 	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
 		j++
 	}
-	if r, _ := utf8.DecodeRuneInString(s[j:]); j == len(s) || digitValue(r) < 0 {
+	if r, _ := utf8.DecodeRuneInString(s[j:]); j == len(s) || digits.Value(r) < 0 {
 		return s[i:j], j // ASCII digits, the common case, need no copy
 	}
 	var b strings.Builder
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		v := digitValue(r)
+		v := digits.Value(r)
 		if v < 0 {
 			break
 		}
@@ -71,14 +60,14 @@ func (l *language) isSeparator(r rune) bool {
 func (l *language) scanWritten(s string, i int) written {
 	var w written
 	for {
-		digits, end := digitRun(s, i)
-		w.groups = append(w.groups, digits)
+		group, end := digitRun(s, i)
+		w.groups = append(w.groups, group)
 		w.ends = append(w.ends, end)
 		r, size := utf8.DecodeRuneInString(s[end:])
 		if end >= len(s) || !l.isSeparator(r) || len(w.groups) == maxGroups {
 			return w
 		}
-		if next, _ := utf8.DecodeRuneInString(s[end+size:]); digitValue(next) < 0 {
+		if next, _ := utf8.DecodeRuneInString(s[end+size:]); digits.Value(next) < 0 {
 			return w
 		}
 		w.seps = append(w.seps, r)

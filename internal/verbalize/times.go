@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/convengine/engine/internal/digits"
 )
 
 // clock is a time of day as written.
@@ -114,7 +116,7 @@ func (sc *scanner) phoneWords(i int) (string, int, bool) {
 			return "", 0, false
 		}
 		groups, total, j = append(groups, g), total+len(g), k
-		if next, _ := utf8.DecodeRuneInString(s[min(j+1, len(s)):]); j+1 < len(s) && s[j] == '-' && digitValue(next) >= 0 {
+		if next, _ := utf8.DecodeRuneInString(s[min(j+1, len(s)):]); j+1 < len(s) && s[j] == '-' && digits.Value(next) >= 0 {
 			j++
 			continue
 		}
