@@ -27,6 +27,10 @@ const (
 	ArtifactEvents  = "events"  // what a client received from the engine
 )
 
+// artifactsDir is the directory ArtifactsEnv names, read once: Logs writes through it on
+// every line.
+var artifactsDir = sync.OnceValue(func() string { return os.Getenv(ArtifactsEnv) })
+
 var artifacts struct {
 	mu    sync.Mutex
 	files map[string]*os.File
@@ -36,7 +40,7 @@ var artifacts struct {
 // [ArtifactsEnv] names, when it names one. It is safe for concurrent use. A directory that
 // cannot be written is a panic: a scan of what was not kept would pass for nothing.
 func KeepArtifact(kind string, data []byte) {
-	dir := os.Getenv(ArtifactsEnv)
+	dir := artifactsDir()
 	if dir == "" || len(data) == 0 {
 		return
 	}
@@ -75,7 +79,7 @@ func (w artifactWriter) Write(p []byte) (int, error) {
 // DebugLogger returns a logger at debug level whose lines are kept as artifacts, and
 // otherwise dropped: for an engine whose test does not read its logs.
 func DebugLogger() *slog.Logger {
-	if os.Getenv(ArtifactsEnv) == "" {
+	if artifactsDir() == "" {
 		return slog.New(slog.DiscardHandler)
 	}
 	return slog.New(slog.NewJSONHandler(ArtifactWriter(ArtifactLog), &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -84,7 +88,7 @@ func DebugLogger() *slog.Logger {
 // KeepTurnLog returns l, with the data of each event it is given kept as an artifact when
 // [ArtifactsEnv] is set. A [engine.TurnReserver] stays one.
 func KeepTurnLog(l engine.TurnLog) engine.TurnLog {
-	if l == nil || os.Getenv(ArtifactsEnv) == "" {
+	if l == nil || artifactsDir() == "" {
 		return l
 	}
 	k := keptTurnLog{l}

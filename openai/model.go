@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -21,8 +22,9 @@ import (
 type Model struct {
 	s    *settings
 	chat openai.ChatCompletionService
-	// refused are the optional request members the server refused; they are left out.
-	refused refusedSet
+	// refused are the optional request members the server refused (a set of optional); they
+	// are left out.
+	refused atomic.Uint32
 }
 
 var (
@@ -69,7 +71,7 @@ func (m *Model) stream(ctx context.Context, p openai.ChatCompletionNewParams, yi
 				return err
 			}
 			// Sent again at once without what the server refuses, and never again with it.
-			m.refused.add(refused)
+			m.refused.Or(uint32(refused))
 			p = without(p, refused)
 			a.retries++
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync/atomic"
 
 	"github.com/openai/openai-go/v3"
 )
@@ -29,18 +28,6 @@ var optionalNames = []struct {
 	member optional
 	name   string
 }{{streamOptions, "stream_options"}, {promptCacheKey, "prompt_cache_key"}, {parallelToolCalls, "parallel_tool_calls"}}
-
-// refusedSet is the optional members the server refused. It is safe for concurrent use.
-type refusedSet struct{ bits atomic.Uint32 }
-
-func (r *refusedSet) add(m optional) {
-	for {
-		old := r.bits.Load()
-		if r.bits.CompareAndSwap(old, old|uint32(m)) {
-			return
-		}
-	}
-}
 
 // sent returns the optional members p holds.
 func sent(p *openai.ChatCompletionNewParams) optional {

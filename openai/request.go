@@ -37,7 +37,7 @@ func (m *Model) params(req *engine.ModelRequest) openai.ChatCompletionNewParams 
 	if key := CacheKey(req.Tenant, req.Environment); key != "" {
 		p.PromptCacheKey = openai.String(key)
 	}
-	p = without(p, optional(m.refused.bits.Load()))
+	p = without(p, optional(m.refused.Load()))
 	if m.s.Temperature != nil {
 		p.Temperature = openai.Float(*m.s.Temperature)
 	}
