@@ -70,11 +70,11 @@ func (d *Detector) find(text string) ([]Match, int) {
 		text = text[:cut]
 	}
 	s := scans.Get().(*scan)
-	*s = scan{d: d, text: text, toks: s.toks[:0], run: run{pieces: s.run.pieces[:0]},
-		found: [Custom + 1][]Match{}}
+	s.d, s.text = d, text
 	defer func() {
 		if cap(s.toks) <= maxPooled && cap(s.run.pieces) <= maxPooled {
-			s.d, s.text = nil, ""
+			// A pooled scan keeps buffers of offsets only: no text, no digits read.
+			*s = scan{toks: s.toks[:0], run: run{pieces: s.run.pieces[:0]}}
 			scans.Put(s)
 		}
 	}()
