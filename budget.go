@@ -7,7 +7,10 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/convengine/engine/internal/prompt"
 )
 
 // A Budget holds tenants to the spending limits of their [Limits] (TokensPerDay,
@@ -42,10 +45,13 @@ type Spend struct {
 }
 
 // QuotaError is a [Budget]'s refusal: Limit (the JSON name of the Limits field, such as
-// "tokens_per_day") would be passed. Its window ends after RetryAfter.
+// "tokens_per_day") would be passed. Its window ends after RetryAfter. Remaining is what the
+// limit has left in its window (tokens, milliseconds of speech, turns), when the Budget knows
+// it: the engine then gives a model call a lower output bound that fits, rather than none.
 type QuotaError struct {
 	Limit      string
 	RetryAfter time.Duration
+	Remaining  int64
 }
 
 func (q *QuotaError) Error() string { return "engine: over the " + q.Limit + " budget" }
@@ -75,19 +81,26 @@ func (e *Engine) reserve(ctx context.Context, requestID string, s Spend) (Reserv
 		return nil, nil
 	}
 	r, err := e.budget.Reserve(ctx, s)
+	return r, e.budgetProblem(ctx, requestID, s, err, "")
+}
+
+// budgetProblem is the problem of a Budget's error, nil for none; needs, when not "", says in
+// the detail what the work needed.
+func (e *Engine) budgetProblem(ctx context.Context, requestID string, s Spend, err error, needs string) *Problem {
 	var q *QuotaError
 	switch {
+	case err == nil:
+		return nil
 	case errors.As(err, &q):
 		secs := max(1, int(math.Ceil(q.RetryAfter.Seconds())))
 		p := newProblem(http.StatusTooManyRequests, CodeQuotaExceeded,
-			fmt.Sprintf("the assistant has used its %s budget; try again in %d seconds", q.Limit, secs))
+			fmt.Sprintf("the assistant has used its %s budget%s; try again in %d seconds", q.Limit, needs, secs))
 		p.header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
-		return nil, p
-	case err != nil:
+		return p
+	default:
 		e.log.ErrorContext(ctx, "budget unavailable", "requestId", requestID, "tenant", s.Tenant.Key, "err", err)
-		return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the engine cannot check the assistant's budget right now; try again")
+		return newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the engine cannot check the assistant's budget right now; try again")
 	}
-	return r, nil
 }
 
 // settle settles r to spent, whatever became of the work's context. A settlement that fails
@@ -104,22 +117,85 @@ func (e *Engine) settle(ctx context.Context, r Reservation, spent Spend) {
 	}
 }
 
-// turnSpend is the most a turn may spend: one turn of its user, and, under a token budget,
-// each step's prompt and maximum output (the prompt estimated as the engine does, four bytes a
-// token, and the tool results to come left out).
-func (e *Engine) turnSpend(t *turn) Spend {
+// minCallOutput is the least output a model call is given when the token budget has little
+// left: a call that cannot have it is not made.
+const minCallOutput = 256
+
+// tokenBudget reports whether the tenant has a token budget.
+func (l *Limits) tokenBudget() bool { return l.TokensPerDay > 0 || l.TokensPerMonth > 0 }
+
+// reserveTurn reserves what a turn needs of the budget before it starts: its place among its
+// user's turns and, when its model will be called under a token budget, its first call. Each
+// later call reserves its own (reserveCall) just before it runs, and every call is settled to
+// what it spent before the next: a turn overshoots its budget by one call at most, and a small
+// budget answers turns until it is spent.
+func (e *Engine) reserveTurn(ctx context.Context, t *turn) *Problem {
 	s := Spend{Tenant: t.req.Tenant, User: t.userKey, Turns: 1}
 	l := &t.req.Tenant.Limits
-	if l.TokensPerDay == 0 && l.TokensPerMonth == 0 || t.guardAnswer != "" || t.unclear {
-		return s
+	if !l.budgeted() {
+		return nil
 	}
-	steps := l.MaxSteps
-	if steps == 0 {
-		steps = defaultMaxSteps
+	if !l.tokenBudget() || t.guardAnswer != "" || t.unclear {
+		var p *Problem
+		t.budget, p = e.reserve(ctx, t.req.ID, s)
+		return p
 	}
 	t.mreq = e.modelRequest(t)
-	s.Tokens = int64(steps * (l.maxOutputTokens() + (promptBytes(t.mreq)+3)/4))
-	return s
+	r, p := e.reserveCall(ctx, t, s, t.mreq)
+	t.budget, t.call = r, r
+	return p
+}
+
+// reserveCall reserves s and one model call of mreq: its prompt (estimated as the engine does,
+// four bytes a token) and its output bound, which is lowered to what the budget has left when
+// the whole bound does not fit, down to minCallOutput. It sets mreq's output bound to what
+// was reserved.
+func (e *Engine) reserveCall(ctx context.Context, t *turn, s Spend, mreq *ModelRequest) (Reservation, *Problem) {
+	prompt := int64((promptBytes(mreq) + 3) / 4)
+	out := int64(t.req.Tenant.Limits.maxOutputTokens())
+	var (
+		r   Reservation
+		err error
+		q   *QuotaError
+	)
+	// A refusal that says what is left is tried again with what fits: once for each of the
+	// day's and the month's limits.
+	for try := 0; try < 3; try++ {
+		s.Tokens = prompt + out
+		if r, err = e.budget.Reserve(ctx, s); !errors.As(err, &q) || !strings.HasPrefix(q.Limit, "tokens_") {
+			break
+		}
+		fit := q.Remaining - prompt
+		if fit >= out || fit < minCallOutput {
+			break
+		}
+		out = fit
+	}
+	needs := ""
+	if q != nil && err != nil && strings.HasPrefix(q.Limit, "tokens_") {
+		needs = fmt.Sprintf(": a reply needs %d tokens (its prompt of %d and %d of output) and %d are left",
+			prompt+minCallOutput, prompt, minCallOutput, max(0, q.Remaining))
+	}
+	if p := e.budgetProblem(ctx, t.req.ID, s, err, needs); p != nil {
+		return nil, p
+	}
+	mreq.MaxOutputTokens = int(out)
+	return r, nil
+}
+
+// settleCall settles the reservation of the model call that just ran to the tokens it spent
+// (and the turn, when the call was reserved with it).
+func (e *Engine) settleCall(ctx context.Context, t *turn, tokens int64) {
+	if t.call == nil {
+		return
+	}
+	spent := Spend{Tenant: t.req.Tenant, User: t.userKey, Tokens: tokens}
+	if t.call == t.budget {
+		spent.Turns = t.counted
+		t.budget = nil // settled here, not when the turn ends
+	}
+	e.settle(ctx, t.call, spent)
+	t.call = nil
 }
 
 // promptBytes measures what req sends the model: the system prompt, the messages and the tools.
@@ -135,4 +211,20 @@ func promptBytes(req *ModelRequest) int {
 		n += len(s.Name) + len(s.Description) + len(s.Parameters)
 	}
 	return n
+}
+
+// warnBudget logs, once per tenant as it is loaded, a token budget that cannot hold one model
+// call: the tenant's system prompt (the tools and the conversation come on top) and the least
+// output a call is given. Every turn of such a tenant is refused with quota_exceeded.
+func (e *Engine) warnBudget(ctx context.Context, t *Tenant) {
+	need := int64((len(prompt.Stable(t.Prompt))+3)/4 + minCallOutput)
+	for _, l := range []struct {
+		name  string
+		limit int64
+	}{{"tokens_per_day", t.Limits.TokensPerDay}, {"tokens_per_month", t.Limits.TokensPerMonth}} {
+		if l.limit > 0 && l.limit < need {
+			e.log.WarnContext(ctx, "the tenant's token budget cannot hold one model call: every turn will be refused",
+				"tenant", t.Key, "limit", l.name, "tokens", l.limit, "needs", need)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -140,5 +141,59 @@ func TestMemoryBudgetWindows(t *testing.T) {
 	now = now.Add(24 * time.Hour)
 	if _, err := b.Reserve(ctx, engine.Spend{Tenant: tenant, Tokens: 501}); !errors.As(err, &q) || q.Limit != "tokens_per_month" {
 		t.Fatalf("past the month's tokens: %v", err)
+	}
+}
+
+// TestSmallTokenBudgetAnswersUntilSpent: a 5,000-token budget under the default limits (4,096
+// output tokens a call) answers turns until what is left cannot hold a reply: each model call
+// reserves its own prompt and output bound, lowered to what is left, and is settled before the
+// next. The refusal says what a reply needs, and the budget is never passed by more than a call.
+func TestSmallTokenBudgetAnswersUntilSpent(t *testing.T) {
+	const budget, perCall = 5000, 400
+	var (
+		calls   atomic.Int64
+		lastOut atomic.Int64
+	)
+	model := enginetest.ModelFunc(func(_ context.Context, req *engine.ModelRequest) []engine.ModelEvent {
+		calls.Add(1)
+		lastOut.Store(int64(req.MaxOutputTokens))
+		return []engine.ModelEvent{{Kind: engine.EventText, Text: "Hello."},
+			{Kind: engine.EventFinish, Finish: engine.FinishStop, Usage: engine.Usage{Reported: true, InputTokens: perCall - 20, OutputTokens: 20}}}
+	})
+	b := &usage.MemoryBudget{}
+	h := newHarness(t, engine.Config{Model: model, Budget: b}, withLimits(engine.Limits{TokensPerDay: budget}))
+	answered := 0
+	var refused *engine.Problem
+	for range 30 {
+		resp := h.do(t.Context(), http.MethodPost, engine.PathTurn, headers(), `{"transcript":"hi"}`)
+		if resp.StatusCode != http.StatusOK {
+			p := readProblem(t, resp)
+			refused = &p
+			break
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		answered++
+	}
+	if answered == 0 {
+		t.Fatalf("a 5,000-token budget answered no turn: %+v", refused)
+	}
+	spent := int64(answered * perCall)
+	if refused == nil || refused.Code != engine.CodeQuotaExceeded || !strings.Contains(refused.Detail, "a reply needs") {
+		t.Fatalf("after %d turns (%d tokens): %+v", answered, spent, refused)
+	}
+	// Refused only once what is left cannot hold a reply's prompt and least output.
+	if left := budget - spent; left >= perCall+256 {
+		t.Errorf("refused with %d tokens left, after %d turns: %s", left, answered, refused.Detail)
+	}
+	if spent > budget {
+		t.Errorf("%d tokens spent of %d", spent, budget)
+	}
+	// Near the end, a call was given an output bound that fits what was left.
+	if out := lastOut.Load(); out >= 4096 || out < 256 {
+		t.Errorf("the last call's output bound: %d", out)
+	}
+	if calls.Load() != int64(answered) {
+		t.Errorf("%d model calls for %d turns", calls.Load(), answered)
 	}
 }

@@ -81,7 +81,7 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 	}
 	tok, err := e.actionTokens.Sign(token.ActionClaims{
 		Claims: jwt.Claims{ID: jti, IssuedAt: jwt.NewNumericDate(now), Expiry: jwt.NewNumericDate(exp)},
-		Tenant: t.req.Tenant.Key, Env: t.req.Environment.Name, User: e.limits.userBucket(t.req.Tenant.Key, t.req.UserToken),
+		Tenant: t.req.Tenant.Key, Env: t.req.Environment.Name, User: e.userOf(t.req),
 		Session: t.sessionID, Tool: call.Name, ArgsHash: hash, Sealed: sealed,
 	})
 	if err != nil {

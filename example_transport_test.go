@@ -49,7 +49,7 @@ func ExampleEngine_Admit() {
 		}
 	}
 
-	admission, err := eng.Admit(ctx, caller)
+	admission, err := eng.Admit(ctx, caller, engine.Work{Kind: engine.WorkTurn})
 	if err != nil {
 		log.Fatal(err) // say "try again later" on the line
 	}

@@ -79,7 +79,7 @@ func (e *Engine) ExecuteHandler() http.Handler {
 
 func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 	var body executeRequest
-	req := e.readRequest(w, r, &body)
+	req, _ := e.readRequest(w, r, WorkRequest, &body)
 	if req == nil {
 		return
 	}
@@ -137,7 +137,7 @@ func (e *Engine) checkExecute(req *request, b *executeRequest) (c *token.ActionC
 	}
 	canon, err = jcs.Canonicalize(x.Arguments)
 	switch {
-	case err != nil, c.Tenant != req.Tenant.Key, c.Env != req.Environment.Name, c.User != e.limits.userBucket(req.Tenant.Key, req.UserToken),
+	case err != nil, c.Tenant != req.Tenant.Key, c.Env != req.Environment.Name, c.User != e.userOf(req),
 		c.Tool != x.Tool, c.ArgsHash != jcs.Hash(canon), c.Session != req.sessionID():
 		return nil, nil, nil, badToken
 	}
@@ -344,7 +344,7 @@ func (e *Engine) callAction(ctx context.Context, req *request, env *ToolEnv, cal
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ev := ToolEvent{RequestID: env.RequestID, Tenant: env.Tenant.Key, Environment: env.Environment.Name, SessionID: req.sessionID(),
-		User: e.limits.userBucket(req.Tenant.Key, req.UserToken), Tool: call.Name, CallID: call.ID, Action: true}
+		User: e.userOf(req), Tool: call.Name, CallID: call.ID, Action: true}
 	res, err = e.observeTool(cctx, ev, func(ctx context.Context) (ToolResult, error) {
 		return e.guardToolCall(ctx, env, call, func(ctx context.Context, c ToolCall) (ToolResult, error) {
 			// What the user confirmed is what runs: a guard may refuse it, not change it.

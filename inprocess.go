@@ -7,8 +7,6 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -94,31 +92,12 @@ type TurnInput struct {
 	Admission *Admission
 }
 
-// Admission is a turn's place in the engine's bounds, taken before the turn starts by
-// [Engine.Admit] and given to [Engine.Turn] in [TurnInput].Admission.
-type Admission struct {
-	e       *Engine
-	req     *request // the caller, checked once for the turn
-	once    sync.Once
-	release func()
-	used    atomic.Bool // a turn took it, or it was released
-}
-
 // admission is in's Admission, nil for none.
 func (in *TurnInput) admission() *Admission {
 	if in == nil {
 		return nil
 	}
 	return in.Admission
-}
-
-// Release gives the admission's turn slot back; it may be called more than once. A released
-// admission admits no turn.
-func (a *Admission) Release() {
-	if a != nil {
-		a.used.Store(true)
-		a.once.Do(a.release)
-	}
 }
 
 // Turn runs one turn in-process and yields its events: the same events, in the same order
@@ -160,12 +139,15 @@ func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[E
 			}
 		case a == nil:
 			if req, p = e.callerRequest(ctx, c, true); p == nil {
-				if p = e.rateLimit(ctx, req); p == nil {
-					release, p = e.acquireTurn(ctx, req)
+				var own *Admission
+				if own, p = e.admit(ctx, req, Work{Kind: WorkTurn}); p == nil {
+					release = own.Release
 				}
 			}
 		case a.e != e:
 			p = newProblem(http.StatusInternalServerError, CodeInternal, "the turn's admission is another engine's")
+		case a.kind != WorkTurn || a.req.unverified:
+			p = newProblem(http.StatusInternalServerError, CodeInternal, "the admission is not a verified caller's turn's")
 		case a.used.Swap(true):
 			// One admission, one turn: a second would run past the bounds it was counted against.
 			p = newProblem(http.StatusInternalServerError, CodeInternal, "the turn's admission was used by another turn or released")
@@ -218,10 +200,10 @@ func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[E
 // create-session, which makes one); then the rate limits of the tenant and the user.
 func (e *Engine) inProcessRequest(ctx context.Context, c *Caller, withSession bool) (*request, *Problem) {
 	req, p := e.callerRequest(ctx, c, withSession)
-	if p != nil {
-		return req, p
+	if p == nil {
+		_, p = e.admit(ctx, req, Work{Kind: WorkRequest})
 	}
-	return req, e.rateLimit(ctx, req)
+	return req, p
 }
 
 // callerRequest is inProcessRequest without the rate limits.
@@ -393,14 +375,18 @@ func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*Exe
 // and one of the caller's user (MaxSynthesesPerUser), until then. Cancelling ctx stops the synthesis. The error is a *[Problem] with the
 // endpoint's status and code.
 func (e *Engine) Synthesize(ctx context.Context, c *Caller, text, voice string) (*Audio, error) {
-	req, p := e.inProcessRequest(ctx, c, true)
+	req, p := e.callerRequest(ctx, c, true)
+	var a *Admission
+	if p == nil {
+		a, p = e.admit(ctx, req, Work{Kind: WorkSynthesis})
+	}
 	if p == nil {
 		var v *string
 		if voice != "" {
 			v = &voice
 		}
 		var speech *Audio
-		if speech, _, p = e.synthesize(ctx, req, &text, v); p == nil {
+		if speech, _, p = e.synthesize(ctx, req, a, &text, v); p == nil {
 			return speech, nil
 		}
 	}
@@ -437,13 +423,17 @@ type SessionInfo struct {
 // caller's SessionID is not read; a tenant that requires sessions is no obstacle). Its ID goes in the Caller of later calls. The error is a
 // *[Problem] with the endpoint's status and code.
 func (e *Engine) CreateSession(ctx context.Context, c *Caller, in *SessionInput) (*SessionInfo, error) {
-	req, p := e.inProcessRequest(ctx, c, false)
+	req, p := e.callerRequest(ctx, c, false)
+	var a *Admission
+	if p == nil {
+		a, p = e.admit(ctx, req, Work{Kind: WorkSession})
+	}
 	if p == nil {
 		if in == nil {
 			in = &SessionInput{}
 		}
 		var res *sessionResponse
-		res, p = e.createSession(ctx, req, &createSessionRequest{PublicKey: in.PublicKey, GateKey: in.GateKey,
+		res, p = e.createSession(ctx, req, a, &createSessionRequest{PublicKey: in.PublicKey, GateKey: in.GateKey,
 			GateCredential: in.GateCredential, Metadata: in.Metadata})
 		if p == nil {
 			created, _ := time.Parse(time.RFC3339, res.CreatedAt)

@@ -305,12 +305,12 @@ func TestAdmissionAdmitsOneTurn(t *testing.T) {
 		return nil
 	}
 
-	a, err := h.engine.Admit(ctx, caller)
+	a, err := h.engine.Admit(ctx, caller, engine.Work{Kind: engine.WorkTurn})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var p *engine.Problem
-	if _, err := h.engine.Admit(ctx, caller); !errors.As(err, &p) || p.Code != engine.CodeOverloaded {
+	if _, err := h.engine.Admit(ctx, caller, engine.Work{Kind: engine.WorkTurn}); !errors.As(err, &p) || p.Code != engine.CodeOverloaded {
 		t.Fatalf("a second admission while the only slot is held: %v", err)
 	}
 	if err := turn(a); err != nil {
@@ -320,7 +320,7 @@ func TestAdmissionAdmitsOneTurn(t *testing.T) {
 		t.Errorf("a second turn on one admission: %v", err)
 	}
 	a.Release()
-	b, err := h.engine.Admit(ctx, caller)
+	b, err := h.engine.Admit(ctx, caller, engine.Work{Kind: engine.WorkTurn})
 	if err != nil {
 		t.Fatalf("an admission once the first was released: %v", err)
 	}

@@ -241,7 +241,7 @@ func (e *Engine) keysUsers() bool {
 // speechEvent is the speech event of req's work, its figures to be filled in.
 func (e *Engine) speechEvent(req *request) SpeechEvent {
 	return SpeechEvent{RequestID: req.ID, Tenant: req.Tenant.Key, Environment: req.Environment.Name,
-		SessionID: req.sessionID(), User: e.limits.userBucket(req.Tenant.Key, req.UserToken)}
+		SessionID: req.sessionID(), User: e.userOf(req)}
 }
 
 // turnEvent describes t for the observer.

@@ -5,12 +5,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"hash"
 	"io"
-	"math"
-	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,64 +115,9 @@ func burstOf(perMinute, burst int) int {
 	return max(1, perMinute/10)
 }
 
-// rateLimit applies the limits of the request's tenant and user, taking from both buckets or
-// neither, and answers 429 with Retry-After in whole seconds when the request is one too many.
-// When the shared limiter fails, the request is checked against this process's own buckets:
-// rate limits protect capacity, and an outage of their store should not stop every request.
-func (e *Engine) rateLimit(ctx context.Context, req *request) *Problem {
-	l := req.Tenant.Limits
-	var buf [2]RateLimit
-	limits := buf[:0]
-	if l.UserPerMinute > 0 {
-		limits = append(limits, RateLimit{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key, req.UserToken),
-			PerMinute: l.UserPerMinute, Burst: burstOf(l.UserPerMinute, l.UserBurst)})
-	}
-	if l.TenantPerMinute > 0 {
-		limits = append(limits, RateLimit{Tenant: req.Tenant.Key, PerMinute: l.TenantPerMinute,
-			Burst: burstOf(l.TenantPerMinute, l.TenantBurst)})
-	}
-	return e.applyLimits(ctx, req, limits)
-}
-
-// rateLimitSession takes a session about to be stored from its user's bucket of sessions when
-// the tenant sets no limit per user (rateLimit applied the tenant's own): each session costs
-// the store's memory for its lifetime, and the default keeps one user (one X-Token) from
-// creating thousands a second. A request refused for its body costs nothing from it.
-func (e *Engine) rateLimitSession(ctx context.Context, req *request) *Problem {
-	if req.Tenant.Limits.UserPerMinute > 0 {
-		return nil
-	}
-	// A bucket apart from the user's turns, named as a user's bucket is.
-	return e.applyLimits(ctx, req, []RateLimit{{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key+"\x00sessions", req.UserToken),
-		PerMinute: defaultSessionsPerMinute, Burst: defaultSessionBurst}})
-}
-
-// applyLimits takes a request from every bucket of limits, or answers 429.
-func (e *Engine) applyLimits(ctx context.Context, req *request, limits []RateLimit) *Problem {
-	if len(limits) == 0 {
-		return nil
-	}
-	ok, wait, unavailable := e.allow(ctx, req, limits)
-	if unavailable || !ok {
-		if e.obs.RateLimit != nil {
-			e.obs.RateLimit(ctx, RateLimitEvent{RequestID: req.ID, Tenant: req.Tenant.Key,
-				Environment: req.Environment.Name, Limited: !ok, Unavailable: unavailable, RetryAfter: wait})
-		}
-	}
-	if ok {
-		return nil
-	}
-	secs := int(math.Ceil(wait.Seconds()))
-	p := newProblem(http.StatusTooManyRequests, CodeRateLimited,
-		fmt.Sprintf("too many requests; try again in %d seconds", secs))
-	p.header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
-	return p
-}
-
 // allow asks the shared limiter, or the local one when there is none or the shared one failed
 // a moment ago (unavailable is then true).
-func (e *Engine) allow(ctx context.Context, req *request, limits []RateLimit) (ok bool, wait time.Duration, unavailable bool) {
-	rl := e.limits
+func (rl *rateLimiting) allow(ctx context.Context, e *Engine, req *request, limits []RateLimit) (ok bool, wait time.Duration, unavailable bool) {
 	if rl.shared != nil {
 		if paused := rl.pause.Load(); e.now().UnixNano() >= paused {
 			ok, wait, err := rl.shared.Allow(ctx, limits)

@@ -59,6 +59,11 @@ type request struct {
 	Forward     ForwardedHeaders
 	// Session is the verified session of the request, nil when it carries none.
 	Session *Session
+	// user is the keyed hash of the tenant and the user's token that names the user's
+	// buckets and slots, set by the admission; unverified is true for a caller admitted by
+	// another name before it has a user token (Work.Unverified).
+	user       string
+	unverified bool
 }
 
 // sessionID returns the id of the request's verified session, or "".
@@ -75,20 +80,31 @@ func (r *request) toolEnv() *ToolEnv {
 		RequestID: r.ID, Forward: r.Forward, Metadata: r.Metadata}
 }
 
-// readHeaders reads everything the headers of r say, then counts the rate limits of the
-// tenant and the user: what every route but create-session and CallerFromRequest asks.
+// readHeaders reads everything the headers of r say, then admits the request
+// (WorkRequest): what the routes that hold nothing ask.
 func (e *Engine) readHeaders(r *http.Request) (*request, *Problem) {
-	return e.readAllHeaders(r, true, true)
+	req, _, p := e.readAdmitted(r, true, WorkRequest)
+	return req, p
+}
+
+// readAdmitted reads the headers of r, then admits its work of kind, right after them as
+// every route does: a request refused by the admission is refused before its body is read.
+func (e *Engine) readAdmitted(r *http.Request, withSession bool, kind WorkKind) (*request, *Admission, *Problem) {
+	req, p := e.readAllHeaders(r, withSession)
+	if p != nil {
+		return req, nil, p
+	}
+	a, p := e.admit(r.Context(), req, Work{Kind: kind})
+	return req, a, p
 }
 
 // readAllHeaders reads and checks, in one pass, everything the headers of r say, in the order
 // and with the problems of docs/protocol.md: the request id; who the request comes from (the
 // tenant of X-Engine-Key, the environment, the user's X-Token, or what Config.Identify says);
 // the session and its DPoP proof, when withSession (create-session makes one); the client's
-// metadata; the forwarded headers; then, when rateLimit, the rate limits of the tenant and the
-// user. It returns the finished request, which the handlers and the turn only read; with a
+// metadata; the forwarded headers. The routes admit their work right after (readAdmitted). It returns the finished request, which the handlers and the turn only read; with a
 // problem, what was established before it (the id to echo), or nil.
-func (e *Engine) readAllHeaders(r *http.Request, withSession, rateLimit bool) (*request, *Problem) {
+func (e *Engine) readAllHeaders(r *http.Request, withSession bool) (*request, *Problem) {
 	req, p := e.readCaller(r)
 	if p != nil {
 		return req, p
@@ -109,10 +125,7 @@ func (e *Engine) readAllHeaders(r *http.Request, withSession, rateLimit bool) (*
 	if len(req.Forward) > 0 {
 		e.log.DebugContext(r.Context(), "forwarding headers", "requestId", req.ID, "headers", req.Forward)
 	}
-	if rateLimit {
-		p = e.rateLimit(r.Context(), req)
-	}
-	return req, p
+	return req, nil
 }
 
 // readCaller is the first part of readAllHeaders: the request id, then who the request comes
@@ -210,12 +223,12 @@ func newRequestID(env string) string {
 	return "prod-" + uuid.NewString()
 }
 
-// readRequest checks the common headers of r and decodes its JSON body, which may not be
+// readRequest checks the common headers of r, admits its work of kind, and decodes its JSON body, which may not be
 // empty, into body. It writes the problem and returns nil when either fails. The body may not
 // name a member twice: it carries the device's proofs and passkey assertions of the execute
 // endpoint, which a parser that keeps the first of two members would read otherwise.
-func (e *Engine) readRequest(w http.ResponseWriter, r *http.Request, body any) *request {
-	req, p := e.readHeaders(r)
+func (e *Engine) readRequest(w http.ResponseWriter, r *http.Request, kind WorkKind, body any) (*request, *Admission) {
+	req, a, p := e.readAdmitted(r, true, kind)
 	var data []byte
 	if p == nil {
 		var err *jsonbody.Error
@@ -229,10 +242,11 @@ func (e *Engine) readRequest(w http.ResponseWriter, r *http.Request, body any) *
 		p = unmarshalStrictly(data, body)
 	}
 	if p != nil {
+		a.Release()
 		writeProblem(w, p, req.idOrEmpty())
-		return nil
+		return nil, nil
 	}
-	return req
+	return req, a
 }
 
 // requestID validates X-Request-ID, which must carry the environment's prefix unless the host
@@ -356,7 +370,7 @@ func (e *Engine) hostChoosesEnvironment() bool {
 // counted here: the in-process call counts them. The error is a *[Problem], which
 // [WriteProblem] answers.
 func (e *Engine) CallerFromRequest(r *http.Request) (*Caller, error) {
-	req, p := e.readAllHeaders(r, true, false)
+	req, p := e.readAllHeaders(r, true)
 	if p != nil {
 		p.RequestID = req.idOrEmpty()
 		return nil, p

@@ -87,7 +87,7 @@ func (e *Engine) SessionHandler() http.Handler {
 }
 
 func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
-	req, p := e.readAllHeaders(r, false, true) // a session costs what a turn does
+	req, admission, p := e.readAdmitted(r, false, WorkSession)
 	if p != nil {
 		writeProblem(w, p, req.idOrEmpty())
 		return
@@ -97,7 +97,7 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, req.ID)
 		return
 	}
-	res, p := e.createSession(r.Context(), req, &body)
+	res, p := e.createSession(r.Context(), req, admission, &body)
 	if p != nil {
 		writeProblem(w, p, req.ID)
 		return
@@ -118,10 +118,10 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // createSession makes the session body asks for, stores it and signs its token.
-func (e *Engine) createSession(ctx context.Context, req *request, body *createSessionRequest) (*sessionResponse, *Problem) {
+func (e *Engine) createSession(ctx context.Context, req *request, a *Admission, body *createSessionRequest) (*sessionResponse, *Problem) {
 	now := e.now().UTC().Truncate(time.Second)
 	s := &Session{ID: uuid.NewString(), TenantKey: req.Tenant.Key, CreatedAt: now, ExpiresAt: now.Add(e.sessionTTL),
-		User: e.limits.userBucket(req.Tenant.Key, req.UserToken)}
+		User: e.userOf(req)}
 	if len(body.PublicKey) > 0 && string(body.PublicKey) != "null" {
 		key, err := dpop.ParseKey(body.PublicKey)
 		if err != nil {
@@ -185,7 +185,7 @@ func (e *Engine) createSession(ctx context.Context, req *request, body *createSe
 		s.Metadata = buf.Bytes()
 	}
 
-	if p := e.rateLimitSession(ctx, req); p != nil {
+	if p := a.takeSession(ctx); p != nil {
 		return nil, p
 	}
 	claims := &token.SessionClaims{SID: s.ID, TID: s.TenantKey, IAT: now.Unix(), EXP: s.ExpiresAt.Unix()}

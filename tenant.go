@@ -299,7 +299,13 @@ func (e *Engine) tenant(ctx context.Context, key, requestID string) (*Tenant, er
 	case t == nil:
 		err = errors.New("the store returned no tenant and no error")
 	default:
-		err = e.validTenants.Check(t, (*Tenant).Validate)
+		err = e.validTenants.Check(t, func(t *Tenant) error {
+			err := t.Validate()
+			if err == nil {
+				e.warnBudget(ctx, t)
+			}
+			return err
+		})
 	}
 	if err != nil {
 		field, _, _ := strings.Cut(err.Error(), ":")

@@ -36,33 +36,24 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 	}
 	// A user holds a few transcriptions at most, and the process a bounded number, running or
 	// waiting for the transcriber: past them the audio is refused at once, rather than waiting
-	// in a queue that delays everyone's turns past their deadlines.
-	releaseUser, p := e.acquireUser(ctx, e.userTranscriptions, BoundUserTranscriptions, req, "recordings being transcribed")
-	if p != nil {
-		return "", p
-	}
-	defer releaseUser()
-	release, ok := e.transcriptions.TryAcquire()
-	if !ok {
-		return "", e.overloaded(ctx, BoundTranscriptions, req, "the engine is transcribing as much speech as it can; try again in a moment")
-	}
-	defer release()
+	// in a queue that delays everyone's turns past their deadlines. The audio is counted
+	// against the speech budget before it is heard; and a tenant out of tokens, or a user out
+	// of turns, has no audio transcribed for a turn that would be refused.
 	var (
 		text string
 		err  error
 	)
-	// The audio is counted against the speech budget before it is heard; and a tenant out of
-	// tokens, or a user out of turns, has no audio transcribed for a turn that would be refused.
 	seconds := float64(len(pcm)) / inputSampleRate
 	spend := Spend{Tenant: req.Tenant, SpeechSeconds: seconds}
 	if e.budget != nil {
-		spend.User, spend.Tokens, spend.Turns = e.limits.userBucket(req.Tenant.Key, req.UserToken), 1, 1
+		spend.User, spend.Tokens, spend.Turns = e.userOf(req), 1, 1
 	}
-	r, p := e.reserve(ctx, req.ID, spend)
+	admission, p := e.admit(ctx, req, Work{Kind: WorkTranscription, spend: spend})
 	if p != nil {
 		return "", p
 	}
-	defer e.settle(ctx, r, Spend{Tenant: req.Tenant, User: spend.User, SpeechSeconds: seconds})
+	defer admission.Release()
+	defer admission.settle(ctx, Spend{Tenant: req.Tenant, User: spend.User, SpeechSeconds: seconds})
 	start := e.now()
 	if tt, ok := e.transcriber.(TenantTranscriber); ok {
 		text, err = tt.TranscribeFor(ctx, req.Tenant, pcm, inputSampleRate, locale)

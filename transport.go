@@ -16,8 +16,8 @@ import (
 // [Engine.CreateSession]. A transport is a package that speaks a wire protocol and runs the
 // engine's turns through its exported API: package voice (the voice socket), package agui, or a
 // host's own (a telephony bridge). It reads its callers as the engine's handlers do
-// ([Engine.CallerFromRequest], tickets), is wrapped as they are ([Engine.Route]), holds the
-// engine's bounds ([Engine.Admit], [Engine.CountRequest], [Engine.Overloaded]) and goes when the
+// ([Engine.CallerFromRequest], tickets), is wrapped as they are ([Engine.Route]), admits its
+// work through the engine's admission ([Engine.Admit], [Engine.Overloaded]) and goes when the
 // engine shuts down ([Engine.OnShutdown]).
 
 // Route wraps a transport's handler as the engine's own are wrapped: the response carries
@@ -42,55 +42,6 @@ func (e *Engine) OnShutdown(f func(ctx context.Context) error) {
 	if closing {
 		_ = f(ctx)
 	}
-}
-
-// Admit counts a turn of c against the tenant's and the user's rate limits and takes one of the
-// engine's turn slots (Config.MaxConcurrentTurns), as a turn does when it starts, for a
-// transport that must refuse a turn before it does anything for it (a voice socket, before it
-// answers an utterance). The turn that gets the admission runs for c as checked here, and takes
-// nothing more. The error is a
-// *[Problem]: rate_limited, overloaded, or what the caller's check found. Release gives the
-// slot back once the turn is over.
-func (e *Engine) Admit(ctx context.Context, c *Caller) (*Admission, error) {
-	req, p := e.inProcessRequest(ctx, c, true)
-	var release func()
-	if p == nil {
-		release, p = e.acquireTurn(ctx, req)
-	}
-	if p != nil {
-		p.RequestID = req.idOrEmpty()
-		return nil, p
-	}
-	return &Admission{e: e, req: req, release: release}, nil
-}
-
-// CountRequest counts one request of c against the tenant's and the user's rate limits
-// (Tenant.Limits), as each request to the engine's handlers does: a transport calls it for
-// what it starts besides turns, such as a socket it opens. The error is a *[Problem],
-// rate_limited with Retry-After, or what the caller's check found.
-func (e *Engine) CountRequest(ctx context.Context, c *Caller) error {
-	req, p := e.inProcessRequest(ctx, c, false)
-	if p != nil {
-		p.RequestID = req.idOrEmpty()
-		return p
-	}
-	return nil
-}
-
-// UserKey names c's user of its tenant for a transport's own bounds per user: the same for every
-// request of the user, on every replica, and never the user's token (a keyed hash of it).
-func (e *Engine) UserKey(c *Caller) string {
-	return e.limits.userBucket(c.EngineKey, Secret(c.UserToken))
-}
-
-// Overloaded reports that bound (one of the Bound names) refused work of c to the Observer's
-// Overload hook, and returns the problem its client gets: 503 overloaded, or 429 rate_limited
-// for a bound of the user's own (BoundUserSockets and the other user bounds), with Retry-After.
-func (e *Engine) Overloaded(ctx context.Context, c *Caller, bound, detail string) *Problem {
-	req := &request{ID: c.RequestID, Tenant: &Tenant{Key: c.EngineKey}}
-	p := e.overloaded(ctx, bound, req, detail)
-	p.RequestID = c.RequestID
-	return p
 }
 
 // Logger is the engine's logger (Config.Logger), for a transport to log as the engine does:
@@ -162,11 +113,12 @@ func (e *Engine) IssueTicket(ctx context.Context, c *Caller) (string, time.Time,
 // OpenTicket opens a ticket of [Engine.IssueTicket] offered with r: the caller it stands for,
 // checked as the headers would be (an X-Engine-Key that r carries must name the ticket's
 // tenant). The ticket is not spent yet: spend spends it, once across every replica sharing
-// the ReplayStore, and then counts the request against the user's rate limits, so that a
-// refusal that says to try again (shutting down, too many sockets) leaves it usable and a
-// replayed ticket costs its user nothing. Errors are *[Problem]s: invalid_stream_ticket,
-// stream_ticket_wrong_tenant, stream_ticket_expired, stream_ticket_reused, and those of the
-// caller's check.
+// the ReplayStore. Give spend to the admission of what the ticket opens ([Work].Claim): it
+// then runs once the work holds its slots and before the rate limits are counted, so that a
+// refusal that says to try again (shutting down, too many sockets) leaves the ticket usable
+// and a replayed ticket costs its user nothing. Errors are *[Problem]s:
+// invalid_stream_ticket, stream_ticket_wrong_tenant, stream_ticket_expired,
+// stream_ticket_reused, and those of the caller's check.
 func (e *Engine) OpenTicket(r *http.Request, ticket string) (c *Caller, spend func(context.Context) error, err error) {
 	ctx := r.Context()
 	claims, err := e.tickets.Open(ticket)
@@ -197,11 +149,6 @@ func (e *Engine) OpenTicket(r *http.Request, ticket string) (c *Caller, spend fu
 			return ticketProblem(CodeStoreUnavailable, "the ticket could not be checked; try again", req.ID)
 		case !fresh:
 			return ticketProblem(CodeStreamTicketReused, "the ticket was used already; get a new one", req.ID)
-		}
-		if p := e.rateLimit(ctx, req); p != nil {
-			p.Detail += " (with a new ticket: this one is spent)"
-			p.RequestID = req.ID
-			return p
 		}
 		return nil
 	}

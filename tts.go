@@ -32,7 +32,7 @@ func (e *Engine) TTSHandler() http.Handler {
 func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 	start := e.now()
 	var body ttsRequest
-	req := e.readRequest(w, r, &body)
+	req, admission := e.readRequest(w, r, WorkSynthesis, &body)
 	if req == nil {
 		return
 	}
@@ -40,7 +40,7 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 	// the write timeout for a client that does not read.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	speech, voice, p := e.synthesize(ctx, req, body.Text, body.Voice)
+	speech, voice, p := e.synthesize(ctx, req, admission, body.Text, body.Voice)
 	if p != nil {
 		writeProblem(w, p, req.ID)
 		return
@@ -66,9 +66,18 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 }
 
 // synthesize checks a line of text and a voice as the tts endpoint takes them, and starts
-// speaking the text in the voice chosen for it, which it returns. The audio holds one of the
-// engine's synthesis slots, and one of its user's, until its PCM is closed.
-func (e *Engine) synthesize(ctx context.Context, req *request, text, voice *string) (*Audio, string, *Problem) {
+// speaking the text in the voice chosen for it, which it returns. The audio holds the slots of
+// the synthesis's admission a (one of the engine's, one of its user's) until its PCM is
+// closed; a problem releases them.
+func (e *Engine) synthesize(ctx context.Context, req *request, a *Admission, text, voice *string) (*Audio, string, *Problem) {
+	speech, chosen, p := e.startSynthesis(ctx, req, a, text, voice)
+	if p != nil {
+		a.Release()
+	}
+	return speech, chosen, p
+}
+
+func (e *Engine) startSynthesis(ctx context.Context, req *request, a *Admission, text, voice *string) (*Audio, string, *Problem) {
 	switch {
 	case text == nil:
 		return nil, "", invalidField("text", "is required")
@@ -86,39 +95,20 @@ func (e *Engine) synthesize(ctx context.Context, req *request, text, voice *stri
 		requested = strings.TrimSpace(*voice)
 	}
 	chosen := e.voiceFor(req.Tenant, requested, req.Tenant.Locale)
-	// A user holds a few syntheses at most, so that one user's slow readers leave slots to
-	// the others.
-	releaseUser, p := e.acquireUser(ctx, e.userSyntheses, BoundUserSyntheses, req, "syntheses running")
-	if p != nil {
-		return nil, "", p
-	}
-	releaseSlot, ok := e.synthSlots.TryAcquire()
-	if !ok {
-		releaseUser()
-		return nil, "", e.overloaded(ctx, BoundSyntheses, req, "the engine is synthesizing as much speech as it can; try again in a moment")
-	}
-	release := func() {
-		releaseSlot()
-		releaseUser()
-	}
 	start, said := e.now(), e.speechText(*text, req.Tenant.Locale)
-	budget, p := e.reserve(ctx, req.ID, synthesisSpend(req.Tenant, said))
-	if p != nil {
-		release()
+	if p := a.reserve(ctx, synthesisSpend(req.Tenant, said)); p != nil {
 		return nil, "", p
 	}
 	speech, err := e.synthesizer.Synthesize(ctx, said, chosen)
-	speech = e.meterSynthesis(ctx, e.speechEvent(req), budget, req.Tenant, said, start, speech, err)
+	speech = e.meterSynthesis(ctx, e.speechEvent(req), a.budget, req.Tenant, said, start, speech, err)
 	switch {
 	case errors.Is(err, ErrUnknownVoice):
-		release()
 		return nil, "", newProblem(http.StatusBadRequest, CodeUnknownVoice, fmt.Sprintf("there is no voice %q", truncateText(chosen, 100)))
 	case err != nil:
-		release()
 		e.log.WarnContext(ctx, "speech synthesis failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
 		return nil, "", newProblem(http.StatusServiceUnavailable, CodeSynthesizerUnavailable, "the speech could not be synthesized; try again")
 	}
-	return &Audio{SampleRate: speech.SampleRate, PCM: &slotAudio{ReadCloser: speech.PCM, release: release}}, chosen, nil
+	return &Audio{SampleRate: speech.SampleRate, PCM: &slotAudio{ReadCloser: speech.PCM, release: a.Release}}, chosen, nil
 }
 
 // slotAudio is audio that gives its synthesis slot back when closed.

@@ -115,8 +115,9 @@ type turn struct {
 	conversationID string
 	turnID         string
 	sessionID      string
-	userKey        string // the user's keyed hash, for the Observer and the Budget
-	budget         Reservation
+	userKey        string        // the user's keyed hash, for the Observer and the Budget
+	budget         Reservation   // the turn's place among its user's turns, with its first call until that is settled
+	call           Reservation   // the running model call's tokens, until settled
 	mreq           *ModelRequest // made early to reserve the turn's tokens
 	tokens         int64         // the tokens its model calls spent, reported or estimated
 	counted        int           // 1 once the turn started: a turn refused before counts for no budget
@@ -157,17 +158,12 @@ func (e *Engine) TurnHandler() http.Handler {
 
 func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 	start := e.now()
-	req, p := e.readHeaders(r)
+	req, admission, p := e.readAdmitted(r, true, WorkTurn)
 	if p != nil {
 		writeProblem(w, p, req.idOrEmpty())
 		return
 	}
-	release, p := e.acquireTurn(r.Context(), req)
-	if p != nil {
-		writeProblem(w, p, req.ID)
-		return
-	}
-	defer release()
+	defer admission.Release()
 
 	// The stream is the turn's events as Engine.Turn yields them, written as they come; a
 	// write that fails (the client went away, or does not read) stops the turn.
@@ -231,7 +227,7 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 		t.shield = e.privacy.Turn(req.Tenant)
 	}
 	if p == nil && (e.keysUsers() || e.budget != nil) {
-		t.userKey = e.limits.userBucket(req.Tenant.Key, req.UserToken)
+		t.userKey = e.userOf(req)
 	}
 	if p == nil {
 		p = e.hearTurn(tctx, t, body)
@@ -243,8 +239,9 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 		p = e.loadTools(ctx, t)
 	}
 	if p == nil && e.budget != nil {
-		// What the turn may spend is reserved before its model is called.
-		t.budget, p = e.reserve(tctx, req.ID, e.turnSpend(t))
+		// The turn's place among its user's turns, and its first model call, are reserved
+		// before it starts; each later call reserves its own as it runs.
+		p = e.reserveTurn(tctx, t)
 		defer func() {
 			e.settle(ctx, t.budget, Spend{Tenant: req.Tenant, User: t.userKey, Tokens: t.tokens, Turns: t.counted})
 		}()
@@ -522,7 +519,16 @@ func (e *Engine) runTurn(ctx context.Context, t *turn) {
 			t.fail(CodeInternal, "The engine failed.", false)
 			return
 		}
+		if t.call == nil && e.budget != nil && t.req.Tenant.Limits.tokenBudget() {
+			var p *Problem
+			if t.call, p = e.reserveCall(ctx, t, Spend{Tenant: t.req.Tenant, User: t.userKey}, mreq); p != nil {
+				t.fail(p.Code, "The assistant has used its budget for now.", false)
+				return
+			}
+		}
+		before := t.tokens
 		text, calls, finish, err := e.modelStep(ctx, t, mreq)
+		e.settleCall(ctx, t, t.tokens-before)
 		if err != nil {
 			e.stepFailed(ctx, t, err)
 			return
@@ -566,7 +572,7 @@ func (e *Engine) modelStep(ctx context.Context, t *turn, mreq *ModelRequest) (st
 	st := &t.step
 	*st = step{ctx: ctx}
 	st.text.Grow(speakReserve)
-	if e.obs.ModelCall != nil || t.budget != nil {
+	if e.obs.ModelCall != nil || t.call != nil {
 		st.start = e.now()
 	}
 	// An explicit yield function rather than a range-over-func loop, whose variables would all
@@ -579,7 +585,7 @@ func (e *Engine) modelStep(ctx context.Context, t *turn, mreq *ModelRequest) (st
 	if err == nil {
 		err = ctx.Err()
 	}
-	if e.obs.ModelCall != nil || t.budget != nil {
+	if e.obs.ModelCall != nil || t.call != nil {
 		e.meterModelCall(ctx, t, mreq, err)
 	}
 	if err != nil {

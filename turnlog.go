@@ -69,7 +69,7 @@ type TurnRecord struct {
 
 // turnOwner returns who req is, as a turn's owner: the turn it runs, or the one it resumes.
 func (e *Engine) turnOwner(req *request) TurnOwner {
-	return TurnOwner{Tenant: req.Tenant.Key, User: e.limits.userBucket(req.Tenant.Key, req.UserToken),
+	return TurnOwner{Tenant: req.Tenant.Key, User: e.userOf(req),
 		Session: req.sessionID(), Environment: req.Environment.Name}
 }
 

@@ -11,7 +11,8 @@ import (
 )
 
 // reserveScript adds to every counter of KEYS, or to none when one of them would pass its
-// limit: it then returns that counter's number, from 1. ARGV holds, for each key in turn, what
+// limit: it then returns that counter's number, from 1, and what it has left ({0, 0} when it
+// added). ARGV holds, for each key in turn, what
 // to add, the limit (0: none) and when the key expires, in Unix milliseconds: the end of its
 // window.
 var reserveScript = redis.NewScript(`
@@ -19,7 +20,7 @@ for i = 1, #KEYS do
   local add, limit = tonumber(ARGV[3*i-2]), tonumber(ARGV[3*i-1])
   if limit > 0 and add > 0 then
     local have = tonumber(redis.call('GET', KEYS[i]) or '0') or 0
-    if have + add > limit then return i end
+    if have + add > limit then return {i, limit - have} end
   end
 end
 for i = 1, #KEYS do
@@ -29,7 +30,7 @@ for i = 1, #KEYS do
     redis.call('PEXPIREAT', KEYS[i], ARGV[3*i])
   end
 end
-return 0
+return {0, 0}
 `)
 
 // settleScript adds ARGV[2i-1] to the counter KEYS[i], which expires at ARGV[2i] if it is new.
@@ -60,15 +61,15 @@ func (s *Store) Reserve(ctx context.Context, sp engine.Spend) (engine.Reservatio
 	for _, c := range cs {
 		args = append(args, c.Add, c.Max, c.End.UnixMilli())
 	}
-	refused, err := do(ctx, s, func(ctx context.Context) (int64, error) {
-		return reserveScript.Run(ctx, s.client, keys, args...).Int64()
+	res, err := do(ctx, s, func(ctx context.Context) ([]int64, error) {
+		return reserveScript.Run(ctx, s.client, keys, args...).Int64Slice()
 	})
 	switch {
 	case err != nil:
 		return nil, unavailable("reserving a budget", err)
-	case refused > 0 && int(refused) <= len(cs):
-		c := cs[refused-1]
-		return nil, &engine.QuotaError{Limit: c.Limit, RetryAfter: c.End.Sub(now)}
+	case len(res) == 2 && res[0] > 0 && int(res[0]) <= len(cs):
+		c := cs[res[0]-1]
+		return nil, &engine.QuotaError{Limit: c.Limit, RetryAfter: c.End.Sub(now), Remaining: max(0, res[1])}
 	}
 	return &budgetReservation{s: s, keys: keys, counters: cs}, nil
 }

@@ -50,7 +50,7 @@ func (b *MemoryBudget) Reserve(_ context.Context, s engine.Spend) (engine.Reserv
 			have = n.n
 		}
 		if c.Over(have) {
-			return nil, &engine.QuotaError{Limit: c.Limit, RetryAfter: c.End.Sub(now)}
+			return nil, &engine.QuotaError{Limit: c.Limit, RetryAfter: c.End.Sub(now), Remaining: max(0, c.Max-have)}
 		}
 	}
 	for i, c := range cs {

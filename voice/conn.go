@@ -470,7 +470,7 @@ func (c *voiceConn) startTurn(pcm []int16, held int64, text string) bool {
 	if c.turn != nil {
 		<-c.turn.done // it ended; what it wrote (the history) is visible from here on
 	}
-	admission, err := c.e.Admit(c.turnsCtx, c.caller)
+	admission, err := c.e.Admit(c.turnsCtx, c.caller, engine.Work{Kind: engine.WorkTurn})
 	if err != nil {
 		c.s.audioMemory.Give(held)
 		p := problemOf(err)

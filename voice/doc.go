@@ -25,7 +25,8 @@
 //   - its bounds: the sockets of the process and of each user (Options.MaxSockets,
 //     MaxSocketsPerUser) keyed by [engine.Engine.UserKey], the users' audio held before it is
 //     transcribed (Options.AudioMemory), each refusal reported by [engine.Engine.Overloaded];
-//     each socket counted against the rate limits ([engine.Engine.CountRequest]);
+//     each socket admitted once by [engine.Engine.Admit] (its place in the sockets, its ticket
+//     spent, the rate limits);
 //   - each turn: [engine.Engine.Admit] takes its rate limits and turn slot before anything is
 //     done for it, so that a refused utterance is answered at once; [engine.Engine.Turn] runs
 //     it from the utterance's samples ([engine.TurnInput].Samples), which it transcribes within

@@ -122,8 +122,7 @@ type Server struct {
 	e           *engine.Engine
 	opts        Options
 	streams     streamRegistry
-	socketSlots bound.Slots
-	userSockets *bound.PerUser
+	sockets     *engine.Hold // the process's and each user's sockets, taken by the engine's admission
 	audioMemory *bound.Budget
 }
 
@@ -134,8 +133,12 @@ func New(e *engine.Engine, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{e: e, opts: o, socketSlots: bound.NewSlots(o.MaxSockets, defaultMaxSockets),
-		userSockets: &bound.PerUser{Limit: o.MaxSocketsPerUser}, audioMemory: &bound.Budget{Limit: o.AudioMemory}}
+	maxSockets := o.MaxSockets
+	if maxSockets == 0 {
+		maxSockets = defaultMaxSockets
+	}
+	s := &Server{e: e, opts: o, sockets: engine.NewHold(engine.BoundSockets, "voice sockets", maxSockets, 0, o.MaxSocketsPerUser),
+		audioMemory: &bound.Budget{Limit: o.AudioMemory}}
 	e.OnShutdown(s.Shutdown)
 	return s, nil
 }
@@ -156,9 +159,8 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	// A browser, which cannot set the headers, offers a stream ticket as a subprotocol.
 	ticket, offered, err := offeredTicket(r)
 	var (
-		caller  *engine.Caller
-		spend   func(context.Context) error
-		release func()
+		caller *engine.Caller
+		spend  func(context.Context) error
 	)
 	switch {
 	case err != nil:
@@ -167,27 +169,27 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 			caller, spend, err = s.e.OpenTicket(r, ticket)
 		}
 	default:
-		if caller, err = s.e.CallerFromRequest(r); err == nil {
-			if err = s.e.CountRequest(ctx, caller); err == nil {
-				err = s.checkUpgrade(w, r, caller)
-			}
-		}
+		caller, err = s.e.CallerFromRequest(r)
 	}
 	if err == nil && s.streams.isClosed() {
 		err = problem(http.StatusServiceUnavailable, engine.CodeShuttingDown, "the engine is shutting down; connect again", caller)
 	}
+	// The socket is admitted once, right after its caller is known: its place among the
+	// process's and the user's sockets, then the ticket spent, then the rate limits.
+	var admission *engine.Admission
 	if err == nil {
-		release, err = s.acquireSocket(ctx, caller)
+		admission, err = s.e.Admit(ctx, caller, engine.Work{Kind: engine.WorkConnection, Hold: s.sockets, Claim: spend})
 	}
-	if err == nil && spend != nil {
-		if err = spend(ctx); err != nil {
-			release()
+	if err == nil && !offered {
+		if err = s.checkUpgrade(w, r, caller); err != nil {
+			admission.Release()
 		}
 	}
 	if err != nil {
 		engine.WriteProblem(w, err)
 		return
 	}
+	release := admission.Release
 	// The origin was checked above, with the problem responses of every route.
 	sb := &smallBuffers{ResponseWriter: w}
 	ws, err := websocket.Accept(sb, r, &websocket.AcceptOptions{InsecureSkipVerify: true, Subprotocols: []string{SubprotocolEngine}})
@@ -223,23 +225,6 @@ func problem(status int, code, detail string, caller *engine.Caller) *engine.Pro
 		p.RequestID = caller.RequestID
 	}
 	return p
-}
-
-// acquireSocket takes one of the process's sockets and one of the user's.
-func (s *Server) acquireSocket(ctx context.Context, c *engine.Caller) (release func(), err error) {
-	releaseSlot, ok := s.socketSlots.TryAcquire()
-	if !ok {
-		return nil, s.e.Overloaded(ctx, c, engine.BoundSockets, "the engine has as many voice sockets open as it can; connect again in a moment")
-	}
-	user := s.e.UserKey(c)
-	if !s.userSockets.Take(user) {
-		releaseSlot()
-		return nil, s.e.Overloaded(ctx, c, engine.BoundUserSockets, fmt.Sprintf("this user has %d voice sockets open; close one first", s.userSockets.Limit))
-	}
-	return func() {
-		s.userSockets.Give(user)
-		releaseSlot()
-	}, nil
 }
 
 // Shutdown closes every socket with 1001 (going away) and refuses new ones. A socket running a

@@ -35,7 +35,7 @@ func (s *Server) serveTicket(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	c, err := s.e.CallerFromRequest(r)
 	if err == nil {
-		err = s.e.CountRequest(ctx, c)
+		_, err = s.e.Admit(ctx, c, engine.Work{Kind: engine.WorkRequest})
 	}
 	if err == nil {
 		var body struct{}
