@@ -42,6 +42,8 @@ func testTenant() *engine.Tenant {
 // harness serves an engine and its voice socket over a real HTTP server.
 type harness struct {
 	t      *testing.T
+	gate   *gate        // the transcriber that holds transcriptions, when a test uses one
+	dialed *voiceClient // the socket a test opened first
 	srv    *httptest.Server
 	engine *engine.Engine
 	voice  *voice.Server
