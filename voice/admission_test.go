@@ -203,7 +203,7 @@ func TestEveryTransportGetsTheSameRefusal(t *testing.T) {
 		},
 		{
 			name: "the process's transcriptions", spoken: true, want: refusal{engine.CodeOverloaded, 503, "1"},
-			config: func(c *engine.Config) { c.MaxConcurrentTranscriptions = 1 },
+			config:  func(c *engine.Config) { c.MaxConcurrentTranscriptions = 1 },
 			prepare: func(t *testing.T, h *harness) func() { return holdTranscription(t, h, h.gate, other) },
 		},
 	}
