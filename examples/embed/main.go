@@ -3,7 +3,8 @@
 //
 //	go run ./examples/embed
 //	curl -N localhost:8090/assistant/engine -H 'X-Engine-Key: pk_shop' -H 'X-Token: u1' \
-//	  -H 'X-Request-ID: prod-1' -d '{"transcript":"where is my order"}'
+//	  -H 'X-Request-ID: prod-1' -H 'Content-Type: application/json' \
+//	  -d '{"transcript":"where is my order"}'
 package main
 
 import (
