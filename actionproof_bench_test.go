@@ -64,7 +64,7 @@ func newProvedBench(b *testing.B, gate string) *provedBench {
 	})
 	e, err := engine.New(engine.Config{Tenants: tenants, Model: model, Toolset: transferOK{}, SigningKey: testSigningKey,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-		WebAuthn: &engine.WebAuthnOptions{RPID: benchRPID, Origins: []string{benchOrigin}}})
+		Passkeys: passkeys(b, benchRPID, benchOrigin)})
 	if err != nil {
 		b.Fatal(err)
 	}

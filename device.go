@@ -2,17 +2,18 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/go-webauthn/webauthn/webauthn"
-
-	"github.com/convengine/engine/internal/passkey"
+	"github.com/convengine/engine/internal/dpop"
+	"github.com/convengine/engine/internal/jsonenc"
 )
 
 // Kinds of [DeviceKey].
@@ -121,47 +122,112 @@ func (e *Engine) checkEnrolled(ctx context.Context, req *request, key *DeviceKey
 	return nil
 }
 
-// WebAuthnOptions name the relying party of the passkeys that gate actions in browsers: a
-// session may register a passkey (create-session's gate_credential) whose assertion, user
-// verification required, proves each action (auth.webauthn).
-type WebAuthnOptions struct {
-	// RPID is the relying party id: the domain of the pages, without scheme or port, such as
-	// "bank.example" ("localhost" for pages served on this machine; never an IP address).
-	RPID string
-	// Origins are the origins of the pages, such as "https://bank.example".
-	Origins []string
-	// DisplayName names the relying party; default "Assistant".
-	DisplayName string
+// PasskeyAssertion is auth.webauthn: an assertion of navigator.credentials.get whose
+// challenge is SHA-256 of the action token, every member base64url.
+type PasskeyAssertion struct {
+	CredentialID      string `json:"credentialId"`
+	ClientDataJSON    string `json:"clientDataJSON"`
+	AuthenticatorData string `json:"authenticatorData"`
+	Signature         string `json:"signature"`
+	UserHandle        string `json:"userHandle,omitempty"`
 }
 
-// newWebAuthn returns the relying party of opts, nil without options.
-func newWebAuthn(opts *WebAuthnOptions) (*webauthn.WebAuthn, error) {
-	if opts == nil {
-		return nil, nil
-	}
-	name := opts.DisplayName
-	if name == "" {
-		name = "Assistant"
-	}
-	w, err := webauthn.New(&webauthn.Config{RPID: opts.RPID, RPDisplayName: name, RPOrigins: opts.Origins})
-	if err != nil {
-		return nil, fmt.Errorf("%w: WebAuthn: %v", ErrConfig, err)
-	}
-	return w, nil
+// Passkeys is a WebAuthn relying party: it verifies the passkeys that gate a session's
+// actions in browsers, as [Config.Passkeys]. The package passkey of this module implements it;
+// a host that uses no passkeys leaves it nil, and compiles no WebAuthn library.
+//
+// The engine keeps the checks that are its own: it derives the challenges (from the session's
+// device key, and from the action token), refuses a clientDataJSON that names a member twice,
+// claims each signature counter once in the [ReplayStore], and binds a credential id to its
+// public key. A Passkeys checks the rest: the client data's type, challenge and origin, the
+// relying party, user presence and verification, the attestation, the signature, and a
+// signature counter that advanced.
+//
+// Credentials are the implementation's own JSON, kept in [Session.GateCredential]. The
+// methods are called from many goroutines at once. Their errors are said to the client: they
+// name the check that failed, never a key.
+type Passkeys interface {
+	// Register verifies the registration of a session's gate passkey (the PublicKeyCredential
+	// of navigator.credentials.create, in its JSON form), whose challenge and user handle are
+	// both challenge, user verification required, and returns the credential to keep. Its
+	// errors complete a sentence that starts with the field's name, gate_credential: "is not a
+	// WebAuthn registration: …".
+	Register(ctx context.Context, registration json.RawMessage, challenge []byte) (credential json.RawMessage, err error)
+	// Verify checks an assertion of credential, the passkey of the user handle user, over
+	// challenge, user verification required, and returns the credential with its new
+	// signature counter, to keep, and that counter (0 from an authenticator that counts
+	// nothing, as synced passkeys are). Its errors are whole sentences.
+	Verify(ctx context.Context, credential json.RawMessage, user, challenge []byte, a *PasskeyAssertion) (updated json.RawMessage, counter uint32, err error)
+	// PublicKey returns the public key of credential as an EC P-256 JWK, and its credential
+	// id, base64url. Its errors are whole sentences.
+	PublicKey(credential json.RawMessage) (jwk json.RawMessage, credentialID string, err error)
 }
 
 var b64url = base64.RawURLEncoding
 
-// passkeyAssertion is auth.webauthn.
-type passkeyAssertion = passkey.Assertion
+// gateChallenge is the challenge of a gate credential's registration for the session bound to
+// the device key of thumbprint: SHA-256 of "convengine gate credential", a NUL byte, and the
+// thumbprint. It is also the credential's user handle, so that a registration cannot be
+// replayed for another device's session, nor an assertion made for one.
+func gateChallenge(thumbprint string) []byte {
+	sum := sha256.Sum256([]byte("convengine gate credential\x00" + thumbprint))
+	return sum[:]
+}
+
+// errPasskeysOff is said of a session's passkey to an engine without [Config.Passkeys].
+var errPasskeysOff = errors.New("the session's passkey cannot be checked by this engine")
+
+// registerPasskey verifies the registration of the session's gate passkey, for the device key
+// of thumbprint; its errors complete a sentence that names gate_credential.
+func (e *Engine) registerPasskey(ctx context.Context, raw json.RawMessage, thumbprint string) (json.RawMessage, error) {
+	if e.passkeys == nil {
+		return nil, errors.New("is not accepted: this engine has no WebAuthn relying party (Config.Passkeys)")
+	}
+	var reg struct {
+		Response struct {
+			ClientDataJSON string `json:"clientDataJSON"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(raw, &reg) == nil && repeatsAMember(reg.Response.ClientDataJSON) {
+		return nil, errors.New("has a clientDataJSON that names a member twice")
+	}
+	return e.passkeys.Register(ctx, raw, gateChallenge(thumbprint))
+}
+
+// verifyPasskey checks an assertion of the session's gate passkey over the action token, and
+// returns the credential with its new counter, and that counter.
+func (e *Engine) verifyPasskey(ctx context.Context, s *Session, a *PasskeyAssertion, actionToken string) (json.RawMessage, uint32, error) {
+	if e.passkeys == nil {
+		return nil, 0, errPasskeysOff
+	}
+	if repeatsAMember(a.ClientDataJSON) {
+		return nil, 0, errors.New("auth.webauthn's clientDataJSON names a member twice")
+	}
+	challenge := sha256.Sum256([]byte(actionToken))
+	return e.passkeys.Verify(ctx, s.GateCredential, gateChallenge(s.KeyThumbprint), challenge[:], a)
+}
+
+// repeatsAMember reports whether a base64url clientDataJSON names a member twice: its
+// challenge or origin could then read one way to the engine and another to the bank.
+func repeatsAMember(clientDataJSON string) bool {
+	raw, err := b64url.DecodeString(strings.TrimRight(clientDataJSON, "="))
+	return err == nil && jsonenc.HasDuplicateMembers(raw)
+}
 
 // passkeyDevice is the device key of a session's gate passkey.
-func passkeyDevice(stored json.RawMessage) (*DeviceKey, error) {
-	jwk, thumbprint, id, err := passkey.PublicKey(stored)
+func (e *Engine) passkeyDevice(stored json.RawMessage) (*DeviceKey, error) {
+	if e.passkeys == nil {
+		return nil, errPasskeysOff
+	}
+	jwk, id, err := e.passkeys.PublicKey(stored)
 	if err != nil {
 		return nil, err
 	}
-	return &DeviceKey{Kind: DeviceKeyPasskey, PublicKey: jwk, Thumbprint: thumbprint, CredentialID: id}, nil
+	key, err := dpop.ParseKey(jwk)
+	if err != nil {
+		return nil, fmt.Errorf("the passkey's public key %v", err)
+	}
+	return &DeviceKey{Kind: DeviceKeyPasskey, PublicKey: jwk, Thumbprint: key.Thumbprint, CredentialID: id}, nil
 }
 
 // passkeyCounterPurpose names the claims of passkey signature counters in the ReplayStore.

@@ -58,7 +58,7 @@ func newProofBank(t *testing.T) *proofBank {
 	})
 	pb.gated = &gated{device: newDevice(t), gate: newDevice(t)}
 	pb.h = newHarness(t, engine.Config{Model: model, Toolset: httptools.New(nil),
-		WebAuthn: &engine.WebAuthnOptions{RPID: bankRPID, Origins: []string{bankOrigin}}}, tn)
+		Passkeys: passkeys(t, bankRPID, bankOrigin)}, tn)
 	return pb
 }
 

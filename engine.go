@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-webauthn/webauthn/webauthn"
-
 	"github.com/convengine/engine/internal/bound"
 	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/schema"
@@ -111,9 +109,10 @@ type Config struct {
 	// is then abandoned and its synthesis or turn stopped, so that a slow reader cannot hold
 	// them. It does not bound the length of a response.
 	WriteTimeout time.Duration
-	// WebAuthn names the relying party of the passkeys that gate actions in browsers; nil means
-	// sessions cannot register one (gate_credential), and device proofs are JWS only.
-	WebAuthn *WebAuthnOptions
+	// Passkeys verifies the passkeys that gate actions in browsers, as their relying party:
+	// passkey.New of this module's package passkey, in one line. Nil means sessions cannot
+	// register one (gate_credential), and device proofs are JWS only.
+	Passkeys Passkeys
 	// Environment chooses the environment of a request for hosts that know it otherwise (from
 	// their gateway, hostname or route): it returns EnvProduction or EnvStaging, or "" to leave
 	// the choice to the X-Request-ID prefix. While it is set, request ids need no prefix: any 1
@@ -202,7 +201,7 @@ type Engine struct {
 	// hostWidgets are Config.Widgets by tool name; hostWidgetSpecs describe them to the model.
 	hostWidgets     map[string]*WidgetType
 	hostWidgetSpecs []ToolSpec
-	webauthn        *webauthn.WebAuthn
+	passkeys        Passkeys
 	// transcriptions bounds the audio being transcribed, userTranscriptions that of each user.
 	transcriptions     bound.Slots
 	userTranscriptions *bound.PerUser
@@ -247,6 +246,7 @@ func New(cfg Config) (*Engine, error) {
 		writeTimeout:  cfg.WriteTimeout,
 		environmentOf: cfg.Environment,
 		identifyHook:  cfg.Identify,
+		passkeys:      cfg.Passkeys,
 	}
 	e.userSyntheses = bound.NewPerUser(cfg.MaxSynthesesPerUser, defaultMaxSynthesesPerUser)
 	e.transcriptions = bound.NewSlots(cfg.MaxConcurrentTranscriptions, defaultMaxTranscriptions)
@@ -278,11 +278,6 @@ func New(cfg Config) (*Engine, error) {
 		errs = append(errs, err)
 	}
 	e.warm = newWarmer(cfg.ToolListTTL, e.hostWidgetSpecs)
-	if w, err := newWebAuthn(cfg.WebAuthn); err != nil {
-		errs = append(errs, err)
-	} else {
-		e.webauthn = w
-	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/convengine/engine/internal/fill"
 	"github.com/convengine/engine/internal/jcs"
 	"github.com/convengine/engine/internal/locale"
-	"github.com/convengine/engine/internal/passkey"
 	"github.com/convengine/engine/internal/token"
 	"github.com/convengine/engine/internal/verifiedat"
 	"github.com/google/uuid"
@@ -45,7 +44,7 @@ type executeRequest struct {
 		// Proof is the device's proof of this action, signed by the session's gate key.
 		Proof *string `json:"proof"`
 		// WebAuthn is, instead, an assertion of the session's gate passkey.
-		WebAuthn *passkeyAssertion `json:"webauthn"`
+		WebAuthn *PasskeyAssertion `json:"webauthn"`
 	} `json:"auth"`
 	Context *struct {
 		SessionID string `json:"sessionId"`
@@ -221,7 +220,7 @@ func sessionGateKey(s *Session, key *dpop.Key) *DeviceKey {
 
 // checkPasskeyProof checks auth.webauthn against the session's gate passkey, takes its
 // signature counter once, and keeps the new counter in the session.
-func (e *Engine) checkPasskeyProof(ctx context.Context, req *request, b *executeRequest, a *passkeyAssertion) (*ActionProof, *Problem) {
+func (e *Engine) checkPasskeyProof(ctx context.Context, req *request, b *executeRequest, a *PasskeyAssertion) (*ActionProof, *Problem) {
 	s := req.Session
 	invalid := func(detail string) (*ActionProof, *Problem) {
 		return nil, newProblem(http.StatusForbidden, CodeInvalidDeviceProof, detail)
@@ -230,11 +229,11 @@ func (e *Engine) checkPasskeyProof(ctx context.Context, req *request, b *execute
 		e.log.ErrorContext(ctx, "storing a passkey's counter failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
 		return nil, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the engine cannot record the device check right now; try again")
 	}
-	device, err := passkeyDevice(s.GateCredential)
+	device, err := e.passkeyDevice(s.GateCredential)
 	if err != nil {
 		return invalid(err.Error() + "; create a new session")
 	}
-	cred, counter, err := passkey.Verify(e.webauthn, s.GateCredential, s.KeyThumbprint, a, b.Execute.Token)
+	cred, counter, err := e.verifyPasskey(ctx, s, a, b.Execute.Token)
 	if err != nil {
 		return invalid(err.Error())
 	}

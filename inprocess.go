@@ -337,13 +337,13 @@ func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*Exe
 		Method     string            `json:"method"`
 		VerifiedAt json.RawMessage   `json:"verifiedAt"`
 		Proof      *string           `json:"proof"`
-		WebAuthn   *passkeyAssertion `json:"webauthn"`
+		WebAuthn   *PasskeyAssertion `json:"webauthn"`
 	}{Method: in.Method, VerifiedAt: verified}
 	if in.Proof != "" {
 		body.Auth.Proof = &in.Proof
 	}
 	if len(in.WebAuthn) > 0 {
-		body.Auth.WebAuthn = new(passkeyAssertion)
+		body.Auth.WebAuthn = new(PasskeyAssertion)
 		if p := unmarshalStrictly(in.WebAuthn, body.Auth.WebAuthn); p != nil {
 			p = invalidField("auth.webauthn", "must be the assertion object of the session's passkey")
 			p.RequestID = req.ID

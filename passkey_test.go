@@ -16,8 +16,18 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/passkey"
 	"github.com/convengine/engine/widgets"
 )
+
+// passkeys is the relying party rpID of pages at origin.
+func passkeys(t testing.TB, rpID, origin string) engine.Passkeys {
+	rp, err := passkey.New(passkey.Options{RPID: rpID, Origins: []string{origin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rp
+}
 
 // authenticator is a software passkey authenticator, as WebAuthn level 3 describes one: it
 // registers a P-256 credential for an origin with "none" attestation and signs assertions,
@@ -126,7 +136,7 @@ func TestPasskeyGate(t *testing.T) {
 	model := modelFunc(func(context.Context, *engine.ModelRequest) []engine.ModelEvent {
 		return []engine.ModelEvent{engine.TextEvent("Please confirm."), call("c1", "transfer", `{"to":"Alex","amount":20}`)}
 	})
-	g.h = newHarness(t, engine.Config{Model: model, Toolset: g.tools, WebAuthn: &engine.WebAuthnOptions{RPID: rpID, Origins: []string{origin}}}, tn)
+	g.h = newHarness(t, engine.Config{Model: model, Toolset: g.tools, Passkeys: passkeys(t, rpID, origin)}, tn)
 	auth := newAuthenticator(t, rpID, origin)
 
 	// Registrations that do not hold.
@@ -186,6 +196,12 @@ func TestPasskeyGate(t *testing.T) {
 		!strings.Contains(string(p.Key.PublicKey), `"x":"`+b64.EncodeToString(auth.key.PublicKey.X.FillBytes(make([]byte, 32)))+`"`) {
 		t.Fatalf("the backend got the proof %+v", p)
 	}
+	// RFC 7638: the members required for EC, in lexicographic order.
+	var k struct{ X, Y string }
+	json.Unmarshal(g.tools.Calls()[0].Env.Proof.Key.PublicKey, &k)
+	if sum := sha256.Sum256([]byte(`{"crv":"P-256","kty":"EC","x":"` + k.X + `","y":"` + k.Y + `"}`)); g.tools.Calls()[0].Env.Proof.Key.Thumbprint != b64.EncodeToString(sum[:]) {
+		t.Fatalf("the passkey's thumbprint %s is not the RFC 7638 thumbprint of its key", g.tools.Calls()[0].Env.Proof.Key.Thumbprint)
+	}
 	// An assertion whose counter is behind the one the engine saw last (a replayed or cloned
 	// authenticator) is refused.
 	third := g.confirm(t)
@@ -209,7 +225,7 @@ func strPtr(s string) *string { return &s }
 func TestPasskeyCredentialIDIsBoundToItsKey(t *testing.T) {
 	const rpID, origin = "bank.example", "https://bank.example"
 	h := newHarness(t, engine.Config{Model: modelFunc(func(context.Context, *engine.ModelRequest) []engine.ModelEvent { return nil }),
-		WebAuthn: &engine.WebAuthnOptions{RPID: rpID, Origins: []string{origin}}})
+		Passkeys: passkeys(t, rpID, origin)})
 	register := func(a *authenticator) *http.Response {
 		d := newDevice(t)
 		return h.do(t.Context(), http.MethodPost, engine.PathCreateSession, headers(),
@@ -226,5 +242,82 @@ func TestPasskeyCredentialIDIsBoundToItsKey(t *testing.T) {
 	resp := register(attacker)
 	if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || p.Field != "gate_credential" || !strings.Contains(p.Detail, "another public key") {
 		t.Fatalf("another key under the victim's credential id: %d %+v", resp.StatusCode, p)
+	}
+}
+
+// TestPasskeysOff: an engine without Config.Passkeys refuses a gate_credential, and says which
+// field of its Config would accept it.
+func TestPasskeysOff(t *testing.T) {
+	h := newHarness(t, engine.Config{Model: modelFunc(func(context.Context, *engine.ModelRequest) []engine.ModelEvent { return nil })})
+	d := newDevice(t)
+	resp := h.do(t.Context(), http.MethodPost, engine.PathCreateSession, headers(),
+		`{"public_key":`+d.jwkJSON()+`,"gate_credential":`+newAuthenticator(t, "bank.example", "https://bank.example").register(gateChallenge(d))+`}`)
+	if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || p.Field != "gate_credential" || !strings.Contains(p.Detail, "Config.Passkeys") {
+		t.Fatalf("a gate_credential without Config.Passkeys: %d %+v", resp.StatusCode, p)
+	}
+}
+
+// acceptingPasskeys is a Passkeys that accepts every registration and assertion, and records
+// the challenges it was asked about.
+type acceptingPasskeys struct {
+	key        *ecdsa.PrivateKey
+	registered [][]byte
+	verified   [][2][]byte
+}
+
+func (p *acceptingPasskeys) Register(_ context.Context, _ json.RawMessage, challenge []byte) (json.RawMessage, error) {
+	p.registered = append(p.registered, challenge)
+	return json.RawMessage(`{}`), nil
+}
+
+func (p *acceptingPasskeys) Verify(_ context.Context, cred json.RawMessage, user, challenge []byte, _ *engine.PasskeyAssertion) (json.RawMessage, uint32, error) {
+	p.verified = append(p.verified, [2][]byte{user, challenge})
+	return cred, 0, nil
+}
+
+func (p *acceptingPasskeys) PublicKey(json.RawMessage) (json.RawMessage, string, error) {
+	raw, _ := p.key.PublicKey.Bytes()
+	jwk, _ := json.Marshal(map[string]string{"kty": "EC", "crv": "P-256", "x": b64.EncodeToString(raw[1:33]), "y": b64.EncodeToString(raw[33:])})
+	return jwk, "credential", nil
+}
+
+// TestPasskeysContract: whatever the Passkeys, the engine derives the challenges itself (the
+// registration's and the user handle from the session's device key, an assertion's from the
+// action token) and refuses a clientDataJSON that names a member twice before asking it.
+func TestPasskeysContract(t *testing.T) {
+	const rpID, origin = "bank.example", "https://bank.example"
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	pk := &acceptingPasskeys{key: k}
+	g := &gated{device: newDevice(t), tools: bankTools()}
+	tn := testTenant()
+	tn.RequireActionProof = true
+	model := modelFunc(func(context.Context, *engine.ModelRequest) []engine.ModelEvent {
+		return []engine.ModelEvent{engine.TextEvent("Please confirm."), call("c1", "transfer", `{"to":"Alex","amount":20}`)}
+	})
+	g.h = newHarness(t, engine.Config{Model: model, Toolset: g.tools, Passkeys: pk}, tn)
+	auth := newAuthenticator(t, rpID, origin)
+	twice := []byte(`{"type":"webauthn.create","challenge":"x","challenge":"` + b64.EncodeToString(gateChallenge(g.device)) + `","origin":"` + origin + `"}`)
+	reg := `{"id":"a","rawId":"a","type":"public-key","response":{"clientDataJSON":"` + b64.EncodeToString(twice) + `","attestationObject":""}}`
+	resp := g.h.do(t.Context(), http.MethodPost, engine.PathCreateSession, headers(), `{"public_key":`+g.device.jwkJSON()+`,"gate_credential":`+reg+`}`)
+	if p := readProblem(t, resp); resp.StatusCode != http.StatusBadRequest || p.Field != "gate_credential" || len(pk.registered) != 0 {
+		t.Fatalf("a registration whose clientDataJSON names a member twice: %d %+v, Register called %d times", resp.StatusCode, p, len(pk.registered))
+	}
+	g.sess = g.h.createSession(t, headers(), `{"public_key":`+g.device.jwkJSON()+`,"gate_credential":`+auth.register(gateChallenge(g.device))+`}`)
+	if len(pk.registered) != 1 || string(pk.registered[0]) != string(gateChallenge(g.device)) {
+		t.Fatalf("Register was asked about the challenges %x, want that of the session's device key", pk.registered)
+	}
+
+	c := g.confirm(t)
+	now := time.Now().UTC().Format(time.RFC3339)
+	sum := sha256.Sum256([]byte(c.Execute.Token))
+	dup := auth.assertData([]byte(`{"type":"webauthn.get","challenge":"x","challenge":"` + b64.EncodeToString(sum[:]) + `","origin":"` + origin + `"}`))
+	if status, body := g.signed(t, engine.PathExecute, executeWithPasskey(c.Execute, now, dup)); status != http.StatusForbidden || len(pk.verified) != 0 {
+		t.Fatalf("an assertion whose clientDataJSON names a member twice: %d %s, Verify called %d times", status, body, len(pk.verified))
+	}
+	if status, body := g.signed(t, engine.PathExecute, executeWithPasskey(c.Execute, now, auth.assert(sum[:], origin))); status != 200 {
+		t.Fatalf("an assertion: %d %s", status, body)
+	}
+	if len(pk.verified) != 1 || string(pk.verified[0][0]) != string(gateChallenge(g.device)) || string(pk.verified[0][1]) != string(sum[:]) {
+		t.Fatalf("Verify was asked about the user handle and challenge %x, want the device key's and the action token's", pk.verified)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convengine/engine/internal/dpop"
-	"github.com/convengine/engine/internal/passkey"
 	"github.com/convengine/engine/internal/token"
 )
 
@@ -153,7 +152,7 @@ func (e *Engine) createSession(ctx context.Context, req *request, a *Admission, 
 		case len(body.GateKey) > 0 && string(body.GateKey) != "null":
 			err = errors.New("comes with a gate_key: send one of them")
 		default:
-			cred, err = passkey.Register(e.webauthn, body.GateCredential, s.KeyThumbprint)
+			cred, err = e.registerPasskey(ctx, body.GateCredential, s.KeyThumbprint)
 		}
 		if err != nil {
 			return nil, invalidField("gate_credential", err.Error())
@@ -162,7 +161,7 @@ func (e *Engine) createSession(ctx context.Context, req *request, a *Admission, 
 		// proves actions.
 		s.GateKey, s.GateCredential = nil, cred
 	}
-	device, p := sessionDevice(s)
+	device, p := e.sessionDevice(s)
 	if p == nil && req.Tenant.RequireActionProof && device != nil {
 		// The bank's word first: a key it refuses binds no credential id. Each execute asks
 		// again.
@@ -217,10 +216,10 @@ func (e *Engine) createSession(ctx context.Context, req *request, a *Admission, 
 
 // sessionDevice is the key that will prove the session's actions: its passkey, its gate key,
 // or its device key; nil for a session that is not device-bound.
-func sessionDevice(s *Session) (*DeviceKey, *Problem) {
+func (e *Engine) sessionDevice(s *Session) (*DeviceKey, *Problem) {
 	switch {
 	case len(s.GateCredential) > 0:
-		d, err := passkeyDevice(s.GateCredential)
+		d, err := e.passkeyDevice(s.GateCredential)
 		if err != nil {
 			return nil, invalidField("gate_credential", err.Error())
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/passkey"
 )
 
 // demo is the offline demo: its two tenants, each with a demo bank of its own for each
@@ -30,7 +31,7 @@ type demo struct {
 
 // startDemo starts the demo's banks. The proof banks send their one-time enrolment codes to
 // console, as a bank's SMS would, and accept the passkeys of wa.
-func startDemo(log *slog.Logger, console io.Writer, wa *engine.WebAuthnOptions) (*demo, error) {
+func startDemo(log *slog.Logger, console io.Writer, wa *passkey.Options) (*demo, error) {
 	d := &demo{}
 	var mu sync.Mutex // one console line at a time
 	proofOpts := &demobank.Options{RequireDeviceProof: true, SendCode: func(user, code string) {

@@ -20,6 +20,7 @@ import (
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/mcptools"
+	"github.com/convengine/engine/passkey"
 	"github.com/convengine/engine/pii"
 	"github.com/convengine/engine/tenantfile"
 	"github.com/convengine/engine/usage"
@@ -57,7 +58,7 @@ type options struct {
 	// bargeIn and endOfSpeech are voice.Options.BargeIn and EndOfSpeech.
 	bargeIn, endOfSpeech time.Duration
 
-	// webauthnRPID and webauthnOrigins name the relying party of passkeys (Config.WebAuthn).
+	// webauthnRPID and webauthnOrigins name the relying party of passkeys (Config.Passkeys).
 	webauthnRPID, webauthnOrigins string
 
 	// demoWeb serves the web client at /demo/: by default with the offline demo only.
@@ -126,9 +127,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			ln.Close()
 		}
 	}()
-	webAuthn, err := webAuthnOptions(opts, ln.Addr(), demoWeb)
+	rp, err := passkeyOptions(opts, ln.Addr(), demoWeb)
 	if err != nil {
 		return err
+	}
+	var passkeys engine.Passkeys
+	if rp != nil {
+		p, err := passkey.New(*rp)
+		if err != nil {
+			return err
+		}
+		passkeys = p
 	}
 	if opts.tenants != "" {
 		load := func() (engine.TenantStore, error) {
@@ -143,7 +152,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer stopReloads()
 		tenants = reloadable
 	} else {
-		demo, err = startDemo(log, stdout, webAuthn)
+		demo, err = startDemo(log, stdout, rp)
 		if err != nil {
 			return err
 		}
@@ -219,7 +228,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}()
 	cfg.Observer = meter.Observer(obs)
-	cfg.WebAuthn = webAuthn
+	cfg.Passkeys = passkeys
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return err
@@ -456,10 +465,10 @@ func checkTenants(tenants []*engine.Tenant, model *intent.Model) error {
 	return errors.Join(errs...)
 }
 
-// webAuthnOptions is the relying party of passkeys: the one the flags name, or, serving the web
+// passkeyOptions is the relying party of passkeys: the one the flags name, or, serving the web
 // client, this machine's pages at http://localhost:<port> (WebAuthn refuses IP addresses as
 // relying party ids, so the web client's passkeys need it opened at localhost); none otherwise.
-func webAuthnOptions(opts options, addr net.Addr, demoWeb bool) (*engine.WebAuthnOptions, error) {
+func passkeyOptions(opts options, addr net.Addr, demoWeb bool) (*passkey.Options, error) {
 	rpID, origins := opts.webauthnRPID, opts.webauthnOrigins
 	if rpID == "" && demoWeb {
 		rpID = "localhost"
@@ -479,5 +488,5 @@ func webAuthnOptions(opts options, addr net.Addr, demoWeb bool) (*engine.WebAuth
 			list = append(list, o)
 		}
 	}
-	return &engine.WebAuthnOptions{RPID: rpID, Origins: list, DisplayName: "Conversational engine"}, nil
+	return &passkey.Options{RPID: rpID, Origins: list, DisplayName: "Conversational engine"}, nil
 }

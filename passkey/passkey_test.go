@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/fxamacker/cbor/v2"
-	"github.com/go-webauthn/webauthn/webauthn"
 
-	"github.com/convengine/engine/internal/passkey"
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/passkey"
 )
 
 const (
@@ -26,13 +26,20 @@ const (
 
 var b64 = base64.RawURLEncoding
 
-func relyingParty(t *testing.T) *webauthn.WebAuthn {
+func relyingParty(t *testing.T) *passkey.RelyingParty {
 	t.Helper()
-	rp, err := webauthn.New(&webauthn.Config{RPID: rpID, RPDisplayName: "Bank", RPOrigins: []string{origin}})
+	rp, err := passkey.New(passkey.Options{RPID: rpID, Origins: []string{origin}, DisplayName: "Bank"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rp
+}
+
+// gateChallenge is the registration's challenge and user handle of the session bound to the
+// device key of thumbprint, as the engine derives it.
+func gateChallenge(thumbprint string) []byte {
+	sum := sha256.Sum256([]byte("convengine gate credential\x00" + thumbprint))
+	return sum[:]
 }
 
 // authenticator is a software passkey: a P-256 key, "none" attestation, flags and a
@@ -98,7 +105,7 @@ func (a *authenticator) register(cd []byte) json.RawMessage {
 
 // assert returns an assertion over client data cd: its signature is over authData ||
 // SHA-256(clientDataJSON).
-func (a *authenticator) assert(cd []byte) *passkey.Assertion {
+func (a *authenticator) assert(cd []byte) *engine.PasskeyAssertion {
 	data := a.authData(false)
 	sum := sha256.Sum256(cd)
 	digest := sha256.Sum256(append(append([]byte(nil), data...), sum[:]...))
@@ -106,7 +113,7 @@ func (a *authenticator) assert(cd []byte) *passkey.Assertion {
 	if err != nil {
 		panic(err)
 	}
-	return &passkey.Assertion{CredentialID: b64.EncodeToString(a.id), ClientDataJSON: b64.EncodeToString(cd),
+	return &engine.PasskeyAssertion{CredentialID: b64.EncodeToString(a.id), ClientDataJSON: b64.EncodeToString(cd),
 		AuthenticatorData: b64.EncodeToString(data), Signature: b64.EncodeToString(sig)}
 }
 
@@ -123,7 +130,7 @@ func twice(typ string, challenge []byte) []byte {
 
 func TestRegister(t *testing.T) {
 	rp := relyingParty(t)
-	good := passkey.Challenge(thumbprint)
+	good := gateChallenge(thumbprint)
 	for _, tc := range []struct {
 		name   string
 		change func(a *authenticator) []byte // returns the client data
@@ -131,7 +138,7 @@ func TestRegister(t *testing.T) {
 	}{
 		{"accepted", func(a *authenticator) []byte { return clientData("webauthn.create", good, origin) }, true},
 		{"the challenge of another device key", func(a *authenticator) []byte {
-			return clientData("webauthn.create", passkey.Challenge("another"), origin)
+			return clientData("webauthn.create", gateChallenge("another"), origin)
 		}, false},
 		{"another origin", func(a *authenticator) []byte { return clientData("webauthn.create", good, "https://evil.example") }, false},
 		{"another relying party", func(a *authenticator) []byte {
@@ -152,14 +159,14 @@ func TestRegister(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAuthenticator(t)
 			raw := a.register(tc.change(a))
-			cred, err := passkey.Register(rp, raw, thumbprint)
+			cred, err := rp.Register(t.Context(), raw, gateChallenge(thumbprint))
 			if tc.ok != (err == nil) {
 				t.Fatalf("Register: %v", err)
 			}
 			if err != nil {
 				return
 			}
-			jwk, tp, id, err := passkey.PublicKey(cred)
+			jwk, id, err := rp.PublicKey(cred)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,26 +179,22 @@ func TestRegister(t *testing.T) {
 			if k.Kty != "EC" || k.Crv != "P-256" || k.X != b64.EncodeToString(raw2[1:33]) || k.Y != b64.EncodeToString(raw2[33:]) {
 				t.Fatalf("public key %s is not the authenticator's", jwk)
 			}
-			// RFC 7638: the members required for EC, in lexicographic order.
-			sum := sha256.Sum256([]byte(`{"crv":"P-256","kty":"EC","x":"` + k.X + `","y":"` + k.Y + `"}`))
-			if tp != b64.EncodeToString(sum[:]) {
-				t.Fatalf("thumbprint %s, want the RFC 7638 thumbprint of the key", tp)
-			}
 		})
 	}
-	if _, err := passkey.Register(nil, newAuthenticator(t).register(clientData("webauthn.create", good, origin)), thumbprint); err == nil {
+	var none *passkey.RelyingParty
+	if _, err := none.Register(t.Context(), newAuthenticator(t).register(clientData("webauthn.create", good, origin)), good); err == nil {
 		t.Fatal("Register without a relying party accepted")
 	}
-	if _, err := passkey.Register(rp, json.RawMessage(`{"id":"x"}`), thumbprint); err == nil {
+	if _, err := rp.Register(t.Context(), json.RawMessage(`{"id":"x"}`), good); err == nil {
 		t.Fatal("Register of garbage accepted")
 	}
 }
 
 // registered returns an authenticator and its credential as Register keeps it.
-func registered(t *testing.T, rp *webauthn.WebAuthn) (*authenticator, json.RawMessage) {
+func registered(t *testing.T, rp *passkey.RelyingParty) (*authenticator, json.RawMessage) {
 	t.Helper()
 	a := newAuthenticator(t)
-	cred, err := passkey.Register(rp, a.register(clientData("webauthn.create", passkey.Challenge(thumbprint), origin)), thumbprint)
+	cred, err := rp.Register(t.Context(), a.register(clientData("webauthn.create", gateChallenge(thumbprint), origin)), gateChallenge(thumbprint))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +206,7 @@ func TestVerify(t *testing.T) {
 	good := actionChallenge(token)
 	for _, tc := range []struct {
 		name   string
-		change func(a *authenticator, x *passkey.Assertion) *passkey.Assertion // nil: keep x
+		change func(a *authenticator, x *engine.PasskeyAssertion) *engine.PasskeyAssertion // nil: keep x
 		cd     []byte
 		ok     bool
 	}{
@@ -212,44 +215,44 @@ func TestVerify(t *testing.T) {
 		{"another origin", nil, clientData("webauthn.get", good, "https://evil.example"), false},
 		{"a registration's type", nil, clientData("webauthn.create", good, origin), false},
 		{"a member named twice", nil, twice("webauthn.get", good), false},
-		{"another relying party", func(a *authenticator, _ *passkey.Assertion) *passkey.Assertion {
+		{"another relying party", func(a *authenticator, _ *engine.PasskeyAssertion) *engine.PasskeyAssertion {
 			a.rpID = "evil.example"
 			return nil
 		}, nil, false},
-		{"user not present", func(a *authenticator, _ *passkey.Assertion) *passkey.Assertion {
+		{"user not present", func(a *authenticator, _ *engine.PasskeyAssertion) *engine.PasskeyAssertion {
 			a.flags &^= flagUP
 			return nil
 		}, nil, false},
-		{"user not verified", func(a *authenticator, _ *passkey.Assertion) *passkey.Assertion {
+		{"user not verified", func(a *authenticator, _ *engine.PasskeyAssertion) *engine.PasskeyAssertion {
 			a.flags &^= flagUV
 			return nil
 		}, nil, false},
-		{"a bad signature", func(_ *authenticator, x *passkey.Assertion) *passkey.Assertion {
+		{"a bad signature", func(_ *authenticator, x *engine.PasskeyAssertion) *engine.PasskeyAssertion {
 			sig, _ := b64.DecodeString(x.Signature)
 			sig[len(sig)-1] ^= 1
 			x.Signature = b64.EncodeToString(sig)
 			return x
 		}, nil, false},
-		{"signed by another key", func(a *authenticator, _ *passkey.Assertion) *passkey.Assertion {
+		{"signed by another key", func(a *authenticator, _ *engine.PasskeyAssertion) *engine.PasskeyAssertion {
 			a.key = newAuthenticator(t).key
 			return nil
 		}, nil, false},
-		{"authenticator data changed after signing", func(_ *authenticator, x *passkey.Assertion) *passkey.Assertion {
+		{"authenticator data changed after signing", func(_ *authenticator, x *engine.PasskeyAssertion) *engine.PasskeyAssertion {
 			data, _ := b64.DecodeString(x.AuthenticatorData)
 			data[len(data)-1]++ // the counter
 			x.AuthenticatorData = b64.EncodeToString(data)
 			return x
 		}, nil, false},
-		{"another credential id", func(_ *authenticator, x *passkey.Assertion) *passkey.Assertion {
+		{"another credential id", func(_ *authenticator, x *engine.PasskeyAssertion) *engine.PasskeyAssertion {
 			x.CredentialID = b64.EncodeToString([]byte("another credential"))
 			return x
 		}, nil, false},
-		{"another user handle", func(_ *authenticator, x *passkey.Assertion) *passkey.Assertion {
-			x.UserHandle = b64.EncodeToString(passkey.Challenge("another"))
+		{"another user handle", func(_ *authenticator, x *engine.PasskeyAssertion) *engine.PasskeyAssertion {
+			x.UserHandle = b64.EncodeToString(gateChallenge("another"))
 			return x
 		}, nil, false},
-		{"its own user handle", func(_ *authenticator, x *passkey.Assertion) *passkey.Assertion {
-			x.UserHandle = b64.EncodeToString(passkey.Challenge(thumbprint))
+		{"its own user handle", func(_ *authenticator, x *engine.PasskeyAssertion) *engine.PasskeyAssertion {
+			x.UserHandle = b64.EncodeToString(gateChallenge(thumbprint))
 			return x
 		}, nil, true},
 	} {
@@ -260,14 +263,14 @@ func TestVerify(t *testing.T) {
 			if cd == nil {
 				cd = clientData("webauthn.get", good, origin)
 			}
-			var x *passkey.Assertion
+			var x *engine.PasskeyAssertion
 			if tc.change != nil {
 				x = tc.change(a, a.assert(cd))
 			}
 			if x == nil {
 				x = a.assert(cd)
 			}
-			_, counter, err := passkey.Verify(rp, cred, thumbprint, x, token)
+			_, counter, err := rp.Verify(t.Context(), cred, gateChallenge(thumbprint), good, x)
 			if tc.ok != (err == nil) {
 				t.Fatalf("Verify: %v", err)
 			}
@@ -292,7 +295,7 @@ func TestVerifyCounter(t *testing.T) {
 		ok      bool
 	}{{5, true}, {5, false}, {4, false}, {6, true}, {0, false}, {100, true}} {
 		a.counter = step.counter
-		next, got, err := passkey.Verify(rp, cred, thumbprint, a.assert(cd), token)
+		next, got, err := rp.Verify(t.Context(), cred, gateChallenge(thumbprint), actionChallenge(token), a.assert(cd))
 		if step.ok != (err == nil) {
 			t.Fatalf("counter %d after the last kept: %v", step.counter, err)
 		}
@@ -306,7 +309,7 @@ func TestVerifyCounter(t *testing.T) {
 
 	b, cred := registered(t, rp)
 	for i := range 3 {
-		next, _, err := passkey.Verify(rp, cred, thumbprint, b.assert(cd), token)
+		next, _, err := rp.Verify(t.Context(), cred, gateChallenge(thumbprint), actionChallenge(token), b.assert(cd))
 		if err != nil {
 			t.Fatalf("assertion %d of an authenticator without a counter: %v", i, err)
 		}
@@ -319,19 +322,20 @@ func TestVerifyStored(t *testing.T) {
 	a, cred := registered(t, rp)
 	a.counter = 1
 	x := a.assert(clientData("webauthn.get", actionChallenge(token), origin))
-	if _, _, err := passkey.Verify(nil, cred, thumbprint, x, token); err == nil {
+	var none *passkey.RelyingParty
+	if _, _, err := none.Verify(t.Context(), cred, gateChallenge(thumbprint), actionChallenge(token), x); err == nil {
 		t.Fatal("Verify without a relying party accepted")
 	}
-	if _, _, err := passkey.Verify(rp, json.RawMessage(`"garbage"`), thumbprint, x, token); err == nil {
+	if _, _, err := rp.Verify(t.Context(), json.RawMessage(`"garbage"`), gateChallenge(thumbprint), actionChallenge(token), x); err == nil {
 		t.Fatal("Verify against an unreadable credential accepted")
 	}
 	// An assertion that names its user (the registration's challenge) is refused for another
 	// device's session.
-	x.UserHandle = b64.EncodeToString(passkey.Challenge(thumbprint))
-	if _, _, err := passkey.Verify(rp, cred, "another device", x, token); err == nil {
+	x.UserHandle = b64.EncodeToString(gateChallenge(thumbprint))
+	if _, _, err := rp.Verify(t.Context(), cred, gateChallenge("another device"), actionChallenge(token), x); err == nil {
 		t.Fatal("Verify of an assertion for another device's session accepted")
 	}
-	if _, _, _, err := passkey.PublicKey(json.RawMessage(`{`)); err == nil {
+	if _, _, err := rp.PublicKey(json.RawMessage(`{`)); err == nil {
 		t.Fatal("PublicKey of an unreadable credential accepted")
 	}
 }
