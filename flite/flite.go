@@ -89,6 +89,17 @@ func parseVoices(out string) []string {
 // Voices returns the names of flite's voices.
 func (s *Synthesizer) Voices() []string { return slices.Clone(s.voices) }
 
+// Builtin reports whether voice is one of those built into Debian's flite program (kal, kal16,
+// awb, awb_time, rms, slt), installed or not: a host that finds no flite tells one who asks for
+// such a voice what to install rather than that the voice does not exist.
+func Builtin(voice string) bool {
+	switch voice {
+	case "kal", "kal16", "awb", "awb_time", "rms", "slt":
+		return true
+	}
+	return false
+}
+
 // Has reports whether voice is one of flite's.
 func (s *Synthesizer) Has(voice string) bool { return slices.Contains(s.voices, voice) }
 

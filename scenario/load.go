@@ -236,7 +236,7 @@ func (p *parser) scenario(n *yaml.Node, index int) *Scenario {
 	if index > 0 {
 		p.where = fmt.Sprintf("scenario %d of the list: ", index)
 	}
-	f := p.fields(n, "scenario", "name", "tenant", "environment", "user", "locale", "tags", "turns")
+	f := p.fields(n, "scenario", "name", "tenant", "environment", "user", "locale", "voice", "tags", "turns")
 	if f == nil {
 		return s
 	}
@@ -263,6 +263,7 @@ func (p *parser) scenario(n *yaml.Node, index int) *Scenario {
 		p.errorf(n, "user is required (the user's X-Token)")
 	}
 	s.Locale = p.str(f["locale"], "locale")
+	s.Voice = p.str(f["voice"], "voice")
 	s.Tags = p.strings(f["tags"], "tags")
 	turns := f["turns"]
 	switch {
@@ -274,7 +275,14 @@ func (p *parser) scenario(n *yaml.Node, index int) *Scenario {
 		where := p.where
 		for i, tn := range turns.Content {
 			p.where = fmt.Sprintf("%sturn %d: ", where, i+1)
-			s.Turns = append(s.Turns, p.turn(tn))
+			t := p.turn(tn)
+			if t.Audio && t.Voice == "" {
+				t.Voice = s.Voice
+			}
+			if t.Audio && t.Voice == "" {
+				p.errorf(tn, "audio: a spoken turn names the voice of the engine's synthesizer that speaks it, in the turn or the scenario (voice: kal16 of flite, en-us of espeak-ng …)")
+			}
+			s.Turns = append(s.Turns, t)
 		}
 		p.where = where
 	}
@@ -283,7 +291,7 @@ func (p *parser) scenario(n *yaml.Node, index int) *Scenario {
 
 func (p *parser) turn(n *yaml.Node) *Turn {
 	t := &Turn{Line: n.Line}
-	f := p.fields(n, "turn", "say", "audio", "locale", "expect", "confirm")
+	f := p.fields(n, "turn", "say", "audio", "voice", "locale", "expect", "confirm")
 	if f == nil {
 		return t
 	}
@@ -292,6 +300,7 @@ func (p *parser) turn(n *yaml.Node) *Turn {
 		p.errorf(n, "say is required and cannot be empty")
 	}
 	t.Audio = p.boolean(f["audio"], "audio")
+	t.Voice = p.str(f["voice"], "voice")
 	t.Locale = p.str(f["locale"], "locale")
 	if e := f["expect"]; e != nil {
 		p.expect(e, &t.Expect)

@@ -2,6 +2,7 @@ package scenario_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,6 +28,8 @@ func TestLoadErrors(t *testing.T) {
 		{"bad values", "name: v\ntenant: pk_demo\nuser: u\nturns:\n  - say: hi\n    expect: {confirm: {amount: twenty}}\n    confirm: {method: retina, expect: {status: maybe}}\n",
 			[]string{`:6: scenario "v": turn 1: expect.confirm.amount: "twenty" is not a decimal number`, `:7: scenario "v": turn 1: confirm.method: "retina"`,
 				`:7: scenario "v": turn 1: confirm.expect.status: "maybe"`}},
+		{"spoken without a voice", "name: said\ntenant: pk_demo\nuser: u\nturns:\n  - say: hi\n  - say: what is my balance\n    audio: true\n",
+			[]string{`:6: scenario "said": turn 2: audio: a spoken turn names the voice of the engine's synthesizer that speaks it`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := write(t, "s.yaml", tc.src)
@@ -79,4 +82,20 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		scenario.Parse("f.yaml", data)
 	})
+}
+
+// TestLoadVoice: a spoken turn is spoken in its own voice, else in the scenario's.
+func TestLoadVoice(t *testing.T) {
+	src := "name: voices\ntenant: pk_demo\nuser: u\nvoice: kal16\nturns:\n  - say: hi\n    audio: true\n  - say: hola\n    audio: true\n    voice: es\n  - say: typed\n"
+	list, err := scenario.Load(write(t, "v.yaml", src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, turn := range list[0].Turns {
+		got = append(got, turn.Voice)
+	}
+	if want := []string{"kal16", "es", ""}; !slices.Equal(got, want) {
+		t.Errorf("voices %q, want %q", got, want)
+	}
 }

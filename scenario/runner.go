@@ -98,6 +98,7 @@ func (r *Runner) Check(ctx context.Context, scenarios []*Scenario) error {
 	}
 	var errs []error
 	tools := map[string][]string{} // by tenant and environment
+	voices := map[string]error{}   // what speaking in each voice came to
 	for _, s := range scenarios {
 		fail := func(line int, turn int, format string, args ...any) {
 			where := fmt.Sprintf("scenario %q: ", s.Name)
@@ -149,6 +150,15 @@ func (r *Runner) Check(ctx context.Context, scenarios []*Scenario) error {
 			}
 			if turn.Audio && cfg.Synthesizer == nil {
 				fail(turn.Line, i+1, "audio: the engine has no synthesizer to speak the turn (install espeak-ng)")
+			} else if turn.Audio {
+				err, tried := voices[turn.Voice]
+				if !tried {
+					err = canSpeak(ctx, cfg.Synthesizer, turn.Voice)
+					voices[turn.Voice] = err
+				}
+				if err != nil {
+					fail(turn.Line, i+1, "voice: the engine's synthesizer cannot speak the turn in voice %q: %v", turn.Voice, err)
+				}
 			}
 			if turn.Audio && cfg.Transcriber == nil {
 				fail(turn.Line, i+1, "audio: the engine has no transcriber to hear the turn (install pocketsphinx and pocketsphinx-en-us)")
@@ -156,6 +166,17 @@ func (r *Runner) Check(ctx context.Context, scenarios []*Scenario) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// canSpeak says whether synth speaks in voice: a missing program (flite for its voices, in the
+// reference server) or an unknown voice fails the run before it starts rather than each
+// spoken turn.
+func canSpeak(ctx context.Context, synth engine.Synthesizer, voice string) error {
+	a, err := synth.Synthesize(ctx, "check", voice)
+	if err != nil {
+		return err
+	}
+	return a.PCM.Close()
 }
 
 // tenantTools names the tools of a tenant environment, and its actions.
@@ -365,7 +386,7 @@ func (rn *run) turn(ctx context.Context, i int, t *Turn) *TurnResult {
 	tctx, cancel := context.WithTimeout(ctx, rn.r.opts.TurnTimeout)
 	defer cancel()
 	if t.Audio {
-		samples, err := rn.speak(tctx, &c, t.Say, locale)
+		samples, err := rn.speak(tctx, &c, t.Say, t.Voice)
 		if err != nil {
 			tr.fail("audio", "the turn spoken by the engine's synthesizer", err.Error())
 			return tr
@@ -462,12 +483,8 @@ func (rn *run) turn(ctx context.Context, i int, t *Turn) *TurnResult {
 	return tr
 }
 
-// speak synthesizes what the user says as 16 kHz samples, in the voice of the turn's locale.
-func (rn *run) speak(ctx context.Context, c *engine.Caller, text, locale string) ([]int16, error) {
-	voice := ""
-	if vc, ok := rn.cfg.Synthesizer.(interface{ VoiceFor(string) string }); ok && locale != "" {
-		voice = vc.VoiceFor(locale)
-	}
+// speak synthesizes what the user says as 16 kHz samples, in the turn's voice.
+func (rn *run) speak(ctx context.Context, c *engine.Caller, text, voice string) ([]int16, error) {
 	a, err := rn.eng.Synthesize(ctx, c, text, voice)
 	if err != nil {
 		return nil, err

@@ -180,6 +180,7 @@ user: audio-user
 turns:
   - say: what is my balance
     audio: true
+    voice: en-us
     expect: {tools: [get_balance], widgets: [stat]}
 `
 	res := runFile(t, d.runner(t, nil), write(t, "audio.yaml", src)).Results[0]
@@ -215,7 +216,7 @@ func TestCheck(t *testing.T) {
 - name: no speech
   tenant: pk_demo
   user: u
-  turns: [{say: hello, audio: true}]
+  turns: [{say: hello, audio: true, voice: en-us}]
 `
 	p := write(t, "check.yaml", src)
 	list, err := scenario.Load(p)
@@ -240,6 +241,37 @@ func TestCheck(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error lacks %q:\n%v", want, err)
 		}
+	}
+}
+
+// TestCheckVoice: a spoken turn in a voice the engine's synthesizer refuses (a voice it does
+// not have, or one of a program that is not installed) fails the run before anything runs,
+// with the synthesizer's reason.
+func TestCheckVoice(t *testing.T) {
+	src := `name: an unknown voice
+tenant: pk_demo
+user: u
+turns: [{say: hello, audio: true, voice: nope}]
+`
+	p := write(t, "voice.yaml", src)
+	list, err := scenario.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDemo(t)
+	d.speech = func(cfg engine.Config) engine.Config {
+		cfg.Synthesizer = &speechtest.FakeSynthesizer{Rate: 16000, Seconds: 0.1}
+		cfg.Transcriber = speechtest.TranscriberFunc(func(context.Context, []int16, int, string) (string, error) { return "hello", nil })
+		return cfg
+	}
+	ran := false
+	_, err = d.runner(t, &scenario.RunnerOptions{ModelFor: func(*scenario.Scenario) (engine.Model, func() error, error) {
+		ran = true
+		return nil, nil, nil
+	}}).Run(context.Background(), list)
+	want := p + `:4: scenario "an unknown voice": turn 1: voice: the engine's synthesizer cannot speak the turn in voice "nope": engine: unknown voice`
+	if !errors.Is(err, scenario.ErrInvalid) || ran || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Run: %v (ran: %t); want %q", err, ran, want)
 	}
 }
 

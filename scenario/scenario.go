@@ -21,6 +21,8 @@ type Scenario struct {
 	User string
 	// Locale is the default locale of the turns; empty means the tenant's.
 	Locale string
+	// Voice is the synthesizer's voice that speaks the spoken turns which name none.
+	Voice string
 	// Tags are free labels, for filters and reports.
 	Tags []string
 	// Turns run in order, in one conversation.
@@ -35,9 +37,14 @@ type Scenario struct {
 type Turn struct {
 	// Say is what the user says.
 	Say string
-	// Audio makes the turn speech: Say spoken by the engine's synthesizer, sent as 16 kHz
-	// samples, and transcribed by the engine's transcriber.
+	// Audio makes the turn speech: Say spoken by the engine's synthesizer in Voice, sent as
+	// 16 kHz samples, and transcribed by the engine's transcriber.
 	Audio bool
+	// Voice is the voice of the engine's synthesizer that speaks a spoken turn ("kal16" of
+	// flite, "en-us" of espeak-ng); the scenario's when the turn names none. A spoken turn
+	// must have one: what a recogniser hears depends on the voice, so a scenario that passes
+	// with one synthesizer need not pass with another.
+	Voice string
 	// Locale is this turn's locale; empty means the scenario's.
 	Locale string
 	Expect Expect

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,10 +22,12 @@ import (
 // TestDemoBankScenarios runs the demo bank's conversation tests (examples/demobank/scenarios)
 // as `engine test` does, with the demo served by this binary, and fails on any failure: every
 // intent in English, Spanish and Arabic, transfers confirmed and refused, prompt injections,
-// spoken turns and a device-proved transfer. It speaks with espeak-ng and hears with
-// pocketsphinx, so -short skips it.
+// spoken turns and a device-proved transfer. Its spoken turns are said by flite's kal16 (and
+// the other languages by espeak-ng) and heard by pocketsphinx, so -short skips it.
 func TestDemoBankScenarios(t *testing.T) {
-	speechtest.Require(t)
+	speechtest.Flite(t)
+	speechtest.Espeak(t)
+	speechtest.Sphinx(t)
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -49,6 +52,31 @@ func TestDemoBankScenarios(t *testing.T) {
 	if suites.Tests < 50 || suites.Failures != 0 || suites.Skipped != 0 {
 		t.Errorf("JUnit report: %d tests, %d failures, %d skipped; want at least 50, none failed or skipped",
 			suites.Tests, suites.Failures, suites.Skipped)
+	}
+}
+
+// TestSpokenScenarioWithoutFlite: on a machine with espeak-ng and pocketsphinx but no flite, a
+// scenario spoken in flite's voice is not said by espeak-ng instead (and misheard): the run
+// stops before it starts, naming the package to install.
+func TestSpokenScenarioWithoutFlite(t *testing.T) {
+	speechtest.Require(t)
+	bin := t.TempDir()
+	for _, prog := range []string{"espeak-ng", "pocketsphinx_continuous"} {
+		p, err := exec.LookPath(prog)
+		if err != nil {
+			t.Fatalf("%v: install it with apt-get install espeak-ng pocketsphinx pocketsphinx-en-us", err)
+		}
+		if err := os.Symlink(p, filepath.Join(bin, prog)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin)
+	var stdout, stderr bytes.Buffer
+	code := runTest(t.Context(), []string{filepath.Join("..", "..", "examples", "demobank", "scenarios", "audio", "text-then-voice.yaml")},
+		func(string) string { return "" }, &stdout, &stderr, false)
+	want := `turn 2: voice: the engine's synthesizer cannot speak the turn in voice "kal16": engine: unknown voice: "kal16" is a voice of flite, which is not installed (apt-get install flite)`
+	if code != exitBadInput || !strings.Contains(stderr.String(), want) {
+		t.Fatalf("engine test exited %d, want %d with %q\n%s\n%s", code, exitBadInput, want, stdout.String(), stderr.String())
 	}
 }
 

@@ -37,6 +37,9 @@ func speechParts(mode string, log *slog.Logger) (engine.Synthesizer, engine.Tran
 	}
 	if fl, err := flite.New(nil); err != nil {
 		log.Info("flite is not installed (Debian package flite): English is spoken by espeak-ng too", "err", err)
+		if es != nil {
+			synth = &voices{espeak: es}
+		}
 	} else if es != nil {
 		synth = &voices{flite: fl, espeak: es}
 		log.Info("speech synthesis: flite for English, espeak-ng for the other languages", "voices", fl.Voices())
@@ -82,22 +85,28 @@ func intentGrammar(t *engine.Tenant, known func(string) bool) (string, error) {
 
 // voices speaks English with flite, whose voices are far more intelligible, and every other
 // language with espeak-ng. A voice is flite's when flite has it (kal16, slt …), else espeak-ng's
-// (en-us, es+Annie …).
+// (en-us, es+Annie …). flite is nil when it is not installed: a voice of flite's is then refused
+// with the package to install, not spoken by espeak-ng or called unknown.
 type voices struct {
 	flite  *flite.Synthesizer
 	espeak *espeak.Synthesizer
 }
 
 func (v *voices) Synthesize(ctx context.Context, text, voice string) (*engine.Audio, error) {
-	if v.flite.Has(voice) {
+	switch {
+	case v.flite != nil && v.flite.Has(voice):
 		return v.flite.Synthesize(ctx, text, voice)
+	case v.flite == nil && flite.Builtin(voice):
+		return nil, fmt.Errorf("%w: %q is a voice of flite, which is not installed (apt-get install flite)", engine.ErrUnknownVoice, voice)
 	}
 	return v.espeak.Synthesize(ctx, text, voice)
 }
 
 func (v *voices) VoiceFor(locale string) string {
-	if voice := v.flite.VoiceFor(locale); voice != "" {
-		return voice
+	if v.flite != nil {
+		if voice := v.flite.VoiceFor(locale); voice != "" {
+			return voice
+		}
 	}
 	return v.espeak.VoiceFor(locale)
 }

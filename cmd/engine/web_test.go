@@ -45,14 +45,15 @@ func TestWebClientModules(t *testing.T) {
 
 // runBrowserFile runs a browser test file of examples/web/test in Chromium (node file base
 // artifacts args…), logs its output and returns it; the test fails unless the file passed.
-// speech says that the file's page speaks and listens: espeak-ng and pocketsphinx must be
-// installed.
+// speech says that the file's page speaks and listens: espeak-ng, flite (whose kal16 says the
+// spoken questions) and pocketsphinx must be installed.
 func runBrowserFile(t *testing.T, file string, speech bool, timeout time.Duration, base string, args ...string) string {
 	t.Helper()
 	browser := needChromium(t)
 	if speech {
 		for _, need := range []struct{ program, packages string }{
 			{"espeak-ng", "espeak-ng"},
+			{"flite", "flite"},
 			{"pocketsphinx_continuous", "pocketsphinx and pocketsphinx-en-us"},
 		} {
 			if _, err := exec.LookPath(need.program); err != nil {

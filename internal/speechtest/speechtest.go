@@ -1,5 +1,5 @@
 // Package speechtest holds what the tests of the engine and of its voice socket speak and hear
-// with: espeak-ng and pocketsphinx (failing with the Debian packages to install when they are
+// with: espeak-ng, flite and pocketsphinx (failing with the Debian packages to install when they are
 // missing), a synthesizer without a program, and audio that the speech detector takes for
 // speech or for a quiet room.
 package speechtest
@@ -18,19 +18,20 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/espeak"
+	"github.com/convengine/engine/flite"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/internal/proctest"
 	"github.com/convengine/engine/sphinx"
 )
 
 // Programs are the programs the speech tests drive; none may outlive a test.
-var Programs = []string{"espeak-ng", "pocketsphinx_continuous"}
+var Programs = []string{"espeak-ng", "flite", "pocketsphinx_continuous"}
 
 // Require skips in -short mode, and checks that the test leaves no speech program running.
 func Require(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("drives espeak-ng and pocketsphinx")
+		t.Skip("drives the speech programs (espeak-ng, flite, pocketsphinx)")
 	}
 	t.Cleanup(func() { proctest.NoChildren(t, Programs...) })
 }
@@ -42,6 +43,18 @@ func Espeak(t testing.TB) *espeak.Synthesizer {
 	s, err := espeak.New(nil)
 	if err != nil {
 		t.Fatalf("%v: install it with apt-get install espeak-ng", err)
+	}
+	return s
+}
+
+// Flite returns flite's synthesizer, or fails naming the Debian package: a test that speaks in
+// one of its voices (kal16) asks for it first.
+func Flite(t testing.TB) *flite.Synthesizer {
+	t.Helper()
+	Require(t)
+	s, err := flite.New(nil)
+	if err != nil {
+		t.Fatalf("%v: install it with apt-get install flite", err)
 	}
 	return s
 }
