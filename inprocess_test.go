@@ -127,13 +127,18 @@ func TestTurnInProcessFailureIsAnError(t *testing.T) {
 				types []string
 				errs  []error
 			)
-			for ev, err := range h.engine.Turn(t.Context(), &engine.Caller{EngineKey: testKey, UserToken: testToken}, &engine.TurnInput{Transcript: "hi"}) {
+			var event *engine.TurnError
+			caller := &engine.Caller{EngineKey: testKey, UserToken: testToken, RequestID: "prod-failing-turn-1"}
+			for ev, err := range h.engine.Turn(t.Context(), caller, &engine.TurnInput{Transcript: "hi"}) {
 				if err != nil {
 					errs = append(errs, err)
 					continue
 				}
 				if len(errs) > 0 {
 					t.Fatalf("an event after the error: %s", ev.Type)
+				}
+				if ev.Type == engine.EventError {
+					event = ev.Error
 				}
 				types = append(types, string(ev.Type))
 			}
@@ -153,6 +158,10 @@ func TestTurnInProcessFailureIsAnError(t *testing.T) {
 			var failed *engine.TurnError
 			if !errors.As(errs[0], &failed) || failed.Code != engine.CodeModelError || !failed.Retryable || failed.Message == "" {
 				t.Fatalf("the error is %T %v, want a retryable *engine.TurnError model_error", errs[0], errs[0])
+			}
+			// The error, and the error event's data, name the request, as a Problem does.
+			if failed.RequestID != "prod-failing-turn-1" || event == nil || event.RequestID != failed.RequestID {
+				t.Errorf("the turn error's request id is %q (the event's %+v), want the caller's", failed.RequestID, event)
 			}
 			var p *engine.Problem
 			if errors.As(errs[0], &p) {

@@ -251,7 +251,7 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 		return
 	}
 	sink := &t.events
-	sink.to, sink.ctx, sink.cancel = to, tctx, cancel
+	sink.to, sink.ctx, sink.cancel, sink.requestID = to, tctx, cancel, req.ID
 	t.out, t.counted = sink, 1
 	to.started(t)
 	if sink.send(Event{Type: EventStart, TurnID: t.turnID, ConversationID: t.conversationID, Transcript: t.toUser(t.transcript), Locale: t.locale}) != nil {

@@ -44,6 +44,10 @@ type TurnError struct {
 	Code      string `json:"code"`
 	Message   string `json:"message"`
 	Retryable bool   `json:"retryable"`
+	// RequestID is the request id of the turn that failed (the caller's, or the one the engine
+	// made), as a Problem carries it, so that a host can find the turn in the engine's log. It is
+	// not in the error event's data: the response's X-Request-ID carries it there.
+	RequestID string `json:"-"`
 }
 
 func (e *TurnError) Error() string { return "engine: turn failed: " + e.Code + ": " + e.Message }
@@ -125,8 +129,10 @@ type eventSink struct {
 	to     turnConsumer
 	ctx    context.Context    // the turn's
 	cancel context.CancelFunc // the turn's
-	gone   bool
-	spec   widgets.Spec // done's, which the event points to
+	// requestID is the turn's request id, which its TurnError carries.
+	requestID string
+	gone      bool
+	spec      widgets.Spec // done's, which the event points to
 }
 
 // deadline returns the turn's deadline.
@@ -155,7 +161,7 @@ func (s *eventSink) Widget(w widgets.Widget) error {
 }
 
 func (s *eventSink) Fail(code, message string, retryable bool) {
-	_ = s.send(Event{Type: EventError, Error: &TurnError{Code: code, Message: message, Retryable: retryable}})
+	_ = s.send(Event{Type: EventError, Error: &TurnError{Code: code, Message: message, Retryable: retryable, RequestID: s.requestID}})
 }
 
 func (s *eventSink) Done(spec widgets.Spec) error {
