@@ -7,6 +7,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,9 +39,13 @@ type Caller struct {
 	UserToken string
 	// Environment is EnvProduction (the default) or EnvStaging.
 	Environment string
-	// RequestID identifies the call in logs and to the tenant's backend: 1 to 128 letters,
-	// digits or ._:-. Empty means a new one, a UUID after the environment's prefix (prod- or
-	// stg-), as clients' X-Request-ID carries.
+	// RequestID identifies the call in logs and to the tenant's backend, which gets it as is.
+	// Empty means a new one, a UUID after the environment's prefix (prod- or stg-). The rule is
+	// X-Request-ID's: with Environment empty, it must be prod- or stg- followed by 1 to 128
+	// letters, digits or ._:-, and its prefix chooses the environment, as a client's header
+	// does; with Environment set (the host chose, as [Config].Environment does over HTTP), any
+	// 1 to 128 of those characters. Anything else is refused with a 400 invalid_request_id
+	// [Problem] that names the rule.
 	RequestID string
 	// SessionID names a session of the tenant (from [Engine.CreateSession] or the
 	// create-session endpoint) that the call belongs to, as a session token does: a turn's
@@ -211,14 +216,21 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 	if c == nil {
 		return nil, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the caller is nil")
 	}
-	id := c.RequestID
-	if id == "" {
-		id = newRequestID(c.Environment)
-	} else if !ids.Chars(id) {
+	id, env := c.RequestID, c.Environment
+	switch {
+	case id == "":
+		id = newRequestID(env)
+	case env != "" && !ids.Chars(id):
 		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the request id must be 1 to 128 letters, digits or ._:-")
+	case env == "" && !ids.ValidRequest(id, false):
+		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequestID,
+			"the request id must be prod- or stg- followed by 1 to 128 letters, digits or ._:-, unless the caller names its Environment")
+	case env == "" && strings.HasPrefix(id, "stg-"):
+		// As over HTTP: without the host's word, the prefix chooses the environment.
+		env = EnvStaging
 	}
 	req := &request{ID: id}
-	p := e.identify(ctx, req, c.EngineKey, c.Environment, c.UserToken)
+	p := e.identify(ctx, req, c.EngineKey, env, c.UserToken)
 	if p != nil {
 		return req, p
 	}
