@@ -14,7 +14,6 @@ import (
 	"github.com/convengine/engine/internal/headers"
 	"github.com/convengine/engine/internal/headerscan"
 	"github.com/convengine/engine/internal/ids"
-	"github.com/convengine/engine/internal/jsonbody"
 	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/status"
 )
@@ -218,8 +217,8 @@ func (e *Engine) readRequest(w http.ResponseWriter, r *http.Request, body any) *
 	req, p := e.readHeaders(r)
 	var data []byte
 	if p == nil {
-		var err *jsonbody.Error
-		data, err = jsonbody.Read(w, r, e.maxBody, false)
+		var err *jsonenc.Error
+		data, err = jsonenc.Read(w, r, e.maxBody, false)
 		p = bodyProblem(err)
 	}
 	if p == nil && jsonenc.HasDuplicateMembers(data) {
@@ -261,23 +260,23 @@ func singleHeader(h http.Header, name string) string {
 	return strings.TrimSpace(vals[0])
 }
 
-// decodeBody reads a JSON request body of at most limit bytes into v, as package jsonbody says
+// decodeBody reads a JSON request body of at most limit bytes into v, as package jsonenc says
 // (an application/json label required, so that a cross-site form cannot send a turn; type
 // mismatches named). An empty body is "{}" when emptyOK. Errors are problems naming the field at
 // fault.
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, emptyOK bool, v any) *Problem {
-	data, err := jsonbody.Read(w, r, limit, emptyOK)
+	data, err := jsonenc.Read(w, r, limit, emptyOK)
 	if err == nil {
-		err = jsonbody.Unmarshal(data, v)
+		err = jsonenc.Unmarshal(data, v)
 	}
 	return bodyProblem(err)
 }
 
 // unmarshalStrictly decodes one JSON object into v and names the field of a type mismatch.
-func unmarshalStrictly(data []byte, v any) *Problem { return bodyProblem(jsonbody.Unmarshal(data, v)) }
+func unmarshalStrictly(data []byte, v any) *Problem { return bodyProblem(jsonenc.Unmarshal(data, v)) }
 
-// bodyProblem is the problem of a jsonbody error, nil for none.
-func bodyProblem(err *jsonbody.Error) *Problem {
+// bodyProblem is the problem of a jsonenc body error, nil for none.
+func bodyProblem(err *jsonenc.Error) *Problem {
 	if err == nil {
 		return nil
 	}

@@ -79,7 +79,7 @@ done <<'TARGETS'
 . FuzzHeaders
 ./internal/jsonenc FuzzAppendString
 ./internal/headers FuzzForwardedHeaders
-./internal/jcs FuzzCanonicalize
+./internal/jsonenc FuzzCanonicalize
 ./internal/dpop FuzzDPoPProof
 ./internal/sse FuzzSSE
 ./client FuzzPlainAudio

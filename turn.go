@@ -18,7 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convengine/engine/internal/batchwriter"
-	"github.com/convengine/engine/internal/jsonbody"
+	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/locale"
 	"github.com/convengine/engine/internal/spoken"
 	"github.com/convengine/engine/internal/sse"
@@ -188,7 +188,7 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 	// against it.
 	var body turnRequest
 	body.deadline = time.Now().Add(req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
-	if p := bodyProblem(jsonbody.ReadWithin(ctx, body.deadline, w, r, e.maxTurnBody, &body)); p != nil {
+	if p := bodyProblem(jsonenc.ReadWithin(ctx, body.deadline, w, r, e.maxTurnBody, &body)); p != nil {
 		writeProblem(w, p, req.ID)
 		return
 	}

@@ -1,7 +1,4 @@
-// Package jsonbody reads the JSON bodies of the engine's requests: labelled application/json,
-// bounded in size, one object whose members of the wrong type are named. Its errors carry the
-// status, problem code and field of the problem the engine answers with.
-package jsonbody
+package jsonenc
 
 import (
 	"bytes"
