@@ -217,8 +217,8 @@ func (e *Engine) readRequest(w http.ResponseWriter, r *http.Request, body any) *
 	req, p := e.readHeaders(r)
 	var data []byte
 	if p == nil {
-		var err *jsonenc.Error
-		data, err = jsonenc.Read(w, r, e.maxBody, false)
+		var err *jsonenc.BodyError
+		data, err = jsonenc.ReadBody(w, r, e.maxBody, false)
 		p = bodyProblem(err)
 	}
 	if p == nil && jsonenc.HasDuplicateMembers(data) {
@@ -265,18 +265,20 @@ func singleHeader(h http.Header, name string) string {
 // mismatches named). An empty body is "{}" when emptyOK. Errors are problems naming the field at
 // fault.
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, emptyOK bool, v any) *Problem {
-	data, err := jsonenc.Read(w, r, limit, emptyOK)
+	data, err := jsonenc.ReadBody(w, r, limit, emptyOK)
 	if err == nil {
-		err = jsonenc.Unmarshal(data, v)
+		err = jsonenc.UnmarshalBody(data, v)
 	}
 	return bodyProblem(err)
 }
 
 // unmarshalStrictly decodes one JSON object into v and names the field of a type mismatch.
-func unmarshalStrictly(data []byte, v any) *Problem { return bodyProblem(jsonenc.Unmarshal(data, v)) }
+func unmarshalStrictly(data []byte, v any) *Problem {
+	return bodyProblem(jsonenc.UnmarshalBody(data, v))
+}
 
-// bodyProblem is the problem of a jsonenc body error, nil for none.
-func bodyProblem(err *jsonenc.Error) *Problem {
+// bodyProblem is the problem of a [jsonenc.BodyError], nil for none.
+func bodyProblem(err *jsonenc.BodyError) *Problem {
 	if err == nil {
 		return nil
 	}

@@ -188,7 +188,7 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 	// against it.
 	var body turnRequest
 	body.deadline = time.Now().Add(req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
-	if p := bodyProblem(jsonenc.ReadWithin(ctx, body.deadline, w, r, e.maxTurnBody, &body)); p != nil {
+	if p := bodyProblem(jsonenc.ReadBodyWithin(ctx, body.deadline, w, r, e.maxTurnBody, &body)); p != nil {
 		writeProblem(w, p, req.ID)
 		return
 	}
