@@ -19,7 +19,7 @@ import (
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/espeak"
 	"github.com/convengine/engine/intent"
-	"github.com/convengine/engine/internal/proctest"
+	"github.com/convengine/engine/internal/proc"
 	"github.com/convengine/engine/sphinx"
 )
 
@@ -32,7 +32,7 @@ func Require(t testing.TB) {
 	if testing.Short() {
 		t.Skip("drives espeak-ng and pocketsphinx")
 	}
-	t.Cleanup(func() { proctest.NoChildren(t, Programs...) })
+	t.Cleanup(func() { proc.NoChildren(t, Programs...) })
 }
 
 // Espeak returns espeak-ng's synthesizer, or fails naming the Debian package.
