@@ -15,7 +15,7 @@ import (
 	"github.com/convengine/engine/internal/headerscan"
 	"github.com/convengine/engine/internal/ids"
 	"github.com/convengine/engine/internal/jsonenc"
-	"github.com/convengine/engine/internal/status"
+	"github.com/convengine/engine/internal/response"
 )
 
 // Header names of the protocol.
@@ -299,10 +299,10 @@ func (e *Engine) route(method, path string, h http.Handler) http.Handler {
 			w.Header().Set(HeaderRequestID, id)
 		}
 		if e.obs.Request != nil {
-			sw, start := &status.Writer{ResponseWriter: w}, e.now()
+			sw, start := &response.Recorder{ResponseWriter: w}, e.now()
 			w = sw
 			defer func() {
-				e.obs.Request(r.Context(), RequestEvent{Route: path, Method: status.KnownMethod(r.Method), Status: sw.Status,
+				e.obs.Request(r.Context(), RequestEvent{Route: path, Method: response.KnownMethod(r.Method), Status: sw.Status,
 					Code: sw.Code, RequestID: id, Duration: e.now().Sub(start)})
 			}()
 		}
