@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/convengine/engine"
-	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/pii"
 	"github.com/convengine/engine/scenario"
 )
@@ -169,7 +169,7 @@ turns:
 // transcriber.
 func TestAudioTurn(t *testing.T) {
 	d := newDemo(t)
-	speech := speechtest.WithSpeech(t, engine.Config{})
+	speech := testkit.WithSpeech(t, engine.Config{})
 	d.speech = func(cfg engine.Config) engine.Config {
 		cfg.Synthesizer, cfg.Transcriber = speech.Synthesizer, speech.Transcriber
 		return cfg

@@ -19,7 +19,7 @@ import (
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/internal/proc"
-	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/voice"
 )
 
@@ -480,7 +480,7 @@ func TestStreamDisconnectLeavesNothingBehind(t *testing.T) {
 	}
 	c.ws.CloseNow()
 	waitFor(t, "the model stops", func() bool { return model.Cancelled() == 1 })
-	proc.NoChildren(t, speechtest.Programs...)
+	proc.NoChildren(t, testkit.SpeechPrograms...)
 
 	// While pocketsphinx listens.
 	c = h.dial(t, demoHeaders())
@@ -488,7 +488,7 @@ func TestStreamDisconnectLeavesNothingBehind(t *testing.T) {
 	c.send(map[string]any{"type": "end_of_speech"})
 	waitFor(t, "pocketsphinx starts", func() bool { return len(proc.Children("pocketsphinx_continuous")) > 0 })
 	c.ws.CloseNow()
-	proc.NoChildren(t, speechtest.Programs...)
+	proc.NoChildren(t, testkit.SpeechPrograms...)
 }
 
 func TestStreamShutdown(t *testing.T) {

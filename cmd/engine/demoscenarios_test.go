@@ -13,7 +13,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
-	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/pii"
 	"github.com/convengine/engine/scenario"
 )
@@ -24,7 +24,7 @@ import (
 // spoken turns and a device-proved transfer. It speaks with espeak-ng and hears with
 // pocketsphinx, so -short skips it.
 func TestDemoBankScenarios(t *testing.T) {
-	speechtest.Require(t)
+	testkit.RequireSpeech(t)
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

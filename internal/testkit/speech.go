@@ -1,8 +1,4 @@
-// Package speechtest holds what the tests of the engine and of its voice socket speak and hear
-// with: espeak-ng and pocketsphinx (failing with the Debian packages to install when they are
-// missing), a synthesizer without a program, and audio that the speech detector takes for
-// speech or for a quiet room.
-package speechtest
+package testkit
 
 import (
 	"context"
@@ -23,22 +19,22 @@ import (
 	"github.com/convengine/engine/sphinx"
 )
 
-// Programs are the programs the speech tests drive; none may outlive a test.
-var Programs = []string{"espeak-ng", "pocketsphinx_continuous"}
+// SpeechPrograms are the programs the speech tests drive; none may outlive a test.
+var SpeechPrograms = []string{"espeak-ng", "pocketsphinx_continuous"}
 
-// Require skips in -short mode, and checks that the test leaves no speech program running.
-func Require(t testing.TB) {
+// RequireSpeech skips in -short mode, and checks that the test leaves no speech program running.
+func RequireSpeech(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("drives espeak-ng and pocketsphinx")
 	}
-	t.Cleanup(func() { proc.NoChildren(t, Programs...) })
+	t.Cleanup(func() { proc.NoChildren(t, SpeechPrograms...) })
 }
 
 // Espeak returns espeak-ng's synthesizer, or fails naming the Debian package.
 func Espeak(t testing.TB) *espeak.Synthesizer {
 	t.Helper()
-	Require(t)
+	RequireSpeech(t)
 	s, err := espeak.New(nil)
 	if err != nil {
 		t.Fatalf("%v: install it with apt-get install espeak-ng", err)
@@ -50,7 +46,7 @@ func Espeak(t testing.TB) *espeak.Synthesizer {
 // Debian packages.
 func Sphinx(t testing.TB) *sphinx.Transcriber {
 	t.Helper()
-	Require(t)
+	RequireSpeech(t)
 	s, err := sphinx.New(&sphinx.Options{Grammar: func(tenant *engine.Tenant, known func(string) bool) (string, error) {
 		return intent.Grammar(tenant.Intents, &intent.GrammarOptions{Known: known})
 	}})
