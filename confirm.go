@@ -14,8 +14,8 @@ import (
 	"github.com/convengine/engine/internal/fill"
 	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/locale"
-	"github.com/convengine/engine/internal/spoken"
 	"github.com/convengine/engine/internal/token"
+	"github.com/convengine/engine/internal/verbalize"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -39,7 +39,7 @@ func (e *Engine) sayConfirms(t *turn) {
 		if !ok || c.Body == "" {
 			continue
 		}
-		for _, n := range spoken.Numbers(c.Body) {
+		for _, n := range verbalize.NumberRuns(c.Body) {
 			if !strings.Contains(said, n) {
 				e.speakLine(t, c.Body)
 				said = t.speak.String()

@@ -84,7 +84,7 @@ done <<'TARGETS'
 ./internal/sse FuzzSSE
 ./client FuzzPlainAudio
 ./audio FuzzDecodeWAV
-./internal/spoken FuzzCutSentences
+./internal/verbalize FuzzCutSentences
 ./widgets FuzzDecode
 ./httptools FuzzParse
 ./intent FuzzMatch

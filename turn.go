@@ -20,8 +20,8 @@ import (
 	"github.com/convengine/engine/internal/batchwriter"
 	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/locale"
-	"github.com/convengine/engine/internal/spoken"
 	"github.com/convengine/engine/internal/sse"
+	"github.com/convengine/engine/internal/verbalize"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -683,7 +683,7 @@ func (e *Engine) onModelEvent(t *turn, ev ModelEvent, err error) bool {
 // delta of a later step is separated from what was already said by a space.
 func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
 	if t.mode == ModeVoice {
-		delta = spoken.Plain(delta, &t.lineStart)
+		delta = verbalize.Plain(delta, &t.lineStart)
 	}
 	if delta == "" && t.held == "" {
 		return nil
@@ -696,7 +696,7 @@ func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
 	}
 	if t.shield != nil {
 		// A placeholder or number cut between deltas is masked once whole.
-		if delta, t.held = spoken.Hold(t.held+delta, delta == ""); delta == "" {
+		if delta, t.held = verbalize.Hold(t.held+delta, delta == ""); delta == "" {
 			return nil
 		}
 		delta = t.shield.ToUser(delta)
