@@ -12,10 +12,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convengine/engine/internal/fill"
-	"github.com/convengine/engine/internal/jcs"
+	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/locale"
-	"github.com/convengine/engine/internal/spoken"
 	"github.com/convengine/engine/internal/token"
+	"github.com/convengine/engine/internal/verbalize"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -39,7 +39,7 @@ func (e *Engine) sayConfirms(t *turn) {
 		if !ok || c.Body == "" {
 			continue
 		}
-		for _, n := range spoken.Numbers(c.Body) {
+		for _, n := range verbalize.NumberRuns(c.Body) {
 			if !strings.Contains(said, n) {
 				e.speakLine(t, c.Body)
 				said = t.speak.String()
@@ -55,11 +55,11 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 	if !ok {
 		return widgets.Confirm{}, fmt.Errorf("action %s has no confirm copy", call.Name)
 	}
-	canon, err := jcs.Canonicalize(call.Arguments)
+	canon, err := jsonenc.Canonicalize(call.Arguments)
 	if err != nil {
 		return widgets.Confirm{}, fmt.Errorf("action %s arguments: %w", call.Name, err)
 	}
-	hash := jcs.Hash(canon)
+	hash := jsonenc.Hash(canon)
 	// Numbers stay as written, so that the copy shows an amount to the cent, never rounded.
 	var args map[string]any
 	dec := json.NewDecoder(bytes.NewReader(canon))
@@ -74,10 +74,10 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 	shown, sealed := json.RawMessage(canon), ""
 	if masked := t.toUser(string(canon)); masked != string(canon) {
 		// The client is shown, and posts back, the arguments masked; the token seals the real.
-		if shown, err = jcs.Canonicalize([]byte(masked)); err != nil {
+		if shown, err = jsonenc.Canonicalize([]byte(masked)); err != nil {
 			return widgets.Confirm{}, fmt.Errorf("action %s arguments masked: %w", call.Name, err)
 		}
-		hash, sealed = jcs.Hash(shown), e.actionTokens.SealArguments(canon)
+		hash, sealed = jsonenc.Hash(shown), e.actionTokens.SealArguments(canon)
 	}
 	tok, err := e.actionTokens.Sign(token.ActionClaims{
 		Claims: jwt.Claims{ID: jti, IssuedAt: jwt.NewNumericDate(now), Expiry: jwt.NewNumericDate(exp)},

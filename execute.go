@@ -13,7 +13,7 @@ import (
 
 	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/fill"
-	"github.com/convengine/engine/internal/jcs"
+	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/locale"
 	"github.com/convengine/engine/internal/token"
 	"github.com/convengine/engine/internal/verifiedat"
@@ -134,10 +134,10 @@ func (e *Engine) checkExecute(req *request, b *executeRequest) (c *token.ActionC
 	if err != nil {
 		return nil, nil, nil, badToken
 	}
-	canon, err = jcs.Canonicalize(x.Arguments)
+	canon, err = jsonenc.Canonicalize(x.Arguments)
 	switch {
 	case err != nil, c.Tenant != req.Tenant.Key, c.Env != req.Environment.Name, c.User != e.userOf(req),
-		c.Tool != x.Tool, c.ArgsHash != jcs.Hash(canon), c.Session != req.sessionID():
+		c.Tool != x.Tool, c.ArgsHash != jsonenc.Hash(canon), c.Session != req.sessionID():
 		return nil, nil, nil, badToken
 	}
 	sent = canon

@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4/jwt"
 
-	"github.com/convengine/engine/internal/jcs"
+	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/token"
 )
 
@@ -48,8 +48,8 @@ func executeBench(b *testing.B, n int) (http.Handler, []string) {
 		b.Fatal(err)
 	}
 	args := json.RawMessage(`{"amount":20,"to":"Alex"}`)
-	canon, _ := jcs.Canonicalize(args)
-	hash := jcs.Hash(canon)
+	canon, _ := jsonenc.Canonicalize(args)
+	hash := jsonenc.Hash(canon)
 	now := time.Now()
 	auth := `"auth":{"method":"faceid","verifiedAt":` + strconv.FormatInt(now.UnixMilli(), 10) + `}`
 	bodies := make([]string, n)

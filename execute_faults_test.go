@@ -20,7 +20,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
-	"github.com/convengine/engine/internal/redistest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/redisstore"
 	"github.com/convengine/engine/widgets"
 )
@@ -89,7 +89,7 @@ func TestActionsRunOnceUnderFaults(t *testing.T) {
 			return &engine.MemoryStore{Now: clock.Now}
 		},
 		"redis": func(t *testing.T, clock *enginetest.Clock) engine.ActionStore {
-			srv := redistest.StartT(t)
+			srv := testkit.StartRedisT(t)
 			client := redis.NewClient(&redis.Options{Addr: srv.Addr})
 			t.Cleanup(func() { client.Close() })
 			return redisstore.New(client, &redisstore.Options{Now: clock.Now})

@@ -15,8 +15,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
-	"github.com/convengine/engine/internal/openapitest"
-	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/voice"
 	"github.com/convengine/engine/widgets"
 	"go.uber.org/goleak"
@@ -101,7 +100,7 @@ func harnessOf(t *testing.T, srv *httptest.Server, e *engine.Engine, logs *engin
 		}
 	})
 	client := *srv.Client()
-	client.Transport = openapitest.NewTransport(t, srv.Client().Transport)
+	client.Transport = testkit.NewOpenAPITransport(t, srv.Client().Transport)
 	return &harness{t: t, srv: srv, engine: e, logs: logs, client: &client}
 }
 
@@ -201,17 +200,17 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // The speech the tests speak and hear with.
 var (
-	newEspeak = speechtest.Espeak
-	say       = speechtest.Say
-	voiced    = speechtest.Voiced
-	inRoom    = speechtest.InRoom
-	roomNoise = speechtest.RoomNoise
-	loudest   = speechtest.Loudest
+	newEspeak = testkit.Espeak
+	say       = testkit.Say
+	voiced    = testkit.Voiced
+	inRoom    = testkit.InRoom
+	roomNoise = testkit.RoomNoise
+	loudest   = testkit.Loudest
 )
 
 type (
-	transcriberFunc = speechtest.TranscriberFunc
-	fakeSynthesizer = speechtest.FakeSynthesizer
+	transcriberFunc = testkit.TranscriberFunc
+	fakeSynthesizer = testkit.FakeSynthesizer
 )
 
 func demoHeaders() http.Header {
@@ -224,7 +223,7 @@ func demoHeaders() http.Header {
 // bank over HTTP, espeak-ng and pocketsphinx. Fields of cfg already set are kept.
 func newDemoHarness(t *testing.T, cfg engine.Config) *harness {
 	t.Helper()
-	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: speechtest.WithSpeech(t, cfg)})
+	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: testkit.WithSpeech(t, cfg)})
 	return harnessOf(t, d.Server, d.Engine, d.Logs)
 }
 

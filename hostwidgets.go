@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/convengine/engine/docs"
-	"github.com/convengine/engine/internal/widgetdoc"
+	"github.com/convengine/engine/internal/schema"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -133,9 +133,9 @@ func (e *Engine) OpenAPI() ([]byte, error) {
 	if len(e.hostWidgets) == 0 {
 		return docs.OpenAPI, nil
 	}
-	var types []widgetdoc.Widget
+	var types []schema.Widget
 	for _, wt := range e.hostWidgetTypes() {
-		types = append(types, widgetdoc.Widget{Type: wt.Type, Description: wt.Description, Schema: wt.Schema})
+		types = append(types, schema.Widget{Type: wt.Type, Description: wt.Description, Schema: wt.Schema})
 	}
-	return widgetdoc.Add(docs.OpenAPI, types)
+	return schema.AddWidgets(docs.OpenAPI, types)
 }

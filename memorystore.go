@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/convengine/engine/internal/sessiontable"
-	"github.com/convengine/engine/internal/sweep"
+	"github.com/convengine/engine/internal/toolcache"
 )
 
 // MemoryStore is a [SessionStore], a [ReplayStore] and an [ActionStore] in this process's memory, for a single
@@ -60,7 +60,7 @@ func (m *MemoryStore) Bind(_ context.Context, key, value string, expiry time.Tim
 	if b, ok := m.binds[key]; ok && now.Before(b.until) {
 		return b.value, nil
 	}
-	sweep.Expired(m.binds, sweepSample, func(b binding) time.Time { return b.until }, now)
+	toolcache.Sweep(m.binds, sweepSample, func(b binding) time.Time { return b.until }, now)
 	m.binds[key] = binding{value, expiry}
 	return value, nil
 }
@@ -127,8 +127,8 @@ const sweepSample = 8
 // expired entries to a fraction of the live ones; reads never return them.
 func (m *MemoryStore) sweepLocked() {
 	now := m.now()
-	sweep.Expired(m.claims, sweepSample, func(until time.Time) time.Time { return until }, now)
-	sweep.Expired(m.actions, sweepSample, func(r *actionRecord) time.Time { return r.until }, now)
+	toolcache.Sweep(m.claims, sweepSample, func(until time.Time) time.Time { return until }, now)
+	toolcache.Sweep(m.actions, sweepSample, func(r *actionRecord) time.Time { return r.until }, now)
 }
 
 // actionRecord is an action's state in a MemoryStore.

@@ -3,11 +3,11 @@ package engine_test
 import (
 	"testing"
 
-	"github.com/convengine/engine/internal/openapitest"
+	"github.com/convengine/engine/internal/testkit"
 )
 
 func TestOpenAPIDocumentIsValid(t *testing.T) {
-	if _, err := openapitest.Document(); err != nil {
+	if _, err := testkit.OpenAPIDocument(); err != nil {
 		t.Fatal(err)
 	}
 }

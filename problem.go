@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/convengine/engine/internal/status"
+	"github.com/convengine/engine/internal/response"
 )
 
 // Problem is an RFC 9457 problem detail, the body of every error response. Code is stable and
@@ -155,7 +155,7 @@ func invalidField(field, detail string) *Problem {
 // writeProblem writes p as application/problem+json.
 func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	p.RequestID = requestID
-	if sw, ok := w.(*status.Writer); ok {
+	if sw, ok := w.(*response.Recorder); ok {
 		sw.Code = p.Code
 	}
 	body, err := json.Marshal(p)

@@ -14,9 +14,8 @@ import (
 	"github.com/convengine/engine/internal/headers"
 	"github.com/convengine/engine/internal/headerscan"
 	"github.com/convengine/engine/internal/ids"
-	"github.com/convengine/engine/internal/jsonbody"
 	"github.com/convengine/engine/internal/jsonenc"
-	"github.com/convengine/engine/internal/status"
+	"github.com/convengine/engine/internal/response"
 )
 
 // Header names of the protocol.
@@ -231,8 +230,8 @@ func (e *Engine) readRequest(w http.ResponseWriter, r *http.Request, kind WorkKi
 	req, a, p := e.readAdmitted(r, true, kind)
 	var data []byte
 	if p == nil {
-		var err *jsonbody.Error
-		data, err = jsonbody.Read(w, r, e.maxBody, false)
+		var err *jsonenc.BodyError
+		data, err = jsonenc.ReadBody(w, r, e.maxBody, false)
 		p = bodyProblem(err)
 	}
 	if p == nil && jsonenc.HasDuplicateMembers(data) {
@@ -275,23 +274,25 @@ func singleHeader(h http.Header, name string) string {
 	return strings.TrimSpace(vals[0])
 }
 
-// decodeBody reads a JSON request body of at most limit bytes into v, as package jsonbody says
+// decodeBody reads a JSON request body of at most limit bytes into v, as package jsonenc says
 // (an application/json label required, so that a cross-site form cannot send a turn; type
 // mismatches named). An empty body is "{}" when emptyOK. Errors are problems naming the field at
 // fault.
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, emptyOK bool, v any) *Problem {
-	data, err := jsonbody.Read(w, r, limit, emptyOK)
+	data, err := jsonenc.ReadBody(w, r, limit, emptyOK)
 	if err == nil {
-		err = jsonbody.Unmarshal(data, v)
+		err = jsonenc.UnmarshalBody(data, v)
 	}
 	return bodyProblem(err)
 }
 
 // unmarshalStrictly decodes one JSON object into v and names the field of a type mismatch.
-func unmarshalStrictly(data []byte, v any) *Problem { return bodyProblem(jsonbody.Unmarshal(data, v)) }
+func unmarshalStrictly(data []byte, v any) *Problem {
+	return bodyProblem(jsonenc.UnmarshalBody(data, v))
+}
 
-// bodyProblem is the problem of a jsonbody error, nil for none.
-func bodyProblem(err *jsonbody.Error) *Problem {
+// bodyProblem is the problem of a [jsonenc.BodyError], nil for none.
+func bodyProblem(err *jsonenc.BodyError) *Problem {
 	if err == nil {
 		return nil
 	}
@@ -312,10 +313,10 @@ func (e *Engine) route(method, path string, h http.Handler) http.Handler {
 			w.Header().Set(HeaderRequestID, id)
 		}
 		if e.obs.Request != nil {
-			sw, start := &status.Writer{ResponseWriter: w}, e.now()
+			sw, start := &response.Recorder{ResponseWriter: w}, e.now()
 			w = sw
 			defer func() {
-				e.obs.Request(r.Context(), RequestEvent{Route: path, Method: status.KnownMethod(r.Method), Status: sw.Status,
+				e.obs.Request(r.Context(), RequestEvent{Route: path, Method: response.KnownMethod(r.Method), Status: sw.Status,
 					Code: sw.Code, RequestID: id, Duration: e.now().Sub(start)})
 			}()
 		}

@@ -79,12 +79,12 @@ done <<'TARGETS'
 . FuzzHeaders
 ./internal/jsonenc FuzzAppendString
 ./internal/headers FuzzForwardedHeaders
-./internal/jcs FuzzCanonicalize
+./internal/jsonenc FuzzCanonicalize
 ./internal/dpop FuzzDPoPProof
 ./internal/sse FuzzSSE
 ./client FuzzPlainAudio
 ./audio FuzzDecodeWAV
-./internal/spoken FuzzCutSentences
+./internal/verbalize FuzzCutSentences
 ./widgets FuzzDecode
 ./httptools FuzzParse
 ./intent FuzzMatch

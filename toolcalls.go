@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/convengine/engine/internal/jcs"
+	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/locale"
 	"github.com/convengine/engine/widgets"
 )
@@ -33,7 +33,7 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 		// Under a Shield, widgets show values masked; other calls get them back, or fail.
 		if t.shield != nil && (widgets.IsUITool(c.Name) || e.hostWidgets[c.Name] != nil) {
 			if bytes.Contains(c.Arguments, []byte(`\u`)) { // "\u0034111…" is masked as "4111…" is
-				if canon, err := jcs.Canonicalize(c.Arguments); err == nil {
+				if canon, err := jsonenc.Canonicalize(c.Arguments); err == nil {
 					c.Arguments = canon
 				}
 			}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
-	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/internal/testkit"
 )
 
 // userN returns the headers of the nth other user of the test tenant.
@@ -50,7 +50,7 @@ func startUpload(t *testing.T, h *harness, hdr http.Header) *upload {
 // left, an audio turn whose client leaves while its audio waits for the transcriber gives up
 // the transcriber at once: the turn had not started.
 func TestAbandonedAudioTurn(t *testing.T) {
-	slow := speechtest.NewSlowTranscriber()
+	slow := testkit.NewSlowTranscriber()
 	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, TurnLog: &engine.MemoryTurnLog{}, Transcriber: slow})
 	t.Cleanup(slow.Release) // before the server waits for its handlers
 	u := startUpload(t, h, headers())
@@ -71,7 +71,7 @@ func TestAbandonedAudioTurn(t *testing.T) {
 // TestAudioTurnDeadline: the turn's deadline covers the transcription of its audio; audio still
 // not heard at the deadline is answered 503 transcriber_unavailable.
 func TestAudioTurnDeadline(t *testing.T) {
-	slow := speechtest.NewSlowTranscriber()
+	slow := testkit.NewSlowTranscriber()
 	tenant := testTenant()
 	tenant.Limits.TurnTimeout = engine.Duration(300 * time.Millisecond)
 	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, TurnLog: &engine.MemoryTurnLog{}, Transcriber: slow}, tenant)
@@ -90,7 +90,7 @@ func TestAudioTurnDeadline(t *testing.T) {
 // utterance meets the same bound: package voice's TestStreamTranscriptionBounds.)
 func TestTranscriptionBounds(t *testing.T) {
 	var overloads [2]atomic.Int32 // transcriptions, user transcriptions
-	slow := speechtest.NewSlowTranscriber()
+	slow := testkit.NewSlowTranscriber()
 	obs := &engine.Observer{Overload: func(_ context.Context, e engine.OverloadEvent) {
 		switch e.Bound {
 		case engine.BoundTranscriptions:
@@ -168,7 +168,7 @@ func TestTranscriptionBounds(t *testing.T) {
 // most (default 2); the next is answered 429 rate_limited with Retry-After at once, while
 // another user's audio is heard.
 func TestTranscriptionsPerUser(t *testing.T) {
-	slow := speechtest.NewSlowTranscriber()
+	slow := testkit.NewSlowTranscriber()
 	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, TurnLog: &engine.MemoryTurnLog{}, Transcriber: slow})
 	t.Cleanup(slow.Release) // before the server waits for its handlers
 	startUpload(t, h, headers())

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/convengine/engine/internal/wavstream"
+	"github.com/convengine/engine/internal/response"
 )
 
 // maxSpeechText bounds the text of one tts request, in characters.
@@ -52,7 +52,7 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	n, werr, err := wavstream.Write(w, speech.PCM, speech.SampleRate, e.writeTimeout)
+	n, werr, err := response.WriteWAV(w, speech.PCM, speech.SampleRate, e.writeTimeout)
 	cancel()
 	e.log.InfoContext(r.Context(), "tts", "requestId", req.ID, "tenant", req.Tenant.Key, "voice", voice,
 		"chars", utf8.RuneCountInString(*body.Text), "bytes", n, "clientGone", r.Context().Err() != nil,

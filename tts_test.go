@@ -17,7 +17,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/enginetest"
-	"github.com/convengine/engine/internal/proctest"
+	"github.com/convengine/engine/internal/proc"
 )
 
 func ttsBody(text string, voice ...string) string {
@@ -151,7 +151,7 @@ func TestTTSClientGoneStopsSynthesis(t *testing.T) {
 	}
 	cancel()
 	resp.Body.Close()
-	proctest.NoChildren(t, "espeak-ng")
+	proc.NoChildren(t, "espeak-ng")
 	h.srv.Close()
 }
 
@@ -248,7 +248,7 @@ func TestTTSBoundsSyntheses(t *testing.T) {
 	}
 
 	// The slow reader is still connected and reads nothing: its synthesis ends by itself.
-	proctest.NoChildren(t, "espeak-ng")
+	proc.NoChildren(t, "espeak-ng")
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		resp := h.do(t.Context(), http.MethodPost, engine.PathTTS, headers(), ttsBody("hello"))

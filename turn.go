@@ -18,10 +18,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convengine/engine/internal/batchwriter"
-	"github.com/convengine/engine/internal/jsonbody"
+	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/locale"
-	"github.com/convengine/engine/internal/spoken"
 	"github.com/convengine/engine/internal/sse"
+	"github.com/convengine/engine/internal/verbalize"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -184,7 +184,7 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 	// against it.
 	var body turnRequest
 	body.deadline = time.Now().Add(req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
-	if p := bodyProblem(jsonbody.ReadWithin(ctx, body.deadline, w, r, e.maxTurnBody, &body)); p != nil {
+	if p := bodyProblem(jsonenc.ReadBodyWithin(ctx, body.deadline, w, r, e.maxTurnBody, &body)); p != nil {
 		writeProblem(w, p, req.ID)
 		return
 	}
@@ -689,7 +689,7 @@ func (e *Engine) onModelEvent(t *turn, ev ModelEvent, err error) bool {
 // delta of a later step is separated from what was already said by a space.
 func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
 	if t.mode == ModeVoice {
-		delta = spoken.Plain(delta, &t.lineStart)
+		delta = verbalize.Plain(delta, &t.lineStart)
 	}
 	if delta == "" && t.held == "" {
 		return nil
@@ -702,7 +702,7 @@ func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
 	}
 	if t.shield != nil {
 		// A placeholder or number cut between deltas is masked once whole.
-		if delta, t.held = spoken.Hold(t.held+delta, delta == ""); delta == "" {
+		if delta, t.held = verbalize.Hold(t.held+delta, delta == ""); delta == "" {
 			return nil
 		}
 		delta = t.shield.ToUser(delta)

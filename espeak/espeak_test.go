@@ -15,7 +15,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/espeak"
-	"github.com/convengine/engine/internal/proctest"
+	"github.com/convengine/engine/internal/proc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -33,7 +33,7 @@ func newSynthesizer(t *testing.T, opts *espeak.Options) *espeak.Synthesizer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { proctest.NoChildren(t, "espeak-ng") })
+	t.Cleanup(func() { proc.NoChildren(t, "espeak-ng") })
 	return s
 }
 
@@ -133,7 +133,7 @@ func TestAudioStreamsWhileTheProgramRuns(t *testing.T) {
 	if _, err := io.ReadFull(a.PCM, make([]byte, 4096)); err != nil {
 		t.Fatal(err)
 	}
-	if len(proctest.Children("espeak-ng")) == 0 {
+	if len(proc.Children("espeak-ng")) == 0 {
 		t.Error("the first samples arrived only after espeak-ng had finished")
 	}
 }
@@ -148,7 +148,7 @@ func TestCloseKillsTheProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.PCM.Close()
-	proctest.NoChildren(t, "espeak-ng")
+	proc.NoChildren(t, "espeak-ng")
 }
 
 func TestCancelKillsTheProcess(t *testing.T) {
@@ -163,7 +163,7 @@ func TestCancelKillsTheProcess(t *testing.T) {
 	if _, err := io.Copy(io.Discard, a.PCM); !errors.Is(err, context.Canceled) {
 		t.Errorf("reading after cancel: %v, want context.Canceled", err)
 	}
-	proctest.NoChildren(t, "espeak-ng")
+	proc.NoChildren(t, "espeak-ng")
 }
 
 func TestVoiceFor(t *testing.T) {

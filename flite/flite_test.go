@@ -12,7 +12,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/flite"
-	"github.com/convengine/engine/internal/proctest"
+	"github.com/convengine/engine/internal/proc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -29,7 +29,7 @@ func newSynthesizer(t *testing.T) *flite.Synthesizer {
 	case err != nil:
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { proctest.NoChildren(t, "flite") })
+	t.Cleanup(func() { proc.NoChildren(t, "flite") })
 	return s
 }
 

@@ -23,7 +23,7 @@ import (
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
-	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/openai"
 	"github.com/convengine/engine/otel"
 	"github.com/convengine/engine/pii"
@@ -349,7 +349,7 @@ func TestSpeechSpansLastTheWork(t *testing.T) {
 	if audio := o.post(t, "/engine/tts", `{"text":"Hello there."}`, nil); len(audio) < 6*3200 {
 		t.Fatalf("%d bytes of audio", len(audio))
 	}
-	wav := audio.EncodeWAV(speechtest.Voiced(16000), 16000)
+	wav := audio.EncodeWAV(testkit.Voiced(16000), 16000)
 	o.post(t, "/engine", `{"audio_base64":"`+base64.StdEncoding.EncodeToString(wav)+`"}`, nil)
 
 	spans := map[string]sdktrace.ReadOnlySpan{}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/convengine/engine/internal/digits"
+	"github.com/convengine/engine/internal/locale"
 )
 
 // found is a match's kind and the text it covers, as a test writes it.
@@ -378,12 +378,12 @@ func TestDigitsOfEveryScript(t *testing.T) {
 		}
 	}
 	for _, rg := range unicode.Nd.R16 {
-		if digits.Value(rune(rg.Lo)) != 0 || digits.Value(rune(rg.Lo)+9) != 9 || rg.Stride != 1 || (rg.Hi-rg.Lo+1)%10 != 0 {
+		if locale.DigitValue(rune(rg.Lo)) != 0 || locale.DigitValue(rune(rg.Lo)+9) != 9 || rg.Stride != 1 || (rg.Hi-rg.Lo+1)%10 != 0 {
 			t.Errorf("Nd range %+v is not runs of ten from zero", rg)
 		}
 	}
 	for _, rg := range unicode.Nd.R32 {
-		if digits.Value(rune(rg.Lo)) != 0 || digits.Value(rune(rg.Lo)+9) != 9 || rg.Stride != 1 || (rg.Hi-rg.Lo+1)%10 != 0 {
+		if locale.DigitValue(rune(rg.Lo)) != 0 || locale.DigitValue(rune(rg.Lo)+9) != 9 || rg.Stride != 1 || (rg.Hi-rg.Lo+1)%10 != 0 {
 			t.Errorf("Nd range %+v is not runs of ten from zero", rg)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/convengine/engine/internal/digits"
+	"github.com/convengine/engine/internal/locale"
 )
 
 // Locales returns the languages whose spoken digits a [Detector] reads, by ISO 639-1 code.
@@ -148,7 +148,7 @@ func isAlnum(text string, i int) (letter, digit bool, size int) {
 		return false, false, 1
 	}
 	r, size := utf8.DecodeRuneInString(text[i:])
-	if digits.Value(r) >= 0 {
+	if locale.DigitValue(r) >= 0 {
 		return false, true, size
 	}
 	return unicode.IsLetter(r) || unicode.Is(unicode.Mn, r), false, size
@@ -160,7 +160,7 @@ func asciiDigits(ds string) string {
 		if ds[i] >= utf8.RuneSelf {
 			b := make([]byte, 0, len(ds))
 			for _, r := range ds {
-				if d := digits.Value(r); d >= 0 {
+				if d := locale.DigitValue(r); d >= 0 {
 					b = append(b, byte('0'+d))
 				} else {
 					b = append(b, byte(r))

@@ -17,7 +17,7 @@ import (
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
-	"github.com/convengine/engine/internal/redistest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/redisstore"
 	"github.com/convengine/engine/widgets"
 )
@@ -33,13 +33,13 @@ type deployment struct {
 	backend  *enginetest.Backend
 }
 
-func newDeployment(t *testing.T, srv *redistest.Server) *deployment {
+func newDeployment(t *testing.T, srv *testkit.RedisServer) *deployment {
 	t.Helper()
 	return newDeploymentWith(t, srv, engine.Limits{})
 }
 
 // newDeploymentWith is newDeployment with the tenant's rate limits set as in limits.
-func newDeploymentWith(t *testing.T, srv *redistest.Server, limits engine.Limits) *deployment {
+func newDeploymentWith(t *testing.T, srv *testkit.RedisServer, limits engine.Limits) *deployment {
 	t.Helper()
 	bank := demobank.New(nil)
 	backend := enginetest.NewBackend(bank)

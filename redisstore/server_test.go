@@ -10,15 +10,15 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/convengine/engine/internal/redistest"
+	"github.com/convengine/engine/internal/testkit"
 	"go.uber.org/goleak"
 )
 
 // The servers every test shares: a standalone one, and a one-node Redis Cluster that owns every
 // slot (which refuses a command touching keys of two slots as a real cluster does).
 var (
-	standalone  *redistest.Server
-	clusterNode *redistest.Server
+	standalone  *testkit.RedisServer
+	clusterNode *testkit.RedisServer
 )
 
 func TestMain(m *testing.M) {
@@ -31,8 +31,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	var err error
-	if standalone, err = redistest.Start(false); err == nil {
-		clusterNode, err = redistest.Start(true)
+	if standalone, err = testkit.StartRedis(false); err == nil {
+		clusterNode, err = testkit.StartRedis(true)
 	}
 	code := 1
 	if err != nil {
@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 	} else {
 		code = m.Run()
 	}
-	for _, s := range []*redistest.Server{standalone, clusterNode} {
+	for _, s := range []*testkit.RedisServer{standalone, clusterNode} {
 		if s != nil {
 			s.Remove()
 		}
@@ -70,16 +70,16 @@ func needRedis(t testing.TB) {
 
 // client returns a client of s, closed when t ends.
 // startTestRedis starts a server of t's own, stopped when t ends.
-func startTestRedis(t *testing.T) *redistest.Server { return redistest.StartT(t) }
+func startTestRedis(t *testing.T) *testkit.RedisServer { return testkit.StartRedisT(t) }
 
-func client(t testing.TB, s *redistest.Server) *redis.Client {
+func client(t testing.TB, s *testkit.RedisServer) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { c.Close() })
 	return c
 }
 
 // clusterClient returns a Redis Cluster client of s, closed when t ends.
-func clusterClient(t testing.TB, s *redistest.Server) *redis.ClusterClient {
+func clusterClient(t testing.TB, s *testkit.RedisServer) *redis.ClusterClient {
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{s.Addr}, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { c.Close() })
 	return c

@@ -14,7 +14,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
-	"github.com/convengine/engine/internal/redistest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/redisstore"
 	"github.com/redis/go-redis/v9"
 )
@@ -307,7 +307,7 @@ func checkFailsClosed(t *testing.T, s *redisstore.Store) {
 func TestUnavailable(t *testing.T) {
 	needRedis(t)
 	t.Run("closed port", func(t *testing.T) {
-		port, err := redistest.FreePort()
+		port, err := testkit.FreePort()
 		if err != nil {
 			t.Fatal(err)
 		}

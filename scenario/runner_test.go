@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/convengine/engine"
-	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/pii"
 	"github.com/convengine/engine/scenario"
 )
@@ -169,7 +169,7 @@ turns:
 // transcriber.
 func TestAudioTurn(t *testing.T) {
 	d := newDemo(t)
-	speech := speechtest.WithSpeech(t, engine.Config{})
+	speech := testkit.WithSpeech(t, engine.Config{})
 	d.speech = func(cfg engine.Config) engine.Config {
 		cfg.Synthesizer, cfg.Transcriber = speech.Synthesizer, speech.Transcriber
 		return cfg
@@ -260,8 +260,8 @@ turns: [{say: hello, audio: true, voice: nope}]
 	}
 	d := newDemo(t)
 	d.speech = func(cfg engine.Config) engine.Config {
-		cfg.Synthesizer = &speechtest.FakeSynthesizer{Rate: 16000, Seconds: 0.1}
-		cfg.Transcriber = speechtest.TranscriberFunc(func(context.Context, []int16, int, string) (string, error) { return "hello", nil })
+		cfg.Synthesizer = &testkit.FakeSynthesizer{Rate: 16000, Seconds: 0.1}
+		cfg.Transcriber = testkit.TranscriberFunc(func(context.Context, []int16, int, string) (string, error) { return "hello", nil })
 		return cfg
 	}
 	ran := false

@@ -17,7 +17,7 @@ import (
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/espeak"
 	"github.com/convengine/engine/intent"
-	"github.com/convengine/engine/internal/proctest"
+	"github.com/convengine/engine/internal/proc"
 	"github.com/convengine/engine/sphinx"
 )
 
@@ -28,7 +28,7 @@ func requireInstalled(t testing.TB) {
 	if testing.Short() {
 		t.Skip("drives pocketsphinx and espeak-ng")
 	}
-	t.Cleanup(func() { proctest.NoChildren(t, "pocketsphinx_continuous", "espeak-ng") })
+	t.Cleanup(func() { proc.NoChildren(t, "pocketsphinx_continuous", "espeak-ng") })
 }
 
 // newTranscriber returns a Transcriber over the installed pocketsphinx, with the grammar of
@@ -280,7 +280,7 @@ func TestCancelKillsTheProcess(t *testing.T) {
 	pcm := say16k(t, strings.Repeat("This is a long utterance that takes a while to recognise. ", 10))
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
-		for len(proctest.Children("pocketsphinx_continuous")) == 0 {
+		for len(proc.Children("pocketsphinx_continuous")) == 0 {
 			time.Sleep(5 * time.Millisecond)
 		}
 		cancel()

@@ -13,14 +13,14 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
-	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/internal/testkit"
 )
 
 // TestSocketUtteranceDeadline: a voice socket's utterance is transcribed within the turn's time
 // limit too: past it the socket gets a transcriber_unavailable error message instead of waiting
 // on, and answers the next message.
 func TestSocketUtteranceDeadline(t *testing.T) {
-	slow := speechtest.NewSlowTranscriber()
+	slow := testkit.NewSlowTranscriber()
 	tenant := testTenant()
 	tenant.Limits.TurnTimeout = engine.Duration(300 * time.Millisecond)
 	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Your", " balance.")}}
@@ -156,7 +156,7 @@ func TestStreamUnclearSpeech(t *testing.T) {
 // Config.MaxConcurrentTranscriptions taken is refused with a retryable overloaded error message
 // at once, and the socket stays: its typed turn is answered.
 func TestStreamTranscriptionBounds(t *testing.T) {
-	slow := speechtest.NewSlowTranscriber()
+	slow := testkit.NewSlowTranscriber()
 	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Your", " balance.")}}
 	h := newHarness(t, engine.Config{Model: model, Transcriber: slow, MaxConcurrentTranscriptions: 1})
 	h.shutdownAtEnd(t)

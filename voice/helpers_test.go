@@ -15,8 +15,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
-	"github.com/convengine/engine/internal/openapitest"
-	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/voice"
 )
 
@@ -105,7 +104,7 @@ func harnessOf(t *testing.T, srv *httptest.Server, e *engine.Engine, logs *engin
 		}
 	})
 	client := *srv.Client()
-	client.Transport = openapitest.NewTransport(t, srv.Client().Transport)
+	client.Transport = testkit.NewOpenAPITransport(t, srv.Client().Transport)
 	return &harness{t: t, srv: srv, engine: e, logs: logs, client: &client}
 }
 
@@ -227,16 +226,16 @@ func (h *harness) turnWith(hdr http.Header, body string) *turnResult {
 
 // The speech the tests speak and hear with.
 var (
-	newEspeak = speechtest.Espeak
-	newSphinx = speechtest.Sphinx
-	say       = speechtest.Say
-	voiced    = speechtest.Voiced
-	roomNoise = speechtest.RoomNoise
-	inRoom    = speechtest.InRoom
-	loudest   = speechtest.Loudest
+	newEspeak = testkit.Espeak
+	newSphinx = testkit.Sphinx
+	say       = testkit.Say
+	voiced    = testkit.Voiced
+	roomNoise = testkit.RoomNoise
+	inRoom    = testkit.InRoom
+	loudest   = testkit.Loudest
 )
 
 type (
-	transcriberFunc = speechtest.TranscriberFunc
-	fakeSynthesizer = speechtest.FakeSynthesizer
+	transcriberFunc = testkit.TranscriberFunc
+	fakeSynthesizer = testkit.FakeSynthesizer
 )

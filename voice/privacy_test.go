@@ -9,13 +9,13 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
-	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/pii"
 )
 
 // saying records the text of every line a synthesizer is asked to say.
 type saying struct {
-	speechtest.FakeSynthesizer
+	testkit.FakeSynthesizer
 	mu    sync.Mutex
 	lines []string
 }
@@ -42,10 +42,10 @@ func TestSocketKeepsCardNumbersPrivate(t *testing.T) {
 	model := &enginetest.RecordingModel{Answer: func(*engine.ModelRequest) []engine.ModelEvent {
 		return enginetest.Text("Noted: card [CARD_1].")
 	}}
-	hears := speechtest.TranscriberFunc(func(context.Context, []int16, int, string) (string, error) {
+	hears := testkit.TranscriberFunc(func(context.Context, []int16, int, string) (string, error) {
 		return "my card is four one one one, one one one one, one one one one, one one one one", nil
 	})
-	synth := &saying{FakeSynthesizer: speechtest.FakeSynthesizer{Rate: 16000, Seconds: 0.05}}
+	synth := &saying{FakeSynthesizer: testkit.FakeSynthesizer{Rate: 16000, Seconds: 0.05}}
 	h := newHarness(t, engine.Config{Model: model, Transcriber: hears, Synthesizer: synth, Privacy: privacy}, tn)
 	h.shutdownAtEnd(t)
 

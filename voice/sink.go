@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/convengine/engine"
-	"github.com/convengine/engine/internal/spoken"
+	"github.com/convengine/engine/internal/verbalize"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -83,7 +83,7 @@ func (s *voiceSink) Speak(delta string) error {
 		return nil
 	}
 	s.pending.WriteString(delta)
-	sentences, rest := spoken.Cut(s.pending.String())
+	sentences, rest := verbalize.CutSentences(s.pending.String())
 	if len(sentences) > 0 {
 		s.pending.Reset()
 		s.pending.WriteString(rest)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
-	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/usage"
 	"github.com/convengine/engine/voice"
 )
@@ -263,7 +263,7 @@ func TestSocketTurnsKeepTheBudget(t *testing.T) {
 	tn.Limits.TurnsPerUserPerDay = 2
 	model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{enginetest.Text("Hi.")}}
 	var heard atomic.Int64
-	hears := speechtest.TranscriberFunc(func(context.Context, []int16, int, string) (string, error) {
+	hears := testkit.TranscriberFunc(func(context.Context, []int16, int, string) (string, error) {
 		heard.Add(1)
 		return "hi", nil
 	})

@@ -18,8 +18,8 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/enginetest"
-	"github.com/convengine/engine/internal/proctest"
-	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/internal/proc"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/voice"
 )
 
@@ -160,7 +160,7 @@ func TestStreamCancelStopsModelAndSynthesis(t *testing.T) {
 		}
 	}
 	waitFor(t, "the model stops", func() bool { return model.Cancelled() == 1 })
-	proctest.NoChildren(t, "espeak-ng")
+	proc.NoChildren(t, "espeak-ng")
 
 	// Nothing of the cancelled turn follows; the socket takes the next turn.
 	c.send(map[string]any{"type": "cancel"})
@@ -480,15 +480,15 @@ func TestStreamDisconnectLeavesNothingBehind(t *testing.T) {
 	}
 	c.ws.CloseNow()
 	waitFor(t, "the model stops", func() bool { return model.Cancelled() == 1 })
-	proctest.NoChildren(t, speechtest.Programs...)
+	proc.NoChildren(t, testkit.SpeechPrograms...)
 
 	// While pocketsphinx listens.
 	c = h.dial(t, demoHeaders())
 	c.sendAudio(say(t, "What is my balance?"), nil)
 	c.send(map[string]any{"type": "end_of_speech"})
-	waitFor(t, "pocketsphinx starts", func() bool { return len(proctest.Children("pocketsphinx_continuous")) > 0 })
+	waitFor(t, "pocketsphinx starts", func() bool { return len(proc.Children("pocketsphinx_continuous")) > 0 })
 	c.ws.CloseNow()
-	proctest.NoChildren(t, speechtest.Programs...)
+	proc.NoChildren(t, testkit.SpeechPrograms...)
 }
 
 func TestStreamShutdown(t *testing.T) {

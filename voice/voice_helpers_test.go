@@ -16,7 +16,7 @@ import (
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
-	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -24,7 +24,7 @@ import (
 // bank over HTTP, espeak-ng and pocketsphinx. Fields of cfg already set are kept.
 func newDemoHarness(t *testing.T, cfg engine.Config) *harness {
 	t.Helper()
-	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: speechtest.WithSpeech(t, cfg)})
+	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: testkit.WithSpeech(t, cfg)})
 	return harnessOf(t, d.Server, d.Engine, d.Logs)
 }
 

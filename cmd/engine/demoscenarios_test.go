@@ -14,7 +14,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
-	"github.com/convengine/engine/internal/speechtest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/pii"
 	"github.com/convengine/engine/scenario"
 )
@@ -25,9 +25,9 @@ import (
 // spoken turns and a device-proved transfer. Its spoken turns are said by flite's kal16 (and
 // the other languages by espeak-ng) and heard by pocketsphinx, so -short skips it.
 func TestDemoBankScenarios(t *testing.T) {
-	speechtest.Flite(t)
-	speechtest.Espeak(t)
-	speechtest.Sphinx(t)
+	testkit.Flite(t)
+	testkit.Espeak(t)
+	testkit.Sphinx(t)
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -59,7 +59,7 @@ func TestDemoBankScenarios(t *testing.T) {
 // scenario spoken in flite's voice is not said by espeak-ng instead (and misheard): the run
 // stops before it starts, naming the package to install.
 func TestSpokenScenarioWithoutFlite(t *testing.T) {
-	speechtest.Require(t)
+	testkit.RequireSpeech(t)
 	bin := t.TempDir()
 	for _, prog := range []string{"espeak-ng", "pocketsphinx_continuous"} {
 		p, err := exec.LookPath(prog)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/examples/demobank"
-	"github.com/convengine/engine/internal/redistest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -33,7 +33,7 @@ func TestRedisNeedsAConfiguredSigningKey(t *testing.T) {
 // TestTwoReplicasShareActions runs two reference servers on one Redis: an action confirmed on
 // one runs on the other, and the first answers a replay from the record, without running it.
 func TestTwoReplicasShareActions(t *testing.T) {
-	redis := redistest.StartT(t)
+	redis := testkit.StartRedisT(t)
 	env := map[string]string{
 		"ENGINE_SIGNING_KEY": base64.StdEncoding.EncodeToString([]byte("a shared signing key of 32 bytes")),
 		"ENGINE_REDIS_URL":   "redis://" + redis.Addr,
@@ -105,7 +105,7 @@ func TestTwoReplicasShareActions(t *testing.T) {
 // TestTwoReplicasShareRateLimits runs two reference servers on one Redis with a tenant allowing
 // each user a burst of two: the user's third turn is refused by the other server.
 func TestTwoReplicasShareRateLimits(t *testing.T) {
-	redis := redistest.StartT(t)
+	redis := testkit.StartRedisT(t)
 	bank := httptest.NewServer(demobank.New(nil))
 	defer bank.Close()
 	tn, err := demobank.Tenant(bank.URL, "")

@@ -12,7 +12,7 @@ import (
 	"github.com/convengine/engine/client"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
-	"github.com/convengine/engine/internal/redistest"
+	"github.com/convengine/engine/internal/testkit"
 )
 
 // replicaCut sends turns to replica A and cuts the first one's stream after its first speak
@@ -49,7 +49,7 @@ func (errReader) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
 // speak event is resumed by the Go client on replica B, both on one Redis: the answer is whole
 // and the bank ran its tool once.
 func TestTwoReplicasResumeATurn(t *testing.T) {
-	redis := redistest.StartT(t)
+	redis := testkit.StartRedisT(t)
 	backend := enginetest.NewBackend(demobank.New(nil))
 	bank := httptest.NewServer(backend)
 	defer bank.Close()

@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convengine/engine/internal/openapitest"
-	"github.com/convengine/engine/internal/redistest"
+	"github.com/convengine/engine/internal/testkit"
 )
 
 // The reference server meters every turn: the tenant's usage is served at /usage of the debug
@@ -72,7 +71,7 @@ func TestUsageOnTheDebugAddress(t *testing.T) {
 	}
 
 	// The report and the problems match the OpenAPI document.
-	checked := &http.Client{Transport: openapitest.NewTransport(t, http.DefaultTransport)}
+	checked := &http.Client{Transport: testkit.NewOpenAPITransport(t, http.DefaultTransport)}
 	for _, q := range []string{"tenant=pk_demo", "tenant=pk_demo&from=2026-01-01&to=2026-01-31", "tenant=pk_none", "from=2026-01-01"} {
 		resp, err := checked.Get(debug + "/usage?" + q)
 		if err != nil {
@@ -131,7 +130,7 @@ func usageAt(t *testing.T, debug string, want float64) map[string]float64 {
 
 // Two replicas on one Redis meter into one ledger: either's debug address reads both turns.
 func TestTwoReplicasShareUsage(t *testing.T) {
-	redis := redistest.StartT(t)
+	redis := testkit.StartRedisT(t)
 	env := map[string]string{
 		"ENGINE_SIGNING_KEY": base64.StdEncoding.EncodeToString([]byte("a shared signing key of 32 bytes")),
 		"ENGINE_REDIS_URL":   "redis://" + redis.Addr,

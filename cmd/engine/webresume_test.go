@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/convengine/engine/examples/demobank"
-	"github.com/convengine/engine/internal/redistest"
+	"github.com/convengine/engine/internal/testkit"
 )
 
 // TestWebResumeInBrowser runs examples/web/test/browser-resume.test.mjs: the page's turn
@@ -53,7 +53,7 @@ func waitForLog(logs *lineWriter, ok func(turns, resumed int) bool) (turns, resu
 // the bank's log shows the turn's tool called once.
 func TestWebResumeAcrossReplicas(t *testing.T) {
 	needChromium(t)
-	redis := redistest.StartT(t)
+	redis := testkit.StartRedisT(t)
 	var (
 		mu    sync.Mutex
 		calls = map[string]int{}

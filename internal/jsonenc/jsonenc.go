@@ -1,6 +1,13 @@
-// Package jsonenc appends JSON strings to byte slices without reflection, for the engine's hot
-// paths: the speech deltas of the turn stream and the voice socket's messages. It also tells
-// JSON whose objects repeat a member, which signed documents must not.
+// Package jsonenc holds the JSON the engine reads and writes by hand, for the root package,
+// its transports and the test command's tapes:
+//
+//   - strings appended to byte slices without reflection, for the hot paths: the speech deltas
+//     of the turn stream and the voice socket's messages;
+//   - the JSON bodies of the engine's requests, read labelled application/json, bounded in
+//     size and in time, one object whose members of the wrong type are named; a [BodyError]
+//     carries the status, problem code and field of the problem the engine answers with;
+//   - the canonical form of RFC 8785, in which action tokens hash the arguments they bind;
+//   - JSON whose objects repeat a member, which signed documents must not hold.
 package jsonenc
 
 import "unicode/utf8"

@@ -1,5 +1,7 @@
 // Package locale knows BCP 47 locale tags as the engine uses them: their shape, their writing
-// direction, their fallbacks, and the lines the engine itself speaks in each.
+// direction, their fallbacks, and the lines the engine itself speaks in each. It also reads the
+// decimal digits of every script ([DigitValue]), for the detector of personal data (pii) and
+// the text written for the ear (verbalize) alike.
 package locale
 
 import (

@@ -39,7 +39,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/convengine/engine/internal/jcs"
+	"github.com/convengine/engine/internal/jsonenc"
 )
 
 // Errors of the package; the errors returned wrap one of them.
@@ -180,7 +180,7 @@ func requestBody(req *http.Request, secrets []string) (canon json.RawMessage, su
 		return nil, "", raw, nil
 	}
 	body := redact(bytes.Clone(raw), secrets)
-	if c, err := jcs.Canonicalize(body); err == nil {
+	if c, err := jsonenc.Canonicalize(body); err == nil {
 		return c, "", raw, nil
 	}
 	// Multipart bodies (transcriptions) differ only by their random boundary.
@@ -303,7 +303,7 @@ func (e *exchange) check() error {
 		return errors.New("an exchange with two bodies")
 	}
 	if e.Request != nil {
-		c, err := jcs.Canonicalize(e.Request)
+		c, err := jsonenc.Canonicalize(e.Request)
 		if err != nil {
 			return fmt.Errorf("the recorded request: %v", err)
 		}

@@ -1,4 +1,5 @@
-// Package proc holds what the adapters that run programs share.
+// Package proc holds what the adapters that run programs (espeak, flite, sphinx) share, and
+// the check their tests and the engine's make that no child process was left behind.
 package proc
 
 import (

@@ -1,5 +1,7 @@
-// Package schema checks the arguments of tool calls against the tools' JSON Schemas before any
-// call reaches a backend.
+// Package schema holds the engine's JSON Schemas: it checks the arguments of tool calls against
+// the tools' schemas before any call reaches a backend, and adds a host's widget types to the
+// engine's OpenAPI document ([AddWidgets]) as the schemas of widgets a render spec may hold.
+// The root package uses both.
 package schema
 
 import (

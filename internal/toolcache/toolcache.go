@@ -1,7 +1,9 @@
 // Package toolcache holds an engine's background work and the tool lists it shares: a
 // registry of the work running in the background, which [Cache.Close] stops and waits for;
 // the tool list of each key (a tenant environment, or one user of it) kept for a time to
-// live; the list's description, made for one owner (a tenant); and the keys warmed up.
+// live; the list's description, made for one owner (a tenant); and the keys warmed up. It
+// also deletes the expired entries of the maps that in-memory stores and caches keep
+// ([Sweep]), for this cache and the engine's MemoryStore.
 //
 // Times are passed in by the caller, whose clock may be a test's.
 package toolcache
@@ -11,8 +13,6 @@ import (
 	"errors"
 	"sync"
 	"time"
-
-	"github.com/convengine/engine/internal/sweep"
 )
 
 // DefaultTTL is how long a list and a warm mark are kept when [New] is given no time to live.
@@ -127,7 +127,7 @@ func (c *Cache[T, O, I]) PutList(key string, list []T, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.lists) >= maxWarmEntries {
-		sweep.Expired(c.lists, -1, func(e entry[T, O, I]) time.Time { return e.until }, now)
+		Sweep(c.lists, -1, func(e entry[T, O, I]) time.Time { return e.until }, now)
 	}
 	for k := range c.lists { // lists of many users, none expired: one goes
 		if len(c.lists) < maxLists {
@@ -180,7 +180,7 @@ func (c *Cache[T, O, I]) MarkWarm(key string, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.warmed) >= maxWarmEntries {
-		sweep.Expired(c.warmed, -1, func(until time.Time) time.Time { return until }, now)
+		Sweep(c.warmed, -1, func(until time.Time) time.Time { return until }, now)
 	}
 	c.warmed[key] = now.Add(c.ttl)
 }

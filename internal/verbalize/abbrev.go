@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/convengine/engine/internal/digits"
+	"github.com/convengine/engine/internal/locale"
 )
 
 // context is where an abbreviation is expanded: only where it cannot mean something else.
@@ -131,7 +131,7 @@ func nextCapitalized(s string, end int) bool {
 // nextIsNumber reports whether a number follows end, after white space or none.
 func nextIsNumber(s string, end int) bool {
 	r, _ := utf8.DecodeRuneInString(s[skipSpaces(s, end):])
-	return digits.Value(r) >= 0
+	return locale.DigitValue(r) >= 0
 }
 
 // prevCapitalized reports whether the word before i, across white space, is capitalized or
@@ -154,7 +154,7 @@ func prevCapitalized(s string, i int) bool {
 		if !isWordRune(r) {
 			break
 		}
-		if digits.Value(r) >= 0 {
+		if locale.DigitValue(r) >= 0 {
 			return true
 		}
 		first = r

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/convengine/engine/internal/digits"
+	"github.com/convengine/engine/internal/locale"
 )
 
 // maxGroups bounds the groups of digits read as one number, so that a long list such as
@@ -25,13 +25,13 @@ func digitRun(s string, i int) (string, int) {
 	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
 		j++
 	}
-	if r, _ := utf8.DecodeRuneInString(s[j:]); j == len(s) || digits.Value(r) < 0 {
+	if r, _ := utf8.DecodeRuneInString(s[j:]); j == len(s) || locale.DigitValue(r) < 0 {
 		return s[i:j], j // ASCII digits, the common case, need no copy
 	}
 	var b strings.Builder
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		v := digits.Value(r)
+		v := locale.DigitValue(r)
 		if v < 0 {
 			break
 		}
@@ -67,7 +67,7 @@ func (l *language) scanWritten(s string, i int) written {
 		if end >= len(s) || !l.isSeparator(r) || len(w.groups) == maxGroups {
 			return w
 		}
-		if next, _ := utf8.DecodeRuneInString(s[end+size:]); digits.Value(next) < 0 {
+		if next, _ := utf8.DecodeRuneInString(s[end+size:]); locale.DigitValue(next) < 0 {
 			return w
 		}
 		w.seps = append(w.seps, r)

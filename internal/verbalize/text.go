@@ -5,7 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/convengine/engine/internal/digits"
+	"github.com/convengine/engine/internal/locale"
 )
 
 // scanner writes src in words, token by token. A token starts only at the start of a word:
@@ -52,7 +52,7 @@ func (sc *scanner) run() {
 
 // isWordRune reports whether r is part of a word, so that a token cannot start after it.
 func isWordRune(r rune) bool {
-	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || digits.Value(r) >= 0
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || locale.DigitValue(r) >= 0
 }
 
 // token writes the token that starts at i, if one does, and returns where it ends.
@@ -67,13 +67,13 @@ func (sc *scanner) token(i int, r rune) (int, bool) {
 		return sc.masked(i), true
 	}
 	if isWordRune(sc.prev) {
-		if unicode.IsLetter(r) || digits.Value(r) >= 0 {
+		if unicode.IsLetter(r) || locale.DigitValue(r) >= 0 {
 			return sc.copyWord(i), true // the rest of a word: "mp3"
 		}
 		return 0, false
 	}
 	switch {
-	case digits.Value(r) >= 0:
+	case locale.DigitValue(r) >= 0:
 		return sc.number(i, i, numeral{})
 	case r == '-' || r == '−' || r == '+':
 		return sc.signed(i)
@@ -112,7 +112,7 @@ func (sc *scanner) masked(i int) int {
 	j := i
 	for j < len(s) {
 		r, size := utf8.DecodeRuneInString(s[j:])
-		if r != mask && r != '…' && !(r == ' ' && j+1 < len(s) && (strings.HasPrefix(s[j+1:], "•") || strings.HasPrefix(s[j+1:], "…") || digits.Value(rune(s[j+1])) >= 0)) {
+		if r != mask && r != '…' && !(r == ' ' && j+1 < len(s) && (strings.HasPrefix(s[j+1:], "•") || strings.HasPrefix(s[j+1:], "…") || locale.DigitValue(rune(s[j+1])) >= 0)) {
 			break
 		}
 		j += size
@@ -162,7 +162,7 @@ func (sc *scanner) signed(i int) (int, bool) {
 	r, size := utf8.DecodeRuneInString(s[i:])
 	num := numeral{neg: r != '+', pos: r == '+'}
 	next, _ := utf8.DecodeRuneInString(s[i+size:])
-	if digits.Value(next) >= 0 {
+	if locale.DigitValue(next) >= 0 {
 		if r == '+' {
 			if words, end, ok := sc.phoneWords(i + size); ok {
 				sc.b.WriteString(sc.l.plus + " " + words)
@@ -341,7 +341,7 @@ func (sc *scanner) moneyBefore(i int, sign numeral) (int, bool) {
 		j++
 	}
 	r, _ := utf8.DecodeRuneInString(s[j:])
-	if digits.Value(r) < 0 {
+	if locale.DigitValue(r) < 0 {
 		return 0, false
 	}
 	num, end := l.scanWritten(s, j).read(l, true)

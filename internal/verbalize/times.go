@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/convengine/engine/internal/digits"
+	"github.com/convengine/engine/internal/locale"
 )
 
 // clock is a time of day as written.
@@ -116,7 +116,7 @@ func (sc *scanner) phoneWords(i int) (string, int, bool) {
 			return "", 0, false
 		}
 		groups, total, j = append(groups, g), total+len(g), k
-		if next, _ := utf8.DecodeRuneInString(s[min(j+1, len(s)):]); j+1 < len(s) && s[j] == '-' && digits.Value(next) >= 0 {
+		if next, _ := utf8.DecodeRuneInString(s[min(j+1, len(s)):]); j+1 < len(s) && s[j] == '-' && locale.DigitValue(next) >= 0 {
 			j++
 			continue
 		}

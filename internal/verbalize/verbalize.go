@@ -30,6 +30,12 @@
 //   - abbreviations are expanded only where they cannot mean something else: a title before a
 //     capitalized name ("Dr. Smith", not "Elm Dr."), "No." before a number; "&", "@", "#3" and
 //     the "x" of "3x" are words, other symbols are left to the synthesizer.
+//
+// It also prepares a model's streamed text for the ear (spoken.go): [Plain] removes the markup
+// a screen would draw, [CutSentences] cuts the stream into sentences as soon as each ends, so
+// that each can be synthesized while the model is still writing, [Hold] keeps back a
+// placeholder or number cut in two, and [NumberRuns] finds the numbers a listener must hear.
+// The root package's turns and confirmations and the voice socket use it.
 package verbalize
 
 import (

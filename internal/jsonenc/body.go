@@ -1,7 +1,4 @@
-// Package jsonbody reads the JSON bodies of the engine's requests: labelled application/json,
-// bounded in size, one object whose members of the wrong type are named. Its errors carry the
-// status, problem code and field of the problem the engine answers with.
-package jsonbody
+package jsonenc
 
 import (
 	"bytes"
@@ -20,28 +17,28 @@ const (
 	codeUnsupportedMediaType = "unsupported_media_type"
 )
 
-// Error is what is wrong with a body: the status and problem code to answer, the field at fault
-// for a member of the wrong type, and a detail a client may read.
-type Error struct {
+// BodyError is what is wrong with a body: the status and problem code to answer, the field at
+// fault for a member of the wrong type, and a detail a client may read.
+type BodyError struct {
 	Status int
 	Code   string
 	Field  string
 	Detail string
 }
 
-func (e *Error) Error() string { return e.Detail }
+func (e *BodyError) Error() string { return e.Detail }
 
-func newError(status int, code, detail string) *Error {
-	return &Error{Status: status, Code: code, Detail: detail}
+func newError(status int, code, detail string) *BodyError {
+	return &BodyError{Status: status, Code: code, Detail: detail}
 }
 
-// Read reads a JSON request body of at most limit bytes. An empty body is "{}" when emptyOK.
+// ReadBody reads a JSON request body of at most limit bytes. An empty body is "{}" when emptyOK.
 //
 // The body must be labelled application/json: a cross-site form or a no-cors fetch can send
 // text/plain, a form type or no type without a CORS preflight, so that a host that knows its
 // users by a cookie would otherwise run their turns for any page. An empty body, where one is
 // allowed, carries nothing and needs no type.
-func Read(w http.ResponseWriter, r *http.Request, limit int64, emptyOK bool) ([]byte, *Error) {
+func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, emptyOK bool) ([]byte, *BodyError) {
 	ct := r.Header.Get("Content-Type")
 	if ct != "" || !emptyOK {
 		if p := jsonContentType(ct); p != nil {
@@ -70,7 +67,7 @@ func Read(w http.ResponseWriter, r *http.Request, limit int64, emptyOK bool) ([]
 }
 
 // jsonContentType is nil when ct, a Content-Type, is application/json, with any parameters.
-func jsonContentType(ct string) *Error {
+func jsonContentType(ct string) *BodyError {
 	mt, _, err := mime.ParseMediaType(ct)
 	switch {
 	case ct == "":
@@ -81,9 +78,9 @@ func jsonContentType(ct string) *Error {
 	return nil
 }
 
-// Unmarshal decodes one JSON object into v, numbers as json.Number, and names the field of a
+// UnmarshalBody decodes one JSON object into v, numbers as json.Number, and names the field of a
 // type mismatch.
-func Unmarshal(data []byte, v any) *Error {
+func UnmarshalBody(data []byte, v any) *BodyError {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	dec := json.NewDecoder(bytes.NewReader(data))

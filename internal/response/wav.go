@@ -1,6 +1,4 @@
-// Package wavstream writes synthesized speech to an HTTP response as a WAV stream while it is
-// being made.
-package wavstream
+package response
 
 import (
 	"io"
@@ -10,11 +8,12 @@ import (
 	"github.com/convengine/engine/audio"
 )
 
-// Write writes a streaming WAV header for 16-bit mono samples at rate, then the samples of pcm
+// WriteWAV writes synthesized speech to an HTTP response as a WAV stream while it is being
+// made: a streaming WAV header for 16-bit mono samples at rate, then the samples of pcm
 // as they come, flushing each read; each write may wait writeTimeout for the client. It
 // returns the bytes of samples written, the write's error (the client is gone or too slow) or
 // the reader's.
-func Write(w http.ResponseWriter, pcm io.Reader, rate int, writeTimeout time.Duration) (n int64, writeErr, readErr error) {
+func WriteWAV(w http.ResponseWriter, pcm io.Reader, rate int, writeTimeout time.Duration) (n int64, writeErr, readErr error) {
 	rc := http.NewResponseController(w)
 	defer rc.SetWriteDeadline(time.Time{}) // not to outlive the response on a kept-alive connection
 	write := func(b []byte) error {

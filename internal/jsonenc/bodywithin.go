@@ -1,4 +1,4 @@
-package jsonbody
+package jsonenc
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// ReadWithin reads a JSON request body of at most limit bytes into v, as Read and Unmarshal do,
-// before deadline and while ctx lasts: past them, the read is cut short (through the
-// connection's read deadline), and a body that did not arrive before the deadline is a 408
-// error.
-func ReadWithin(ctx context.Context, deadline time.Time, w http.ResponseWriter, r *http.Request, limit int64, v any) *Error {
+// ReadBodyWithin reads a JSON request body of at most limit bytes into v, as ReadBody and
+// UnmarshalBody do, before deadline and while ctx lasts: past them, the read is cut short
+// (through the connection's read deadline), and a body that did not arrive before the deadline
+// is a 408 error.
+func ReadBodyWithin(ctx context.Context, deadline time.Time, w http.ResponseWriter, r *http.Request, limit int64, v any) *BodyError {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	rc := http.NewResponseController(w)
@@ -28,9 +28,9 @@ func ReadWithin(ctx context.Context, deadline time.Time, w http.ResponseWriter, 
 		}
 	})
 	defer stop()
-	data, err := Read(w, r, limit, false)
+	data, err := ReadBody(w, r, limit, false)
 	if err == nil {
-		err = Unmarshal(data, v)
+		err = UnmarshalBody(data, v)
 	}
 	mu.Lock()
 	reading = false

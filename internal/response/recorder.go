@@ -1,13 +1,15 @@
-// Package status notes what a handler answered, for the engine's Request hook: the status and
-// the problem code of a response, and the request's method as a bounded label.
-package status
+// Package response holds what the engine's handlers write and note about a response: a
+// [Recorder] of the status and problem code answered, for the engine's Request hook, with the
+// request's method as a bounded label; and the WAV stream a synthesis is written as
+// ([WriteWAV]), for the speech endpoint.
+package response
 
 import "net/http"
 
-// Writer notes the status and problem code of a response. It unwraps, so that
-// http.ResponseController (flushes, the socket's hijack) reaches the original. A Writer serves
+// Recorder notes the status and problem code of a response. It unwraps, so that
+// http.ResponseController (flushes, the socket's hijack) reaches the original. A Recorder serves
 // one request; it is not safe for concurrent use.
-type Writer struct {
+type Recorder struct {
 	http.ResponseWriter
 	// Status is the first status written, 200 when the body is written first, 0 for none.
 	Status int
@@ -16,7 +18,7 @@ type Writer struct {
 }
 
 // WriteHeader notes the first status and writes it.
-func (w *Writer) WriteHeader(status int) {
+func (w *Recorder) WriteHeader(status int) {
 	if w.Status == 0 {
 		w.Status = status
 	}
@@ -24,7 +26,7 @@ func (w *Writer) WriteHeader(status int) {
 }
 
 // Write notes 200 when no status was written, and writes b.
-func (w *Writer) Write(b []byte) (int, error) {
+func (w *Recorder) Write(b []byte) (int, error) {
 	if w.Status == 0 {
 		w.Status = http.StatusOK
 	}
@@ -32,7 +34,7 @@ func (w *Writer) Write(b []byte) (int, error) {
 }
 
 // Unwrap returns the wrapped ResponseWriter.
-func (w *Writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *Recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // KnownMethod returns m when it is a method of HTTP's, and "OTHER" otherwise, so that what a
 // client writes as its method cannot grow the observer's labels.

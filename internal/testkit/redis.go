@@ -1,5 +1,4 @@
-// Package redistest runs real redis-server processes on loopback ports for tests.
-package redistest
+package testkit
 
 import (
 	"bufio"
@@ -18,9 +17,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Available fails t with a message naming the Debian package when redis-server is missing, and
-// skips it under -short.
-func Available(t testing.TB) {
+// RedisAvailable fails t with a message naming the Debian package when redis-server is
+// missing, and skips it under -short.
+func RedisAvailable(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs redis-server; skipped with -short")
@@ -30,11 +29,11 @@ func Available(t testing.TB) {
 	}
 }
 
-// StartT starts a standalone server of t's own, stopped and removed when t ends.
-func StartT(t testing.TB) *Server {
+// StartRedisT starts a standalone server of t's own, stopped and removed when t ends.
+func StartRedisT(t testing.TB) *RedisServer {
 	t.Helper()
-	Available(t)
-	s, err := Start(false)
+	RedisAvailable(t)
+	s, err := StartRedis(false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,14 +42,14 @@ func StartT(t testing.TB) *Server {
 }
 
 // Remove stops the server and deletes its directory.
-func (s *Server) Remove() {
+func (s *RedisServer) Remove() {
 	s.Stop()
 	os.RemoveAll(s.Dir)
 }
 
-// Server is a redis-server process on a loopback port, in a directory of its own, that
+// RedisServer is a redis-server process on a loopback port, in a directory of its own, that
 // saves nothing to disk.
-type Server struct {
+type RedisServer struct {
 	Addr    string
 	Dir     string
 	cluster bool
@@ -58,8 +57,8 @@ type Server struct {
 	exited  chan error
 }
 
-// startRedis starts a server on a free port.
-func Start(cluster bool) (*Server, error) {
+// StartRedis starts a server on a free port.
+func StartRedis(cluster bool) (*RedisServer, error) {
 	dir, err := os.MkdirTemp("", "redisstore-test-")
 	if err != nil {
 		return nil, err
@@ -70,7 +69,7 @@ func Start(cluster bool) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, cluster: cluster}
+		s := &RedisServer{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, cluster: cluster}
 		if last = s.Start(); last == nil {
 			return s, nil
 		}
@@ -90,7 +89,7 @@ func FreePort() (int, error) {
 }
 
 // Start starts the server, again after Stop, on the same port, and waits until it answers.
-func (s *Server) Start() error {
+func (s *RedisServer) Start() error {
 	_, port, _ := net.SplitHostPort(s.Addr)
 	args := []string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", s.Dir, "--logfile", filepath.Join(s.Dir, "redis.log"), "--daemonize", "no"}
@@ -118,7 +117,7 @@ func (s *Server) Start() error {
 }
 
 // Stop ends the server and waits until it has.
-func (s *Server) Stop() {
+func (s *RedisServer) Stop() {
 	if s.cmd == nil {
 		return
 	}
@@ -128,7 +127,7 @@ func (s *Server) Stop() {
 }
 
 // waitReady polls the server with PING until it answers PONG.
-func (s *Server) waitReady() error {
+func (s *RedisServer) waitReady() error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		select {
@@ -168,7 +167,7 @@ func ping(addr string) error {
 }
 
 // assignSlots gives every slot to the one node, and waits until the cluster is up.
-func (s *Server) assignSlots() error {
+func (s *RedisServer) assignSlots() error {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr})
 	defer c.Close()
 	ctx := context.Background()

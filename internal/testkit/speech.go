@@ -1,8 +1,4 @@
-// Package speechtest holds what the tests of the engine and of its voice socket speak and hear
-// with: espeak-ng, flite and pocketsphinx (failing with the Debian packages to install when they are
-// missing), a synthesizer without a program, and audio that the speech detector takes for
-// speech or for a quiet room.
-package speechtest
+package testkit
 
 import (
 	"context"
@@ -20,26 +16,26 @@ import (
 	"github.com/convengine/engine/espeak"
 	"github.com/convengine/engine/flite"
 	"github.com/convengine/engine/intent"
-	"github.com/convengine/engine/internal/proctest"
+	"github.com/convengine/engine/internal/proc"
 	"github.com/convengine/engine/sphinx"
 )
 
-// Programs are the programs the speech tests drive; none may outlive a test.
-var Programs = []string{"espeak-ng", "flite", "pocketsphinx_continuous"}
+// SpeechPrograms are the programs the speech tests drive; none may outlive a test.
+var SpeechPrograms = []string{"espeak-ng", "flite", "pocketsphinx_continuous"}
 
-// Require skips in -short mode, and checks that the test leaves no speech program running.
-func Require(t testing.TB) {
+// RequireSpeech skips in -short mode, and checks that the test leaves no speech program running.
+func RequireSpeech(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("drives the speech programs (espeak-ng, flite, pocketsphinx)")
 	}
-	t.Cleanup(func() { proctest.NoChildren(t, Programs...) })
+	t.Cleanup(func() { proc.NoChildren(t, SpeechPrograms...) })
 }
 
 // Espeak returns espeak-ng's synthesizer, or fails naming the Debian package.
 func Espeak(t testing.TB) *espeak.Synthesizer {
 	t.Helper()
-	Require(t)
+	RequireSpeech(t)
 	s, err := espeak.New(nil)
 	if err != nil {
 		t.Fatalf("%v: install it with apt-get install espeak-ng", err)
@@ -51,7 +47,7 @@ func Espeak(t testing.TB) *espeak.Synthesizer {
 // one of its voices (kal16) asks for it first.
 func Flite(t testing.TB) *flite.Synthesizer {
 	t.Helper()
-	Require(t)
+	RequireSpeech(t)
 	s, err := flite.New(nil)
 	if err != nil {
 		t.Fatalf("%v: install it with apt-get install flite", err)
@@ -63,7 +59,7 @@ func Flite(t testing.TB) *flite.Synthesizer {
 // Debian packages.
 func Sphinx(t testing.TB) *sphinx.Transcriber {
 	t.Helper()
-	Require(t)
+	RequireSpeech(t)
 	s, err := sphinx.New(&sphinx.Options{Grammar: func(tenant *engine.Tenant, known func(string) bool) (string, error) {
 		return intent.Grammar(tenant.Intents, &intent.GrammarOptions{Known: known})
 	}})

@@ -1,4 +1,4 @@
-package jcs_test
+package jsonenc_test
 
 import (
 	"encoding/binary"
@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/convengine/engine/internal/jcs"
+	"github.com/convengine/engine/internal/jsonenc"
 )
 
 // The vectors of RFC 8785.
@@ -28,7 +28,7 @@ func TestCanonicalizeRFC8785(t *testing.T) {
 		{`"<&>\u2028"`, "\"<&>\u2028\""},
 	}
 	for _, tc := range cases {
-		got, err := jcs.Canonicalize([]byte(tc.in))
+		got, err := jsonenc.Canonicalize([]byte(tc.in))
 		if err != nil || string(got) != tc.want {
 			t.Errorf("Canonicalize(%s)\n got %s, %v\nwant %s", tc.in, got, err, tc.want)
 		}
@@ -55,7 +55,7 @@ func TestCanonicalNumbers(t *testing.T) {
 		raw, _ := hex.DecodeString(tc.bits)
 		f := math.Float64frombits(binary.BigEndian.Uint64(raw))
 		in := strconv.FormatFloat(f, 'g', -1, 64)
-		got, err := jcs.Canonicalize([]byte(in))
+		got, err := jsonenc.Canonicalize([]byte(in))
 		if err != nil || string(got) != tc.want {
 			t.Errorf("%s (%s): got %s, %v; want %s", tc.bits, in, got, err, tc.want)
 		}
@@ -65,11 +65,11 @@ func TestCanonicalNumbers(t *testing.T) {
 func TestCanonicalizeRejects(t *testing.T) {
 	for _, in := range []string{`{"a":1,"a":2}`, `1e400`, `"\ud800"`, `"\udc00x"`, `"\ud800\u0041"`, "\"\xff\"", `{"a":1} 2`, `{"a":`,
 		`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`} {
-		if _, err := jcs.Canonicalize([]byte(in)); !errors.Is(err, jcs.ErrNotCanonicalizable) {
+		if _, err := jsonenc.Canonicalize([]byte(in)); !errors.Is(err, jsonenc.ErrNotCanonicalizable) {
 			t.Errorf("Canonicalize(%s) = %v", in, err)
 		}
 	}
-	if got, err := jcs.Canonicalize([]byte(`"\ud83d\ude00\\u"`)); err != nil || string(got) != "\"😀\\\\u\"" {
+	if got, err := jsonenc.Canonicalize([]byte(`"\ud83d\ude00\\u"`)); err != nil || string(got) != "\"😀\\\\u\"" {
 		t.Errorf("a surrogate pair: %s, %v", got, err)
 	}
 }
@@ -78,12 +78,12 @@ func FuzzCanonicalize(f *testing.F) {
 	f.Add([]byte(`{"b":[1,2.50,{"z":null}],"a":"\u00e9"}`))
 	f.Add([]byte(`[1e21,1e-7,-0,0.1]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := jcs.Canonicalize(data)
+		c, err := jsonenc.Canonicalize(data)
 		if err != nil {
 			return
 		}
 		// The canonical form is a fixed point.
-		again, err := jcs.Canonicalize(c)
+		again, err := jsonenc.Canonicalize(c)
 		if err != nil || string(again) != string(c) {
 			t.Fatalf("%s canonicalizes to %s, then to %s (%v)", data, c, again, err)
 		}

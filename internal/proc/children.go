@@ -1,12 +1,10 @@
-// Package proctest finds the child processes a test left behind.
-package proctest
+package proc
 
 import (
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 )
 
@@ -44,9 +42,13 @@ func Children(name string) []int {
 	return out
 }
 
-// NoChildren fails t if a child process named one of names remains. Processes being reaped
-// get a moment to go.
-func NoChildren(t testing.TB, names ...string) {
+// NoChildren fails t, a testing.TB, if a child process named one of names remains. Processes
+// being reaped get a moment to go. It takes the two methods it calls rather than testing.TB, so
+// that the adapters that import this package do not link package testing.
+func NoChildren(t interface {
+	Helper()
+	Errorf(format string, args ...any)
+}, names ...string) {
 	t.Helper()
 	for _, name := range names {
 		var left []int

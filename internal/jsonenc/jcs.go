@@ -1,8 +1,8 @@
-// Package jcs writes JSON in the canonical form of RFC 8785 (the JSON Canonicalization Scheme),
-// so that the same arguments hash the same whatever the spacing, member order or number
-// spelling of the JSON that carried them. The engine binds action tokens to the hash of their
-// arguments in this form.
-package jcs
+package jsonenc
+
+// RFC 8785 (the JSON Canonicalization Scheme) writes JSON so that the same arguments hash the
+// same whatever the spacing, member order or number spelling of the JSON that carried them.
+// The engine binds action tokens to the hash of their arguments in this form.
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 )
 
 // ErrNotCanonicalizable is wrapped by the errors of [Canonicalize].
-var ErrNotCanonicalizable = errors.New("jcs: JSON cannot be canonicalized")
+var ErrNotCanonicalizable = errors.New("jsonenc: JSON cannot be canonicalized")
 
 // maxCanonicalDepth bounds nesting, so that hostile input cannot exhaust the stack.
 const maxCanonicalDepth = 64

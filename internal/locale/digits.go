@@ -1,16 +1,14 @@
-// Package digits reads the decimal digits of every script, for the detector of personal data
-// and the text written for the ear alike.
-package digits
+package locale
 
 import (
 	"unicode"
 	"unicode/utf8"
 )
 
-// Value returns the value of r, a decimal digit of any script (ASCII, the Arabic-Indic ٠-٩
+// DigitValue returns the value of r, a decimal digit of any script (ASCII, the Arabic-Indic ٠-٩
 // Arabic writes, the Eastern Arabic-Indic ۰-۹ of Persian and Urdu, Devanagari, full-width
 // ０-９…), or -1. Unicode lays each script's digits out as runs of ten from zero.
-func Value(r rune) int {
+func DigitValue(r rune) int {
 	if r < utf8.RuneSelf {
 		if r >= '0' && r <= '9' {
 			return int(r - '0')

@@ -1,6 +1,4 @@
-// Package openapitest checks HTTP exchanges with the engine against its OpenAPI document,
-// for the tests of the engine and of its transports.
-package openapitest
+package testkit
 
 import (
 	"bytes"
@@ -21,8 +19,9 @@ import (
 	"github.com/convengine/engine/enginetest"
 )
 
-// The OpenAPI document, loaded once for every test that validates traffic against it.
-var Document = sync.OnceValues(func() (*openapi3.T, error) {
+// OpenAPIDocument is the OpenAPI document, loaded once for every test that validates traffic
+// against it.
+var OpenAPIDocument = sync.OnceValues(func() (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(docs.OpenAPI)
 	if err != nil {
@@ -38,11 +37,11 @@ type validatingTransport struct {
 	doc    *openapi3.T
 }
 
-// NewTransport returns a RoundTripper that checks every exchange through base against
+// NewOpenAPITransport returns a RoundTripper that checks every exchange through base against
 // docs/openapi.yaml: a request accepted must match it, every response must, and so must each
 // event of a turn stream.
-func NewTransport(t testing.TB, base http.RoundTripper) http.RoundTripper {
-	doc, err := Document()
+func NewOpenAPITransport(t testing.TB, base http.RoundTripper) http.RoundTripper {
+	doc, err := OpenAPIDocument()
 	if err != nil {
 		t.Fatalf("docs/openapi.yaml: %v", err)
 	}

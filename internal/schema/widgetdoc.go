@@ -1,5 +1,4 @@
-// Package widgetdoc adds a host's widget types to the engine's OpenAPI document.
-package widgetdoc
+package schema
 
 import (
 	"encoding/json"
@@ -16,10 +15,10 @@ type Widget struct {
 	Schema      json.RawMessage // an object schema without a "type" property
 }
 
-// Add returns doc, an OpenAPI document in YAML, with types among the widgets a render spec
+// AddWidgets returns doc, an OpenAPI document in YAML, with types among the widgets a render spec
 // may hold (the oneOf of its Widget schema), each as a schema named after its type ("card" is
 // CardWidget).
-func Add(doc []byte, types []Widget) ([]byte, error) {
+func AddWidgets(doc []byte, types []Widget) ([]byte, error) {
 	raw, err := yaml.YAMLToJSON(doc)
 	if err != nil {
 		return nil, fmt.Errorf("engine: the OpenAPI document: %w", err)

@@ -1,4 +1,4 @@
-package widgetdoc_test
+package schema_test
 
 import (
 	"bytes"
@@ -11,10 +11,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/convengine/engine/docs"
-	"github.com/convengine/engine/internal/widgetdoc"
+	"github.com/convengine/engine/internal/schema"
 )
 
-var loanOffer = widgetdoc.Widget{
+var loanOffer = schema.Widget{
 	Type:        "loan_offer",
 	Description: "A loan the bank offers.",
 	Schema:      json.RawMessage(`{"type":"object","required":["amount"],"properties":{"amount":{"type":"number"},"rate":{"type":"number"}}}`),
@@ -43,17 +43,17 @@ func refs(widget any) []string {
 	return out
 }
 
-// TestAdd: the host's widget is a schema named after its type, its type a const and required,
+// TestAddWidgets: the host's widget is a schema named after its type, its type a const and required,
 // among the Widget oneOf after the engine's own; the rest of the document is unchanged.
-func TestAdd(t *testing.T) {
+func TestAddWidgets(t *testing.T) {
 	orig := bytes.Clone(docs.OpenAPI)
 	before := schemas(t, docs.OpenAPI)
 	withDesc := loanOffer
 	withDesc.Type, withDesc.Description = "card", "ignored: the schema has its own"
 	withDesc.Schema = json.RawMessage(`{"type":"object","description":"A card.","properties":{"title":{"type":"string"}}}`)
-	noProps := widgetdoc.Widget{Type: "divider", Schema: json.RawMessage(`{"type":"object"}`)}
+	noProps := schema.Widget{Type: "divider", Schema: json.RawMessage(`{"type":"object"}`)}
 
-	out, err := widgetdoc.Add(docs.OpenAPI, []widgetdoc.Widget{loanOffer, withDesc, noProps})
+	out, err := schema.AddWidgets(docs.OpenAPI, []schema.Widget{loanOffer, withDesc, noProps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,21 +114,21 @@ func TestAdd(t *testing.T) {
 	}
 }
 
-func TestAddRefused(t *testing.T) {
+func TestAddWidgetsRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		doc   []byte
-		types []widgetdoc.Widget
+		types []schema.Widget
 	}{
-		{"a name the document has", docs.OpenAPI, []widgetdoc.Widget{{Type: "stat", Schema: json.RawMessage(`{}`)}}},
-		{"two types of one name", docs.OpenAPI, []widgetdoc.Widget{loanOffer, {Type: "loan__offer", Schema: json.RawMessage(`{}`)}}},
-		{"a schema that is not JSON", docs.OpenAPI, []widgetdoc.Widget{{Type: "x", Schema: json.RawMessage(`{`)}}},
-		{"a schema that is not an object", docs.OpenAPI, []widgetdoc.Widget{{Type: "x", Schema: json.RawMessage(`[]`)}}},
-		{"no Widget schema", []byte("openapi: 3.1.0\ncomponents:\n  schemas: {}\n"), []widgetdoc.Widget{loanOffer}},
-		{"not YAML", []byte("{"), []widgetdoc.Widget{loanOffer}},
+		{"a name the document has", docs.OpenAPI, []schema.Widget{{Type: "stat", Schema: json.RawMessage(`{}`)}}},
+		{"two types of one name", docs.OpenAPI, []schema.Widget{loanOffer, {Type: "loan__offer", Schema: json.RawMessage(`{}`)}}},
+		{"a schema that is not JSON", docs.OpenAPI, []schema.Widget{{Type: "x", Schema: json.RawMessage(`{`)}}},
+		{"a schema that is not an object", docs.OpenAPI, []schema.Widget{{Type: "x", Schema: json.RawMessage(`[]`)}}},
+		{"no Widget schema", []byte("openapi: 3.1.0\ncomponents:\n  schemas: {}\n"), []schema.Widget{loanOffer}},
+		{"not YAML", []byte("{"), []schema.Widget{loanOffer}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := widgetdoc.Add(tc.doc, tc.types); err == nil {
+			if _, err := schema.AddWidgets(tc.doc, tc.types); err == nil {
 				t.Fatal("Add accepted it")
 			}
 		})

@@ -1,10 +1,10 @@
-package sweep_test
+package toolcache_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/convengine/engine/internal/sweep"
+	"github.com/convengine/engine/internal/toolcache"
 )
 
 func TestExpired(t *testing.T) {
@@ -16,7 +16,7 @@ func TestExpired(t *testing.T) {
 
 	t.Run("all", func(t *testing.T) {
 		m := fill()
-		sweep.Expired(m, -1, id, now)
+		toolcache.Sweep(m, -1, id, now)
 		if len(m) != 1 || m["later"].IsZero() {
 			t.Fatalf("kept %v, want only the entry that expires later", m)
 		}
@@ -24,7 +24,7 @@ func TestExpired(t *testing.T) {
 	t.Run("some", func(t *testing.T) {
 		for range 20 {
 			m := fill()
-			sweep.Expired(m, 1, id, now)
+			toolcache.Sweep(m, 1, id, now)
 			if _, ok := m["later"]; !ok || len(m) < 2 {
 				t.Fatalf("kept %v: one visit deletes at most one expired entry, never a live one", m)
 			}

@@ -1,7 +1,4 @@
-// Package spoken prepares a model's text for the ear: it removes the markup a screen would draw,
-// and cuts a stream of text into sentences as soon as each ends, so that each can be
-// synthesized while the model is still writing.
-package spoken
+package verbalize
 
 import (
 	"strings"
@@ -37,10 +34,10 @@ func Plain(delta string, lineStart *bool) string {
 // its last comma, so that a long sentence does not hold back the audio.
 const maxSentence = 240
 
-// Cut returns the complete sentences at the start of text and what follows them. A
+// CutSentences returns the complete sentences at the start of text and what follows them. A
 // sentence ends with . ! ? … ؟ and closing quotes or brackets, followed by white space, or with
 // a full-width 。！？ followed by anything.
-func Cut(text string) ([]string, string) {
+func CutSentences(text string) ([]string, string) {
 	var out []string
 	start := 0
 	for i, r := range text {
@@ -115,9 +112,9 @@ func Hold(text string, final bool) (ready, held string) {
 	return text[:cut], text[cut:]
 }
 
-// Numbers returns the runs of s that hold digits, with the separators inside them
+// NumberRuns returns the runs of s that hold digits, with the separators inside them
 // ("$1,234.50" gives "1,234.50"): what a listener must hear of a text that shows them.
-func Numbers(s string) []string {
+func NumberRuns(s string) []string {
 	var out []string
 	for f := range strings.FieldsFuncSeq(s, func(r rune) bool { return !unicode.IsDigit(r) && r != ',' && r != '.' }) {
 		f = strings.Trim(f, ",.")

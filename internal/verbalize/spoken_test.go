@@ -1,4 +1,4 @@
-package spoken
+package verbalize
 
 import (
 	"slices"
@@ -23,9 +23,9 @@ func TestCutSentences(t *testing.T) {
 		{"مرحبا؟ نعم", []string{"مرحبا؟"}, " نعم"},
 		{strings.Repeat("word ", 50) + ", and " + strings.Repeat("more ", 5), []string{strings.Repeat("word ", 49) + "word ,"}, " and " + strings.Repeat("more ", 5)},
 	} {
-		got, rest := Cut(tc.text)
+		got, rest := CutSentences(tc.text)
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") || rest != tc.rest {
-			t.Errorf("Cut(%q) = %q, %q; want %q, %q", tc.text, got, rest, tc.want, tc.rest)
+			t.Errorf("CutSentences(%q) = %q, %q; want %q, %q", tc.text, got, rest, tc.want, tc.rest)
 		}
 	}
 }
@@ -35,12 +35,12 @@ func FuzzCutSentences(f *testing.F) {
 	f.Add("$1.50. Next")
 	f.Add(strings.Repeat("a, ", 100))
 	f.Fuzz(func(t *testing.T, text string) {
-		got, rest := Cut(text)
+		got, rest := CutSentences(text)
 		// Nothing is lost or made up: the sentences and the rest are the text, white space aside.
 		joined := strings.Join(append(got, rest), "")
 		squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
 		if squeeze(joined) != squeeze(text) {
-			t.Fatalf("Cut(%q) = %q, %q", text, got, rest)
+			t.Fatalf("CutSentences(%q) = %q, %q", text, got, rest)
 		}
 		for _, s := range got {
 			if strings.TrimSpace(s) == "" || (utf8.ValidString(text) && !utf8.ValidString(s)) {
@@ -72,9 +72,9 @@ func TestHold(t *testing.T) {
 	}
 }
 
-func TestNumbers(t *testing.T) {
-	got := Numbers("Send $1,234.50 to Alex on 12.05., ref 7.")
+func TestNumberRuns(t *testing.T) {
+	got := NumberRuns("Send $1,234.50 to Alex on 12.05., ref 7.")
 	if want := []string{"1,234.50", "12.05", "7"}; !slices.Equal(got, want) {
-		t.Errorf("Numbers = %q, want %q", got, want)
+		t.Errorf("NumberRuns = %q, want %q", got, want)
 	}
 }
