@@ -16,7 +16,6 @@ import (
 	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/locale"
 	"github.com/convengine/engine/internal/token"
-	"github.com/convengine/engine/internal/verifiedat"
 	"github.com/google/uuid"
 )
 
@@ -154,7 +153,7 @@ func (e *Engine) checkExecute(req *request, b *executeRequest) (c *token.ActionC
 	if b.Auth == nil || !authMethods[b.Auth.Method] {
 		return nil, nil, nil, invalidField("auth.method", `must be "faceid", "touchid" or "passcode"`)
 	}
-	verified, err := verifiedat.Parse(b.Auth.VerifiedAt)
+	verified, err := dpop.ParseVerifiedAt(b.Auth.VerifiedAt)
 	if err != nil {
 		return nil, nil, nil, invalidField("auth.verifiedAt", err.Error())
 	}

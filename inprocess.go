@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convengine/engine/internal/headers"
-	"github.com/convengine/engine/internal/ids"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -220,9 +219,9 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 	switch {
 	case id == "":
 		id = newRequestID(env)
-	case env != "" && !ids.Chars(id):
+	case env != "" && !headers.IDChars(id):
 		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the request id must be 1 to 128 letters, digits or ._:-")
-	case env == "" && !ids.ValidRequest(id, false):
+	case env == "" && !headers.ValidRequestID(id, false):
 		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequestID,
 			"the request id must be prod- or stg- followed by 1 to 128 letters, digits or ._:-, unless the caller names its Environment")
 	case env == "" && strings.HasPrefix(id, "stg-"):

@@ -9,8 +9,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/convengine/engine/internal/headerscan"
-	"github.com/convengine/engine/internal/ids"
+	"github.com/convengine/engine/internal/headers"
 )
 
 // Listener wraps ln, on which srv serves the engine over plain-text HTTP/1.1 (the reference
@@ -38,9 +37,9 @@ func (e *Engine) Listener(srv *http.Server, ln net.Listener) net.Listener {
 		if prev != nil {
 			ctx = prev(ctx, c)
 		}
-		return headerscan.ConnContext(ctx, c)
+		return headers.ConnContext(ctx, c)
 	}
-	return headerscan.NewListener(ln, &headerscan.Options{
+	return headers.NewListener(ln, &headers.ScanOptions{
 		MaxHeaderBytes: srv.MaxHeaderBytes,
 		Take:           e.headerMemory.Take,
 		Give:           e.headerMemory.Give,
@@ -56,7 +55,7 @@ func (e *Engine) Listener(srv *http.Server, ln net.Listener) net.Listener {
 
 // headersTooLarge answers a header block past limit with a problem, and logs it.
 func (e *Engine) headersTooLarge(conn io.Writer, id string, limit int) {
-	if !ids.ValidRequest(id, e.hostChoosesEnvironment()) {
+	if !headers.ValidRequestID(id, e.hostChoosesEnvironment()) {
 		id = ""
 	}
 	p := newProblem(http.StatusRequestHeaderFieldsTooLarge, CodeHeadersTooLarge,

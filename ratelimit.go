@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/convengine/engine/internal/ratebucket"
+	"github.com/convengine/engine/internal/bound"
 	"github.com/convengine/engine/internal/token"
 )
 
@@ -149,7 +149,7 @@ type MemoryRateLimiter struct {
 	// Max bounds the buckets kept; 0 means 65 536.
 	Max int
 
-	buckets ratebucket.Set
+	buckets bound.Buckets
 }
 
 var _ RateLimiter = (*MemoryRateLimiter)(nil)
@@ -160,10 +160,10 @@ func (m *MemoryRateLimiter) Allow(_ context.Context, limits []RateLimit) (bool, 
 	if m.Now != nil {
 		now = m.Now()
 	}
-	var buf [2]ratebucket.Limit // a request takes from two buckets
+	var buf [2]bound.BucketLimit // a request takes from two buckets
 	ls := buf[:0]
 	for _, l := range limits {
-		ls = append(ls, ratebucket.Limit{Key: ratebucket.Key{Tenant: l.Tenant, User: l.User}, PerMinute: l.PerMinute, Burst: l.Burst})
+		ls = append(ls, bound.BucketLimit{Key: bound.BucketKey{Tenant: l.Tenant, User: l.User}, PerMinute: l.PerMinute, Burst: l.Burst})
 	}
 	ok, wait := m.buckets.Allow(now, m.Max, ls)
 	return ok, wait, nil

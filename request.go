@@ -12,8 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convengine/engine/internal/headers"
-	"github.com/convengine/engine/internal/headerscan"
-	"github.com/convengine/engine/internal/ids"
 	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/response"
 )
@@ -120,7 +118,7 @@ func (e *Engine) readAllHeaders(r *http.Request, withSession bool) (*request, *P
 			return req, newProblem(http.StatusBadRequest, CodeInvalidClientMetadata, err.Error())
 		}
 	}
-	req.Forward = ForwardedHeaders(headers.Forwarded(h, headerscan.Spelling(r.Context())))
+	req.Forward = ForwardedHeaders(headers.Forwarded(h, headers.Spelling(r.Context())))
 	if len(req.Forward) > 0 {
 		e.log.DebugContext(r.Context(), "forwarding headers", "requestId", req.ID, "headers", req.Forward)
 	}
@@ -257,9 +255,9 @@ func requestID(h http.Header, unprefixed bool) (string, *Problem) {
 		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header is missing; it must look like prod-<id> or stg-<id>")
 	case len(vals) > 1:
 		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header is sent more than once")
-	case !ids.ValidRequest(vals[0], unprefixed) && unprefixed:
+	case !headers.ValidRequestID(vals[0], unprefixed) && unprefixed:
 		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header must be 1 to 128 letters, digits or ._:-")
-	case !ids.ValidRequest(vals[0], unprefixed):
+	case !headers.ValidRequestID(vals[0], unprefixed):
 		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header must be prod- or stg- followed by 1 to 128 letters, digits or ._:-")
 	}
 	return vals[0], nil

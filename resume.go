@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convengine/engine/internal/ids"
+	"github.com/convengine/engine/internal/headers"
 	"github.com/convengine/engine/internal/sse"
 )
 
@@ -41,7 +41,7 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 	}
 	id := strings.TrimPrefix(r.URL.Path, PathTurns)
 	notFound := newProblem(http.StatusNotFound, CodeNotFound, "no turn of yours has this id, or it is over for too long")
-	if e.turnLog == nil || !ids.ValidTurn(id) {
+	if e.turnLog == nil || !headers.ValidTurnID(id) {
 		writeProblem(w, notFound, req.ID)
 		return
 	}

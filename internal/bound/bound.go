@@ -1,5 +1,6 @@
-// Package bound holds the counters that bound what strangers can start: slots of work that
-// runs at once, memory shared by many holders, and what each user holds open. Each refuses at
+// Package bound holds the counters that bound what strangers can start, for the engine's
+// admission: slots of work that runs at once, memory shared by many holders, what each user
+// holds open, and the token buckets of the rate limits kept in memory. Each refuses at
 // once rather than queueing: a full process turns new work away quickly instead of slowing
 // everything down.
 package bound

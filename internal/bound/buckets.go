@@ -1,6 +1,4 @@
-// Package ratebucket keeps token buckets in memory, a bounded number of them, the least
-// recently used dropped first.
-package ratebucket
+package bound
 
 import (
 	"container/list"
@@ -10,37 +8,38 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// DefaultMax is the bound of a [Set] asked with max 0.
-const DefaultMax = 1 << 16
+// DefaultBuckets is the bound of a [Buckets] asked with max 0.
+const DefaultBuckets = 1 << 16
 
-// Key names a bucket.
-type Key struct{ Tenant, User string }
+// BucketKey names a bucket.
+type BucketKey struct{ Tenant, User string }
 
-// Limit is what a request takes from: the bucket of Key, giving PerMinute requests a minute
-// and holding Burst (at least 1). A PerMinute of 0 or less is no limit.
-type Limit struct {
-	Key       Key
+// BucketLimit is what a request takes from: the bucket of Key, giving PerMinute requests a
+// minute and holding Burst (at least 1). A PerMinute of 0 or less is no limit.
+type BucketLimit struct {
+	Key       BucketKey
 	PerMinute int
 	Burst     int
 }
 
-// Set is a set of buckets. A dropped bucket starts again full, as does one that was idle long
+// Buckets is a set of token buckets in memory, a bounded number of them, the least recently
+// used dropped first. A dropped bucket starts again full, as does one that was idle long
 // enough to refill: dropping never makes a limit stricter. The zero value is ready to use; its
 // methods may be called from many goroutines at once.
-type Set struct {
+type Buckets struct {
 	mu      sync.Mutex
-	entries map[Key]*list.Element // of *bucket
+	entries map[BucketKey]*list.Element // of *bucket
 	lru     *list.List
 }
 
 type bucket struct {
-	key Key
+	key BucketKey
 	lim *rate.Limiter
 }
 
 // Allow takes one request at now from every bucket of limits, or from none, keeping at most
-// bound buckets (0 means DefaultMax). When it takes none, it returns how long to wait.
-func (s *Set) Allow(now time.Time, bound int, limits []Limit) (bool, time.Duration) {
+// bound buckets (0 means DefaultBuckets). When it takes none, it returns how long to wait.
+func (s *Buckets) Allow(now time.Time, bound int, limits []BucketLimit) (bool, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var buf [2]*rate.Reservation // a request takes from two buckets
@@ -67,7 +66,7 @@ func (s *Set) Allow(now time.Time, bound int, limits []Limit) (bool, time.Durati
 }
 
 // Len returns how many buckets are kept.
-func (s *Set) Len() int {
+func (s *Buckets) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lru == nil {
@@ -77,9 +76,9 @@ func (s *Set) Len() int {
 }
 
 // limiter returns the bucket of l, making or retuning it. It is called with s.mu held.
-func (s *Set) limiter(l Limit, now time.Time, bound int) *rate.Limiter {
+func (s *Buckets) limiter(l BucketLimit, now time.Time, bound int) *rate.Limiter {
 	if s.entries == nil {
-		s.entries, s.lru = map[Key]*list.Element{}, list.New()
+		s.entries, s.lru = map[BucketKey]*list.Element{}, list.New()
 	}
 	limit, burst := rate.Limit(float64(l.PerMinute)/60), max(l.Burst, 1)
 	if el, ok := s.entries[l.Key]; ok {
@@ -92,7 +91,7 @@ func (s *Set) limiter(l Limit, now time.Time, bound int) *rate.Limiter {
 		return lim
 	}
 	if bound <= 0 {
-		bound = DefaultMax
+		bound = DefaultBuckets
 	}
 	for s.lru.Len() >= bound {
 		oldest := s.lru.Back()

@@ -1,22 +1,22 @@
-// Package ids checks the syntax of the protocol's ids: request ids (X-Request-ID) and turn
-// ids. The checks run for every request, so they are written out rather than regular
-// expressions.
-package ids
+package headers
+
+// The syntax of the protocol's ids: request ids (X-Request-ID) and turn ids. The checks run
+// for every request, so they are written out rather than regular expressions.
 
 import "strings"
 
-// ValidRequest reports whether id matches ^(prod|stg)-[A-Za-z0-9._:-]{1,128}$, or with
+// ValidRequestID reports whether id matches ^(prod|stg)-[A-Za-z0-9._:-]{1,128}$, or with
 // unprefixed (when the host chooses the environment) also ^[A-Za-z0-9._:-]{1,128}$.
-func ValidRequest(id string, unprefixed bool) bool {
+func ValidRequestID(id string, unprefixed bool) bool {
 	rest, ok := strings.CutPrefix(id, "prod-")
 	if !ok {
 		rest, ok = strings.CutPrefix(id, "stg-")
 	}
-	return (ok && Chars(rest)) || (unprefixed && Chars(id))
+	return (ok && IDChars(rest)) || (unprefixed && IDChars(id))
 }
 
-// Chars reports whether s is 1 to 128 letters, digits or ._:-, what a request id may be made of.
-func Chars(s string) bool {
+// IDChars reports whether s is 1 to 128 letters, digits or ._:-, what a request id may be made of.
+func IDChars(s string) bool {
 	if len(s) < 1 || len(s) > 128 {
 		return false
 	}
@@ -30,8 +30,8 @@ func Chars(s string) bool {
 	return true
 }
 
-// ValidTurn reports whether s can be a turn's id: the engine's are UUIDs, in lower case.
-func ValidTurn(s string) bool {
+// ValidTurnID reports whether s can be a turn's id: the engine's are UUIDs, in lower case.
+func ValidTurnID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}

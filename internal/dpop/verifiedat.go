@@ -1,6 +1,6 @@
-// Package verifiedat reads the moment a device check passed, as clients send it in
-// auth.verifiedAt of an execute.
-package verifiedat
+package dpop
+
+// The moment a device check passed, as clients send it in auth.verifiedAt of an execute.
 
 import (
 	"bytes"
@@ -16,10 +16,10 @@ import (
 // before any device check, and 1e11 seconds is in the year 5138.
 const maxEpochSecondsAsMillis = 1e11
 
-// Parse reads an RFC 3339 time or a number of milliseconds since the epoch. Seconds (what
+// ParseVerifiedAt reads an RFC 3339 time or a number of milliseconds since the epoch. Seconds (what
 // Date().timeIntervalSince1970 gives on iOS) are refused with a message that says so rather
 // than read as a moment in 1970. Its errors are the detail of a problem about the field.
-func Parse(raw json.RawMessage) (time.Time, error) {
+func ParseVerifiedAt(raw json.RawMessage) (time.Time, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return time.Time{}, errors.New("is required")

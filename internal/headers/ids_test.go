@@ -1,10 +1,10 @@
-package ids_test
+package headers_test
 
 import (
 	"regexp"
 	"testing"
 
-	"github.com/convengine/engine/internal/ids"
+	"github.com/convengine/engine/internal/headers"
 )
 
 // requestIDPattern is the request id rule that ids.ValidRequest writes out; hostIDPattern is
@@ -22,10 +22,10 @@ func FuzzRequestIDSyntax(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, id string) {
-		if got, want := ids.ValidRequest(id, false), requestIDPattern.MatchString(id); got != want {
+		if got, want := headers.ValidRequestID(id, false), requestIDPattern.MatchString(id); got != want {
 			t.Fatalf("%q: %v, the pattern says %v", id, got, want)
 		}
-		if got, want := ids.ValidRequest(id, true), hostIDPattern.MatchString(id); got != want {
+		if got, want := headers.ValidRequestID(id, true), hostIDPattern.MatchString(id); got != want {
 			t.Fatalf("%q with the host's environment: %v, the pattern says %v", id, got, want)
 		}
 	})
@@ -38,7 +38,7 @@ func FuzzTurnID(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, id string) {
-		if got, want := ids.ValidTurn(id), turnIDPattern.MatchString(id); got != want {
+		if got, want := headers.ValidTurnID(id), turnIDPattern.MatchString(id); got != want {
 			t.Fatalf("%q: %v, the pattern says %v", id, got, want)
 		}
 	})

@@ -1,4 +1,4 @@
-package headerscan
+package headers
 
 import "testing"
 

@@ -1,4 +1,4 @@
-package verifiedat
+package dpop
 
 import (
 	"strings"
@@ -22,15 +22,15 @@ func TestParse(t *testing.T) {
 		{raw: `true`, err: "a number"},
 	} {
 		t.Run(tc.raw, func(t *testing.T) {
-			got, err := Parse([]byte(tc.raw))
+			got, err := ParseVerifiedAt([]byte(tc.raw))
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("Parse(%s) = %v, %v; want an error with %q", tc.raw, got, err, tc.err)
+					t.Fatalf("ParseVerifiedAt(%s) = %v, %v; want an error with %q", tc.raw, got, err, tc.err)
 				}
 				return
 			}
 			if err != nil || !got.Equal(tc.want) {
-				t.Fatalf("Parse(%s) = %v, %v; want %v", tc.raw, got, err, tc.want)
+				t.Fatalf("ParseVerifiedAt(%s) = %v, %v; want %v", tc.raw, got, err, tc.want)
 			}
 		})
 	}

@@ -1,9 +1,10 @@
-// Package headerscan wraps a listener whose connections carry plain-text HTTP/1.1, for what a
-// handler alone cannot see: how the client spelled each forwarded header's name (Go's server
-// canonicalises names before any handler sees them), how many bytes the header blocks being
-// received hold together, and the server's own plain-text answer to a header block past its
-// limit, which it replaces.
-package headerscan
+package headers
+
+// The scan of header blocks: a listener whose connections carry plain-text HTTP/1.1 is wrapped
+// for what a handler alone cannot see: how the client spelled each forwarded header's name
+// (Go's server canonicalises names before any handler sees them), how many bytes the header
+// blocks being received hold together, and the server's own plain-text answer to a header
+// block past its limit, which it replaces.
 
 import (
 	"bytes"
@@ -14,12 +15,10 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-
-	"github.com/convengine/engine/internal/headers"
 )
 
-// Options are what a listener's connections share.
-type Options struct {
+// ScanOptions are what a listener's connections share.
+type ScanOptions struct {
 	// MaxHeaderBytes is the server's http.Server.MaxHeaderBytes; 0 means
 	// http.DefaultMaxHeaderBytes.
 	MaxHeaderBytes int
@@ -38,7 +37,7 @@ type Options struct {
 
 // NewListener returns ln whose connections are scanned. Give the server [ConnContext], so
 // that [Spelling] finds a request's connection.
-func NewListener(ln net.Listener, opts *Options) net.Listener {
+func NewListener(ln net.Listener, opts *ScanOptions) net.Listener {
 	return &scanningListener{Listener: ln, opts: opts}
 }
 
@@ -61,7 +60,7 @@ func Spelling(ctx context.Context) func(string) string {
 
 type scanningListener struct {
 	net.Listener
-	opts *Options
+	opts *ScanOptions
 }
 
 func (l *scanningListener) Accept() (net.Conn, error) {
@@ -91,7 +90,7 @@ var (
 // spellings from another: what is noted is guarded.
 type scanningConn struct {
 	net.Conn
-	opts *Options
+	opts *ScanOptions
 
 	// Owned by the reading goroutine.
 	state scanState
@@ -286,7 +285,7 @@ func (c *scanningConn) newRequest() {
 
 // noteName records the spelling of a forwarded header's name.
 func (c *scanningConn) noteName(name []byte) {
-	if len(name) <= len(forwardPrefixLower) || !hasLowerPrefix(name, forwardPrefixLower) || !headers.ValidName(string(name)) {
+	if len(name) <= len(forwardPrefixLower) || !hasLowerPrefix(name, forwardPrefixLower) || !ValidName(string(name)) {
 		return
 	}
 	canonical := http.CanonicalHeaderKey(string(name))
@@ -338,7 +337,7 @@ func (c *scanningConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// writeTooLarge answers the header block the server refused with Options.TooLarge.
+// writeTooLarge answers the header block the server refused with ScanOptions.TooLarge.
 func (c *scanningConn) writeTooLarge() {
 	c.mu.Lock()
 	id := c.requestID
