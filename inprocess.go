@@ -248,7 +248,7 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 		for name, vals := range c.Forward {
 			h[HeaderForwardPrefix+name] = vals
 		}
-		req.Forward = ForwardedHeaders(headers.Forwarded(h, nil))
+		req.Forward = forwarded(h, nil)
 	}
 	return req, nil
 }

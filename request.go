@@ -23,8 +23,6 @@ const (
 	HeaderUserToken      = "X-Token"
 	HeaderRequestID      = "X-Request-ID"
 	HeaderClientMetadata = "X-Client-Metadata"
-	// HeaderForwardPrefix starts the headers a client asks the engine to pass to the backend.
-	HeaderForwardPrefix = "X-Engine-Forward-"
 	// The headers of device-bound sessions (RFC 9449).
 	HeaderDPoP      = "DPoP"
 	HeaderDPoPNonce = "DPoP-Nonce"
@@ -118,7 +116,7 @@ func (e *Engine) readAllHeaders(r *http.Request, withSession bool) (*request, *P
 			return req, newProblem(http.StatusBadRequest, CodeInvalidClientMetadata, err.Error())
 		}
 	}
-	req.Forward = ForwardedHeaders(headers.Forwarded(h, headers.Spelling(r.Context())))
+	req.Forward = forwarded(h, headers.Spelling(r.Context()))
 	if len(req.Forward) > 0 {
 		e.log.DebugContext(r.Context(), "forwarding headers", "requestId", req.ID, "headers", req.Forward)
 	}

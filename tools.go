@@ -4,11 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
-	"maps"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/convengine/engine/internal/headers"
@@ -127,21 +123,6 @@ func (env *ToolEnv) SetHeaders(h http.Header, own ...string) {
 	h.Del(HeaderClientMetadata)
 	h.Del(HeaderEngineKey)
 }
-
-// ForwardedHeaders are the headers a client asked the engine to pass to the tenant's backend.
-// Their values are secrets (often credentials): logging them prints only their names.
-type ForwardedHeaders http.Header
-
-// LogValue implements [slog.LogValuer]: the count and the names, never the values.
-func (f ForwardedHeaders) LogValue() slog.Value {
-	return slog.GroupValue(slog.Int("count", len(f)), slog.Any("names", f.Names()))
-}
-
-// String returns the names of the headers, never their values.
-func (f ForwardedHeaders) String() string { return "[" + strings.Join(f.Names(), " ") + "]" }
-
-// Names returns the header names, sorted.
-func (f ForwardedHeaders) Names() []string { return slices.Sorted(maps.Keys(f)) }
 
 // ErrToolNotFound is returned by a [Toolset] asked to call a tool it does not have.
 var ErrToolNotFound = errors.New("engine: tool not found")
