@@ -46,7 +46,7 @@ type Tenant struct {
 	Environments map[string]*Environment `json:"environments"`
 	// Tools is the tool configuration, read by the [Toolset] (for example package httptools).
 	Tools json.RawMessage `json:"tools,omitempty"`
-	// MCP configures tools served by an MCP server (package mcptools).
+	// MCP configures tools served by one or several MCP servers (package mcptools).
 	MCP json.RawMessage `json:"mcp,omitempty"`
 	// Actions is the action allow-list: the tools that only run after the user confirmed them
 	// on the device, keyed by tool name, with the copy of their confirm widgets.

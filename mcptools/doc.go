@@ -1,5 +1,5 @@
 // Package mcptools is an [engine.Toolset] over the Model Context Protocol: a tenant's tools live
-// on an MCP server reached over streamable HTTP, one per tenant environment.
+// on one or several MCP servers reached over streamable HTTP, in each tenant environment.
 //
 // A tenant opts in with an "mcp" section in the tenants file; the server's URL is the
 // environment's backend URL joined with the path:
@@ -15,6 +15,23 @@
 //	        get_balance: Checking your balance
 //	    actions:
 //	      transfer: {confirm: {...}}
+//
+// # Several servers
+//
+// A tenant whose tools live on several MCP servers lists them, each entry with the fields of
+// the single form ([Config]) and a path of its own:
+//
+//	mcp:
+//	  - path: /accounts/mcp
+//	    credentials: {Authorization: "Bearer ${ACME_ACCOUNTS_TOKEN}"}
+//	  - path: /cards/mcp
+//	    timeout: 5s
+//
+// The model is offered the tools of every server, and each call goes to the server that listed
+// its tool. They are combined as package toolsets combines toolsets: the servers are listed at
+// the same time, one that fails fails the listing, and a tool name that two servers list is an
+// error of [Toolset.Tools] naming the tool and both servers (wrapping [toolsets.ErrNameClash]),
+// never a silent choice of one. Each server has its own sessions, opened as its entry says.
 //
 // # Sessions and headers
 //

@@ -56,7 +56,7 @@ type Toolset struct {
 	group    singleflight.Group
 	mu       sync.Mutex
 	sessions map[string]*serverSession
-	configs  sync.Map // weak.Pointer[engine.Tenant] → *Config
+	tenants  sync.Map // weak.Pointer[engine.Tenant] → *servers
 	closed   bool
 	max      int
 	salt     [16]byte // keys the hash that names a user's session
@@ -113,12 +113,12 @@ func New(opts *Options) *Toolset {
 	return ts
 }
 
-// ListsPerUser reports whether env's tool list is the user's own: when the tenant has no MCP
-// credentials, the server lists tools with each user's token. The engine then never shares
+// ListsPerUser reports whether env's tool list is the user's own: when a server of the tenant
+// has no MCP credentials, it lists tools with each user's token. The engine then never shares
 // one user's list with another.
 func (ts *Toolset) ListsPerUser(env *engine.ToolEnv) bool {
-	cfg, err := ts.config(env.Tenant)
-	return err == nil && len(cfg.Credentials) == 0
+	s, err := ts.tenantServers(env.Tenant)
+	return err == nil && s.listsPerUser()
 }
 
 // sessionKey names the session of env: the tenant environment's, or its user's when the tenant
@@ -143,26 +143,36 @@ func sessionContext(ctx context.Context, env *engine.ToolEnv, cfg *Config) conte
 	return withCredentials(withEnv(ctx, anon), cfg.Credentials)
 }
 
-// config returns the parsed "mcp" section of t, parsing it once per tenant.
-func (ts *Toolset) config(t *engine.Tenant) (*Config, error) {
+// tenantServers returns the servers of t's "mcp" section, parsing it once per tenant.
+func (ts *Toolset) tenantServers(t *engine.Tenant) (*servers, error) {
 	key := weak.Make(t)
-	if c, ok := ts.configs.Load(key); ok {
-		return c.(*Config), nil
+	if s, ok := ts.tenants.Load(key); ok {
+		return s.(*servers), nil
 	}
-	c, err := Parse(t.MCP)
+	configs, err := ParseServers(t.MCP)
 	if err != nil {
 		return nil, err
 	}
-	ts.configs.Store(key, c)
-	return c, nil
+	s, _ := ts.tenants.LoadOrStore(key, ts.newServers(configs))
+	return s.(*servers), nil
 }
 
-// Tools lists the tools of env's MCP server, from the session's cache while it is fresh.
+// Tools lists the tools of env's MCP servers, from each session's cache while it is fresh.
+// The tools of several servers are combined as package toolsets combines toolsets: a name
+// that two servers list fails the listing with an error wrapping [toolsets.ErrNameClash].
 func (ts *Toolset) Tools(ctx context.Context, env *engine.ToolEnv) ([]engine.Tool, error) {
-	cfg, err := ts.config(env.Tenant)
+	s, err := ts.tenantServers(env.Tenant)
 	if err != nil {
 		return nil, err
 	}
+	if s.combined != nil {
+		return s.combined.Tools(ctx, env)
+	}
+	return ts.serverTools(ctx, env, s.configs[0])
+}
+
+// serverTools lists the tools of one MCP server of env's tenant.
+func (ts *Toolset) serverTools(ctx context.Context, env *engine.ToolEnv, cfg *Config) ([]engine.Tool, error) {
 	endpoint, err := cfg.endpoint(env.Environment)
 	if err != nil {
 		return nil, err
@@ -224,12 +234,20 @@ func convertTool(t *mcp.Tool, tenant *engine.Tenant, cfg *Config) engine.Tool {
 	}
 }
 
-// Call runs one tool on env's MCP server.
+// Call runs one tool on the MCP server of env's tenant that lists it.
 func (ts *Toolset) Call(ctx context.Context, env *engine.ToolEnv, call engine.ToolCall) (engine.ToolResult, error) {
-	cfg, err := ts.config(env.Tenant)
+	s, err := ts.tenantServers(env.Tenant)
 	if err != nil {
 		return engine.ToolResult{}, err
 	}
+	if s.combined != nil {
+		return s.combined.Call(ctx, env, call)
+	}
+	return ts.serverCall(ctx, env, s.configs[0], call)
+}
+
+// serverCall runs one tool on one MCP server of env's tenant.
+func (ts *Toolset) serverCall(ctx context.Context, env *engine.ToolEnv, cfg *Config, call engine.ToolCall) (engine.ToolResult, error) {
 	endpoint, err := cfg.endpoint(env.Environment)
 	if err != nil {
 		return engine.ToolResult{}, err

@@ -449,7 +449,7 @@ func checkTenants(tenants []*engine.Tenant, model *intent.Model) error {
 			}
 		}
 		if len(t.MCP) > 0 {
-			if _, err := mcptools.Parse(t.MCP); err != nil {
+			if _, err := mcptools.ParseServers(t.MCP); err != nil {
 				errs = append(errs, fmt.Errorf("tenant %q: %w", t.Key, err))
 			}
 		}

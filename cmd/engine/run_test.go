@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
@@ -270,11 +272,18 @@ func TestTenantsFileReplacesTheDemo(t *testing.T) {
 	bank := demobank.New(nil)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", demobank.MCPHandler(bank))
+	rates := mcp.NewServer(&mcp.Implementation{Name: "rates"}, nil)
+	rates.AddTool(&mcp.Tool{Name: "get_exchange_rate", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"eur":0.92}`}}}, nil
+		})
+	mux.Handle("/rates/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return rates }, nil))
 	mux.Handle("/", bank)
 	backend := httptest.NewServer(mux)
 	defer backend.Close()
 
-	// The same demo tenant twice: its tools over HTTP, then over MCP, switched in the file alone.
+	// The same demo tenant three times: its tools over HTTP, over MCP, and over the bank's MCP
+	// server beside a second one, switched in the file alone.
 	httpTenant, err := demobank.Tenant("http://placeholder.invalid", "")
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +293,10 @@ func TestTenantsFileReplacesTheDemo(t *testing.T) {
 	mcpTenant, _ := demobank.Tenant("http://placeholder.invalid", "")
 	mcpTenant.Key, mcpTenant.Tools, mcpTenant.MCP = "pk_mcp", nil, json.RawMessage(`{"path":"/mcp"}`)
 	mcpTenant.Environments[engine.EnvProduction].BackendURL = "${BANK_URL}"
-	data, err := json.Marshal(map[string]any{"tenants": []*engine.Tenant{httpTenant, mcpTenant}})
+	listTenant, _ := demobank.Tenant("http://placeholder.invalid", "")
+	listTenant.Key, listTenant.Tools, listTenant.MCP = "pk_mcp_list", nil, json.RawMessage(`[{"path":"/mcp"},{"path":"/rates/mcp"}]`)
+	listTenant.Environments[engine.EnvProduction].BackendURL = "${BANK_URL}"
+	data, err := json.Marshal(map[string]any{"tenants": []*engine.Tenant{httpTenant, mcpTenant, listTenant}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +308,7 @@ func TestTenantsFileReplacesTheDemo(t *testing.T) {
 	if strings.Contains(out.String(), "pk_demo") {
 		t.Error("the demo was started although a tenants file was given")
 	}
-	for _, key := range []string{"pk_http", "pk_mcp"} {
+	for _, key := range []string{"pk_http", "pk_mcp", "pk_mcp_list"} {
 		t.Run(key, func(t *testing.T) { conversations(t, base, key) })
 	}
 	if n := bank.Transfers("demo-user-token"); n != 0 {
@@ -304,9 +316,11 @@ func TestTenantsFileReplacesTheDemo(t *testing.T) {
 	}
 
 	broken := filepath.Join(t.TempDir(), "broken.yaml")
-	os.WriteFile(broken, []byte("tenants:\n  - key: pk_b\n    name: B\n    environments: {production: {}}\n    tools: [{name: 'bad name!', method: GET, path: /x}]\n    mcp: {path: nope}\n"), 0o600)
+	os.WriteFile(broken, []byte("tenants:\n  - key: pk_b\n    name: B\n    environments: {production: {}}\n    tools: [{name: 'bad name!', method: GET, path: /x}]\n    mcp: {path: nope}\n"+
+		"  - key: pk_c\n    name: C\n    environments: {production: {}}\n    mcp: [{path: /accounts}, {path: /accounts}]\n"), 0o600)
 	err = run(t.Context(), []string{"-tenants", broken}, func(string) string { return "" }, io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "broken.yaml") || !strings.Contains(err.Error(), "tools[0].name") || !strings.Contains(err.Error(), "mcp.path") {
+	if err == nil || !strings.Contains(err.Error(), "broken.yaml") || !strings.Contains(err.Error(), "tools[0].name") || !strings.Contains(err.Error(), "mcp.path") ||
+		!strings.Contains(err.Error(), `tenant "pk_c": mcp[1].path`) {
 		t.Fatalf("a broken tenants file: %v", err)
 	}
 }

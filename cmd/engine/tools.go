@@ -7,7 +7,7 @@ import (
 )
 
 // newToolset returns the reference server's tools: a tenant with an "mcp" section reaches its
-// MCP server, any other its HTTP tools. close ends the MCP sessions.
+// MCP servers, any other its HTTP tools. close ends the MCP sessions.
 func newToolset() (ts engine.Toolset, close func()) {
 	web := httptools.New(nil)
 	mcp := mcptools.New(nil)

@@ -142,6 +142,7 @@ function applyLocale() {
   document.querySelector('label.field:has(#gate) span').textContent = t("gate");
   $("gate").options[0].textContent = t("gateKey");
   $("gate").options[1].textContent = t("gatePasskey");
+  $("more").title = $("more-label").textContent = t("moreSettings");
   $("send").title = $("send-label").textContent = t("send");
   document.querySelector('label.field:has(#locale) span').textContent = t("language");
   document.querySelector('label.field:has(#user) span').textContent = t("account");
@@ -795,6 +796,27 @@ function wire() {
     localStorage.setItem("engine-demo.autospeak", state.autospeak ? "1" : "0");
   });
   $("settings").addEventListener("submit", (e) => e.preventDefault());
+  wireMenu();
+}
+
+/**
+ * wireMenu opens and closes the phone's menu of preferences (the .more button; on a wider
+ * screen the button is hidden and the preferences are in the row). A tap outside the settings
+ * or Escape closes it.
+ */
+function wireMenu() {
+  const more = $("more");
+  const open = () => more.getAttribute("aria-expanded") === "true";
+  const show = (on) => more.setAttribute("aria-expanded", on ? "true" : "false");
+  more.addEventListener("click", () => show(!open()));
+  document.addEventListener("click", (e) => {
+    if (open() && !$("settings").contains(e.target)) show(false);
+  });
+  $("settings").addEventListener("keydown", (e) => {
+    if (e.key !== "Escape" || !open()) return;
+    show(false);
+    more.focus();
+  });
 }
 
 // window.__demo is a small hook for the browser tests and for people exploring the protocol.

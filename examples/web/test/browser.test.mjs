@@ -113,7 +113,7 @@ test("at 1280 px the header is one row, at most 72 px high", async () => {
   assert.ok(header.height <= 72, `the header is ${header.height} px high`);
   // One row: the brand and every setting share a line.
   const rows = await page.evaluate(() => {
-    const items = [document.querySelector(".brand"), ...document.querySelectorAll("#settings > label")];
+    const items = [document.querySelector(".brand"), ...document.querySelectorAll("#settings label")];
     return items.map((e) => { const r = e.getBoundingClientRect(); return { top: r.top, bottom: r.bottom }; });
   });
   const firstBottom = Math.min(...rows.map((r) => r.bottom));
@@ -122,10 +122,23 @@ test("at 1280 px the header is one row, at most 72 px high", async () => {
   await page.close();
 });
 
-test("at 390 px no text of the conversation lies under the sticky header after load", async () => {
-  const { page } = await openPage({ viewport: { width: 390, height: 800 } });
+test("at 390 px the header is two rows, and no text of the conversation lies under it after load", async () => {
+  const { page } = await openPage({ viewport: { width: 390, height: 844 } });
   const box = await page.locator("header.topbar").boundingBox();
   const headerBottom = box.y + box.height;
+  // Two rows: the brand, then language, account and the menu of the other settings.
+  assert.ok(box.height <= 110, `the header is ${box.height} px high`);
+  for (const name of ["Confirm with", "Speak answers", "Live voice"]) {
+    assert.ok(!(await page.getByLabel(name).isVisible()), `${name} waits in the menu`);
+  }
+  await page.getByRole("button", { name: "More settings" }).click();
+  for (const name of ["Confirm with", "Speak answers", "Live voice"]) {
+    assert.ok(await page.getByLabel(name).isVisible(), `the menu shows ${name}`);
+  }
+  assert.equal((await page.locator("header.topbar").boundingBox()).height, box.height, "the open menu lies over the conversation");
+  await page.screenshot({ path: path.join(outDir, "header-390-menu.png") });
+  await page.keyboard.press("Escape");
+  assert.ok(!(await page.getByLabel("Live voice").isVisible()), "Escape closes the menu");
   const { first, conversation } = await page.evaluate(() => ({
     first: document.querySelector("#turns .turn").getBoundingClientRect().top,
     conversation: document.getElementById("conversation").getBoundingClientRect().top,
