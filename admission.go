@@ -356,10 +356,10 @@ func (e *Engine) Overloaded(ctx context.Context, c *Caller, bound, detail string
 	return p
 }
 
-// userOf returns the name of req's user in the buckets and slots, computed once.
-func (e *Engine) userOf(req *request) string {
-	if req.user == "" {
-		req.user = e.limits.userBucket(req.Tenant.Key, req.UserToken)
+// burstOf returns the burst of a bucket: burst, or a tenth of perMinute, at least 1.
+func burstOf(perMinute, burst int) int {
+	if burst > 0 {
+		return burst
 	}
-	return req.user
+	return max(1, perMinute/10)
 }

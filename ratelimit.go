@@ -107,14 +107,6 @@ func (rl *rateLimiting) userBucket(tenantKey string, token Secret) string {
 	return string(name[:])
 }
 
-// burstOf returns the burst of a bucket: burst, or a tenth of perMinute, at least 1.
-func burstOf(perMinute, burst int) int {
-	if burst > 0 {
-		return burst
-	}
-	return max(1, perMinute/10)
-}
-
 // allow asks the shared limiter, or the local one when there is none or the shared one failed
 // a moment ago (unavailable is then true).
 func (rl *rateLimiting) allow(ctx context.Context, e *Engine, req *request, limits []RateLimit) (ok bool, wait time.Duration, unavailable bool) {

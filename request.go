@@ -448,3 +448,11 @@ func (e *Engine) inProcessSession(ctx context.Context, req *request, id string) 
 	}
 	return s, nil
 }
+
+// userOf returns the name of req's user in the buckets and slots, computed once.
+func (e *Engine) userOf(req *request) string {
+	if req.user == "" {
+		req.user = e.limits.userBucket(req.Tenant.Key, req.UserToken)
+	}
+	return req.user
+}
