@@ -32,7 +32,8 @@ const (
 type DeviceKey struct {
 	// Kind is DeviceKeyGate, DeviceKeyDevice or DeviceKeyPasskey.
 	Kind string `json:"kind"`
-	// PublicKey is the public key as an EC P-256 JWK (a passkey's COSE key, converted).
+	// PublicKey is the public key as an EC P-256 JWK, or for an RS256 passkey an RSA JWK of n
+	// and e (a passkey's COSE key, converted).
 	PublicKey json.RawMessage `json:"public_key"`
 	// Thumbprint is the RFC 7638 SHA-256 thumbprint of PublicKey, base64url.
 	Thumbprint string `json:"thumbprint"`
@@ -82,7 +83,8 @@ type ActionProof struct {
 	// authenticatorData, signature, userHandle).
 	Type  string
 	Proof string
-	// Key is the public key the proof verifies with, an EC P-256 JWK.
+	// Key is the public key the proof verifies with, an EC P-256 JWK (an RSA JWK for an RS256
+	// passkey).
 	Key DeviceKey
 	// Token is the action token the proof signs (its hash is the JWS's ath, or the passkey
 	// assertion's challenge).
@@ -158,8 +160,10 @@ type Passkeys interface {
 	// signature counter, to keep, and that counter (0 from an authenticator that counts
 	// nothing, as synced passkeys are). Its errors are whole sentences.
 	Verify(ctx context.Context, credential json.RawMessage, user, challenge []byte, a *PasskeyAssertion) (updated json.RawMessage, counter uint32, err error)
-	// PublicKey returns the public key of credential as an EC P-256 JWK, and its credential
-	// id, base64url. Its errors are whole sentences.
+	// PublicKey returns the public key of credential as a JWK, an ES256 passkey's as an EC
+	// P-256 JWK and an RS256 passkey's as an RSA JWK (kty, n and e, without leading zero
+	// octets; a modulus of at least 2048 bits), and its credential id, base64url. Its errors
+	// are whole sentences.
 	PublicKey(credential json.RawMessage) (jwk json.RawMessage, credentialID string, err error)
 }
 
@@ -223,7 +227,8 @@ func (e *Engine) passkeyDevice(stored json.RawMessage) (*DeviceKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := dpop.ParseKey(jwk)
+	// A passkey's key may be RSA (RS256), which no other key of a session may be.
+	key, err := dpop.ParsePasskeyKey(jwk)
 	if err != nil {
 		return nil, fmt.Errorf("the passkey's public key %v", err)
 	}

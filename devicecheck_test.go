@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/json"
 	"io"
@@ -129,8 +131,8 @@ func alterOneByte(f demobank.Forwarded) map[string]demobank.Forwarded {
 
 // TestBankVerifiesTheProofItself: the reference bank moves money only for a device it enrolled
 // by one-time code, verifying the forwarded proof itself (a gate key's JWS, a passkey's
-// assertion) with nothing but what it received; one altered byte of the proof, the token or the
-// amount is refused. A stranger with the user's token and keys of their own gets no session,
+// assertion, ES256 or RS256) with nothing but what it received; one altered byte of the proof,
+// the token or the amount is refused. A stranger with the user's token and keys of their own gets no session,
 // whatever credential id they register a passkey under.
 func TestBankVerifiesTheProofItself(t *testing.T) {
 	pb := newProofBank(t)
@@ -217,6 +219,47 @@ func TestBankVerifiesTheProofItself(t *testing.T) {
 			if _, err := verifier.Verify(&altered, &victim.key.PublicKey, 0, time.Now()); err == nil {
 				t.Errorf("%s: verified", name)
 			}
+		}
+	})
+
+	// An RS256 passkey, as authenticators that make RSA keys only register: the bank enrols
+	// its RSA JWK and verifies its assertions (RSASSA-PKCS1-v1_5, SHA-256).
+	t.Run("RS256 passkey", func(t *testing.T) {
+		device := newDevice(t)
+		auth := newAuthenticator(t, bankRPID, bankOrigin)
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		auth.key, auth.rsa = nil, k
+		pb.enrol(t, json.RawMessage(`{"kty":"RSA","n":"`+b64.EncodeToString(k.N.Bytes())+`","e":"AQAB"}`))
+		resp := pb.h.do(t.Context(), http.MethodPost, engine.PathCreateSession, headers(),
+			`{"public_key":`+device.jwkJSON()+`,"gate_credential":`+auth.register(gateChallenge(device))+`}`)
+		var sess sessionOut
+		json.NewDecoder(resp.Body).Decode(&sess)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("the enrolled RS256 passkey: %d", resp.StatusCode)
+		}
+		pb.device, pb.sess = device, sess
+		c := pb.confirm(t)
+		sum := sha256.Sum256([]byte(c.Execute.Token))
+		now := time.Now().UTC().Format(time.RFC3339)
+		if status, body := pb.signed(t, engine.PathExecute, executeWithPasskey(c.Execute, now, auth.assert(sum[:], bankOrigin))); status != 200 || !strings.Contains(string(body), "Money sent") {
+			t.Fatalf("the RS256 passkey's transfer: %d %s", status, body)
+		}
+		f := pb.last()
+		if _, err := verifier.Verify(&f, &k.PublicKey, 0, time.Now()); err != nil {
+			t.Fatalf("the forwarded RS256 assertion: %v", err)
+		}
+		for name, altered := range alterOneByte(f) {
+			if _, err := verifier.Verify(&altered, &k.PublicKey, 0, time.Now()); err == nil {
+				t.Errorf("%s: verified", name)
+			}
+		}
+		other, _ := rsa.GenerateKey(rand.Reader, 2048)
+		if _, err := verifier.Verify(&f, &other.PublicKey, 0, time.Now()); err == nil {
+			t.Error("verified with another RSA key")
 		}
 	})
 }

@@ -2,12 +2,15 @@ package engine_test
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"math/big"
 	"net/http"
 	"strings"
 	"testing"
@@ -30,10 +33,11 @@ func passkeys(t testing.TB, rpID, origin string) engine.Passkeys {
 }
 
 // authenticator is a software passkey authenticator, as WebAuthn level 3 describes one: it
-// registers a P-256 credential for an origin with "none" attestation and signs assertions,
-// its user verification and signature counter set by the test.
+// registers a P-256 (or RSA) credential for an origin with "none" attestation and signs
+// assertions, its user verification and signature counter set by the test.
 type authenticator struct {
 	key      *ecdsa.PrivateKey
+	rsa      *rsa.PrivateKey // an RS256 credential's key, instead of key
 	id       []byte
 	rpID     string
 	origin   string
@@ -67,8 +71,13 @@ func (a *authenticator) authData(attested bool) []byte {
 	b := append(rp[:], a.flags(attested))
 	b = binary.BigEndian.AppendUint32(b, a.counter)
 	if attested {
-		raw, _ := a.key.PublicKey.Bytes()
-		cose, _ := cbor.Marshal(map[int]any{1: 2, 3: -7, -1: 1, -2: raw[1:33], -3: raw[33:]})
+		var cose []byte
+		if a.rsa != nil {
+			cose, _ = cbor.Marshal(map[int]any{1: 3, 3: -257, -1: a.rsa.N.Bytes(), -2: big.NewInt(int64(a.rsa.E)).Bytes()})
+		} else {
+			raw, _ := a.key.PublicKey.Bytes()
+			cose, _ = cbor.Marshal(map[int]any{1: 2, 3: -7, -1: 1, -2: raw[1:33], -3: raw[33:]})
+		}
 		b = append(b, make([]byte, 16)...) // AAGUID
 		b = binary.BigEndian.AppendUint16(b, uint16(len(a.id)))
 		b = append(b, a.id...)
@@ -104,7 +113,13 @@ func (a *authenticator) assertData(cd []byte) map[string]any {
 	data := a.authData(false)
 	sum := sha256.Sum256(cd)
 	digest := sha256.Sum256(append(append([]byte(nil), data...), sum[:]...))
-	sig, err := ecdsa.SignASN1(rand.Reader, a.key, digest[:])
+	var sig []byte
+	var err error
+	if a.rsa != nil {
+		sig, err = rsa.SignPKCS1v15(nil, a.rsa, crypto.SHA256, digest[:])
+	} else {
+		sig, err = ecdsa.SignASN1(rand.Reader, a.key, digest[:])
+	}
 	if err != nil {
 		panic(err)
 	}
@@ -218,6 +233,72 @@ func TestPasskeyGate(t *testing.T) {
 }
 
 func strPtr(s string) *string { return &s }
+
+// TestPasskeyGateRS256: the web client's passkey offers RS256 (-257) beside ES256, and an
+// authenticator that makes RSA keys only (a TPM-backed Windows Hello) answers with one: the
+// engine registers it as the session's gate, an action runs with its assertion, a forged one
+// is refused, and the backend gets the passkey's public key as an RSA JWK with its RFC 7638
+// thumbprint.
+func TestPasskeyGateRS256(t *testing.T) {
+	const rpID, origin = "bank.example", "https://bank.example"
+	g := &gated{device: newDevice(t), gate: newDevice(t), tools: bankTools()}
+	tn := testTenant()
+	tn.RequireActionProof = true
+	model := modelFunc(func(context.Context, *engine.ModelRequest) []engine.ModelEvent {
+		return []engine.ModelEvent{engine.TextEvent("Please confirm."), call("c1", "transfer", `{"to":"Alex","amount":20}`)}
+	})
+	g.h = newHarness(t, engine.Config{Model: model, Toolset: g.tools, Passkeys: passkeys(t, rpID, origin)}, tn)
+	auth := newAuthenticator(t, rpID, origin)
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth.key, auth.rsa = nil, k
+	// Only a passkey may be RSA: the same key as a session's device key or gate key is refused.
+	rsaJWK := `{"kty":"RSA","n":"` + b64.EncodeToString(k.N.Bytes()) + `","e":"AQAB"}`
+	for _, tc := range []struct{ field, body string }{
+		{"public_key", `{"public_key":` + rsaJWK + `}`},
+		{"gate_key", `{"public_key":` + g.device.jwkJSON() + `,"gate_key":` + rsaJWK + `}`},
+	} {
+		resp := g.h.do(t.Context(), http.MethodPost, engine.PathCreateSession, headers(), tc.body)
+		if p := readProblem(t, resp); resp.StatusCode != 400 || p.Field != tc.field {
+			t.Errorf("an RSA key as %s: %d %+v", tc.field, resp.StatusCode, p)
+		}
+	}
+	g.sess = g.h.createSession(t, headers(), `{"public_key":`+g.device.jwkJSON()+`,"gate_credential":`+auth.register(gateChallenge(g.device))+`}`)
+
+	c := g.confirm(t)
+	now := time.Now().UTC().Format(time.RFC3339)
+	sum := sha256.Sum256([]byte(c.Execute.Token))
+	forged := auth.assert(sum[:], origin)
+	sig, _ := b64.DecodeString(forged["signature"].(string))
+	sig[10] ^= 1
+	forged["signature"] = b64.EncodeToString(sig)
+	if status, body := g.signed(t, engine.PathExecute, executeWithPasskey(c.Execute, now, forged)); status != 403 || !strings.Contains(string(body), engine.CodeInvalidDeviceProof) {
+		t.Fatalf("a forged RS256 assertion: %d %s", status, body)
+	}
+	if n := len(g.tools.Calls()); n != 0 {
+		t.Fatalf("a forged assertion reached the backend %d times", n)
+	}
+	status, body := g.signed(t, engine.PathExecute, executeWithPasskey(c.Execute, now, auth.assert(sum[:], origin)))
+	if status != 200 || len(g.tools.Calls()) != 1 {
+		t.Fatalf("a valid RS256 assertion: %d %s", status, body)
+	}
+	p := g.tools.Calls()[0].Env.Proof
+	if p == nil || p.Type != engine.ProofTypeWebAuthn || p.Key.Kind != engine.DeviceKeyPasskey {
+		t.Fatalf("the backend got the proof %+v", p)
+	}
+	var jwk map[string]string
+	json.Unmarshal(p.Key.PublicKey, &jwk)
+	n := b64.EncodeToString(k.N.Bytes())
+	if len(jwk) != 3 || jwk["kty"] != "RSA" || jwk["n"] != n || jwk["e"] != "AQAB" {
+		t.Fatalf("the backend got the public key %s, want the passkey's as an RSA JWK", p.Key.PublicKey)
+	}
+	// RFC 7638: the members required for RSA, in lexicographic order.
+	if tp := sha256.Sum256([]byte(`{"e":"AQAB","kty":"RSA","n":"` + n + `"}`)); p.Key.Thumbprint != b64.EncodeToString(tp[:]) {
+		t.Fatalf("the passkey's thumbprint %s is not the RFC 7638 thumbprint of its key", p.Key.Thumbprint)
+	}
+}
 
 // TestPasskeyCredentialIDIsBoundToItsKey: once a user registered a passkey, another public key
 // registered under the same credential id (an authenticator chooses the id, so anybody can

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 
 	"github.com/go-webauthn/webauthn/protocol"
@@ -24,6 +25,7 @@ import (
 	"github.com/go-webauthn/webauthn/webauthn"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/jsonenc"
 )
 
@@ -77,8 +79,9 @@ func (u *gateUser) WebAuthnCredentials() []webauthn.Credential { return u.creden
 
 // Register verifies the registration of a session's gate passkey (the PublicKeyCredential of
 // navigator.credentials.create, in its JSON form) whose challenge and user handle are
-// challenge: ES256, user verification required. It returns the credential to keep. Its errors
-// complete a sentence that names the field.
+// challenge: ES256 (COSE -7, P-256) or RS256 (COSE -257, a modulus of at least 2048 bits), as
+// the web client offers them, user verification required. It returns the credential to keep.
+// Its errors complete a sentence that names the field.
 func (p *RelyingParty) Register(_ context.Context, raw json.RawMessage, challenge []byte) (json.RawMessage, error) {
 	if p == nil {
 		return nil, errors.New("is not accepted: this engine has no WebAuthn relying party")
@@ -97,12 +100,26 @@ func (p *RelyingParty) Register(_ context.Context, raw json.RawMessage, challeng
 	}
 	cred, err := p.rp.CreateCredential(&gateUser{id: challenge}, webauthn.SessionData{
 		Challenge: b64url.EncodeToString(challenge), UserID: challenge, UserVerification: protocol.VerificationRequired,
-		CredParams: []protocol.CredentialParameter{{Type: protocol.PublicKeyCredentialType, Algorithm: webauthncose.AlgES256}},
+		CredParams: []protocol.CredentialParameter{
+			{Type: protocol.PublicKeyCredentialType, Algorithm: webauthncose.AlgES256},
+			// Authenticators that make RSA keys only (TPM-backed Windows Hello among them)
+			// answer an offer of ES256 alone with no passkey.
+			{Type: protocol.PublicKeyCredentialType, Algorithm: webauthncose.AlgRS256},
+		},
 	}, parsed)
 	if err != nil {
 		return nil, fmt.Errorf("does not verify: %s", reason(err))
 	}
-	return json.Marshal(cred)
+	out, err := json.Marshal(cred)
+	if err != nil {
+		return nil, err
+	}
+	// The key must also be one the engine and the bank can name (and an RSA key long enough),
+	// or the session would be refused at its first action rather than now.
+	if _, _, err := p.PublicKey(out); err != nil {
+		return nil, fmt.Errorf("is not accepted: %w", err)
+	}
+	return out, nil
 }
 
 // Verify checks an assertion of the stored credential, the passkey of the user handle user,
@@ -141,8 +158,9 @@ func (p *RelyingParty) Verify(_ context.Context, stored json.RawMessage, user, c
 	return out, got.Authenticator.SignCount, err
 }
 
-// PublicKey returns the public key of a stored credential (its COSE key as an EC P-256 JWK)
-// and its credential id, base64url.
+// PublicKey returns the public key of a stored credential as a JWK (an ES256 passkey's COSE
+// key as an EC P-256 JWK, an RS256 passkey's as an RSA JWK of n and e without leading zero
+// octets) and its credential id, base64url.
 func (p *RelyingParty) PublicKey(stored json.RawMessage) (jwk json.RawMessage, credentialID string, err error) {
 	var cred webauthn.Credential
 	if err := json.Unmarshal(stored, &cred); err != nil {
@@ -152,12 +170,31 @@ func (p *RelyingParty) PublicKey(stored json.RawMessage) (jwk json.RawMessage, c
 	if err != nil {
 		return nil, "", errors.New("the passkey's public key is unreadable")
 	}
-	ec, ok := pub.(webauthncose.EC2PublicKeyData)
-	if !ok || webauthncose.COSEEllipticCurve(ec.Curve) != webauthncose.P256 || len(ec.XCoord) != 32 || len(ec.YCoord) != 32 {
-		return nil, "", errors.New("the passkey's public key is not an EC P-256 key")
+	switch k := pub.(type) {
+	case webauthncose.EC2PublicKeyData:
+		if webauthncose.COSEAlgorithmIdentifier(k.Algorithm) != webauthncose.AlgES256 ||
+			webauthncose.COSEEllipticCurve(k.Curve) != webauthncose.P256 || len(k.XCoord) != 32 || len(k.YCoord) != 32 {
+			return nil, "", errors.New("the passkey's public key is not an ES256 key on P-256")
+		}
+		jwk, _ = json.Marshal(map[string]string{"kty": "EC", "crv": "P-256",
+			"x": b64url.EncodeToString(k.XCoord), "y": b64url.EncodeToString(k.YCoord)})
+	case webauthncose.RSAPublicKeyData:
+		if webauthncose.COSEAlgorithmIdentifier(k.Algorithm) != webauthncose.AlgRS256 {
+			return nil, "", errors.New("the passkey's RSA key is not an RS256 key")
+		}
+		// n and e without leading zero octets (RFC 7518 section 6.3.1), as the thumbprint
+		// (RFC 7638) spells them.
+		n, e := new(big.Int).SetBytes(k.Modulus), new(big.Int).SetBytes(k.Exponent)
+		jwk, _ = json.Marshal(map[string]string{"kty": "RSA",
+			"n": b64url.EncodeToString(n.Bytes()), "e": b64url.EncodeToString(e.Bytes())})
+	default:
+		return nil, "", errors.New("the passkey's public key is neither an ES256 nor an RS256 key")
 	}
-	jwk, _ = json.Marshal(map[string]string{"kty": "EC", "crv": "P-256",
-		"x": b64url.EncodeToString(ec.XCoord), "y": b64url.EncodeToString(ec.YCoord)})
+	// The rules of a passkey's key (a P-256 point, an RSA modulus of 2048 bits or more, an odd
+	// exponent) are the engine's, which reads the key again with them.
+	if _, err := dpop.ParsePasskeyKey(jwk); err != nil {
+		return nil, "", fmt.Errorf("the passkey's public key %v", err)
+	}
 	return jwk, b64url.EncodeToString(cred.ID), nil
 }
 

@@ -1,19 +1,23 @@
 package passkey_test
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"math/big"
 	"strings"
 	"testing"
 
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/passkey"
 )
 
@@ -42,10 +46,11 @@ func gateChallenge(thumbprint string) []byte {
 	return sum[:]
 }
 
-// authenticator is a software passkey: a P-256 key, "none" attestation, flags and a
-// signature counter set by the test.
+// authenticator is a software passkey: a P-256 key (or an RSA key), "none" attestation, flags
+// and a signature counter set by the test.
 type authenticator struct {
 	key     *ecdsa.PrivateKey
+	rsa     *rsa.PrivateKey // an RS256 passkey's key, instead of key
 	id      []byte
 	rpID    string
 	flags   byte
@@ -78,8 +83,13 @@ func (a *authenticator) authData(attested bool) []byte {
 	b := append(rp[:], flags)
 	b = binary.BigEndian.AppendUint32(b, a.counter)
 	if attested {
-		raw, _ := a.key.PublicKey.Bytes()
-		cose, _ := cbor.Marshal(map[int]any{1: 2, 3: -7, -1: 1, -2: raw[1:33], -3: raw[33:]})
+		var cose []byte
+		if a.rsa != nil {
+			cose, _ = cbor.Marshal(map[int]any{1: 3, 3: -257, -1: a.rsa.N.Bytes(), -2: big.NewInt(int64(a.rsa.E)).Bytes()})
+		} else {
+			raw, _ := a.key.PublicKey.Bytes()
+			cose, _ = cbor.Marshal(map[int]any{1: 2, 3: -7, -1: 1, -2: raw[1:33], -3: raw[33:]})
+		}
 		b = append(b, make([]byte, 16)...) // AAGUID
 		b = binary.BigEndian.AppendUint16(b, uint16(len(a.id)))
 		b = append(b, a.id...)
@@ -109,7 +119,13 @@ func (a *authenticator) assert(cd []byte) *engine.PasskeyAssertion {
 	data := a.authData(false)
 	sum := sha256.Sum256(cd)
 	digest := sha256.Sum256(append(append([]byte(nil), data...), sum[:]...))
-	sig, err := ecdsa.SignASN1(rand.Reader, a.key, digest[:])
+	var sig []byte
+	var err error
+	if a.rsa != nil {
+		sig, err = rsa.SignPKCS1v15(nil, a.rsa, crypto.SHA256, digest[:])
+	} else {
+		sig, err = ecdsa.SignASN1(rand.Reader, a.key, digest[:])
+	}
 	if err != nil {
 		panic(err)
 	}
@@ -337,5 +353,78 @@ func TestVerifyStored(t *testing.T) {
 	}
 	if _, _, err := rp.PublicKey(json.RawMessage(`{`)); err == nil {
 		t.Fatal("PublicKey of an unreadable credential accepted")
+	}
+}
+
+// newRSAAuthenticator is an RS256 passkey, as a TPM-backed Windows Hello authenticator makes
+// one, with a modulus of bits.
+func newRSAAuthenticator(t *testing.T, bits int) *authenticator {
+	t.Helper()
+	a := newAuthenticator(t)
+	k, err := rsa.GenerateKey(rand.Reader, bits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.key, a.rsa = nil, k
+	return a
+}
+
+// TestRS256: the web client offers RS256 beside ES256 (pubKeyCredParams -7, -257), and an
+// authenticator that can only make RSA keys picks it: its passkey registers, its public key is
+// an RSA JWK with its RFC 7638 thumbprint, and its assertions verify, a forged one and one of
+// another key not. A modulus under 2048 bits is refused.
+func TestRS256(t *testing.T) {
+	rp := relyingParty(t)
+	a := newRSAAuthenticator(t, 2048)
+	cred, err := rp.Register(t.Context(), a.register(clientData("webauthn.create", gateChallenge(thumbprint), origin)), gateChallenge(thumbprint))
+	if err != nil {
+		t.Fatalf("Register of an RS256 passkey: %v", err)
+	}
+	jwk, id, err := rp.PublicKey(cred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != b64.EncodeToString(a.id) {
+		t.Fatalf("credential id %s, want the authenticator's", id)
+	}
+	var k map[string]string
+	json.Unmarshal(jwk, &k)
+	if len(k) != 3 || k["kty"] != "RSA" || k["n"] != b64.EncodeToString(a.rsa.N.Bytes()) || k["e"] != "AQAB" {
+		t.Fatalf("public key %s is not the authenticator's as an RSA JWK", jwk)
+	}
+	// RFC 7638: the members required for RSA, in lexicographic order, as the engine computes it.
+	sum := sha256.Sum256([]byte(`{"e":"AQAB","kty":"RSA","n":"` + k["n"] + `"}`))
+	if key, err := dpop.ParsePasskeyKey(jwk); err != nil || key.Thumbprint != b64.EncodeToString(sum[:]) {
+		t.Fatalf("the engine's thumbprint of %s: %v, %v; want %s", jwk, key, err, b64.EncodeToString(sum[:]))
+	}
+
+	good := clientData("webauthn.get", actionChallenge(token), origin)
+	a.counter = 1
+	cred, counter, err := rp.Verify(t.Context(), cred, gateChallenge(thumbprint), actionChallenge(token), a.assert(good))
+	if err != nil || counter != 1 {
+		t.Fatalf("Verify of an RS256 assertion: %d, %v", counter, err)
+	}
+	a.counter = 2
+	forged := a.assert(good)
+	sig, _ := b64.DecodeString(forged.Signature)
+	sig[len(sig)/2] ^= 1
+	forged.Signature = b64.EncodeToString(sig)
+	if _, _, err := rp.Verify(t.Context(), cred, gateChallenge(thumbprint), actionChallenge(token), forged); err == nil {
+		t.Fatal("Verify of a forged RS256 signature accepted")
+	}
+	other := newRSAAuthenticator(t, 2048)
+	other.id, other.counter = a.id, 3
+	if _, _, err := rp.Verify(t.Context(), cred, gateChallenge(thumbprint), actionChallenge(token), other.assert(good)); err == nil {
+		t.Fatal("Verify of another RSA key's signature accepted")
+	}
+	a.counter = 4
+	if _, _, err := rp.Verify(t.Context(), cred, gateChallenge(thumbprint), actionChallenge(token), a.assert(good)); err != nil {
+		t.Fatalf("Verify of the next RS256 assertion: %v", err)
+	}
+
+	small := newRSAAuthenticator(t, 1024)
+	_, err = rp.Register(t.Context(), small.register(clientData("webauthn.create", gateChallenge(thumbprint), origin)), gateChallenge(thumbprint))
+	if err == nil || !strings.Contains(err.Error(), "fewer than 2048") {
+		t.Fatalf("Register of a 1024-bit RSA passkey: %v", err)
 	}
 }

@@ -1,9 +1,11 @@
 package demobank
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -30,7 +32,7 @@ const (
 // device is a key the bank enrolled for a user: the gate key of an app, or a passkey's public
 // key. Transfers are proved by signatures that verify with it.
 type device struct {
-	key        *ecdsa.PublicKey
+	key        crypto.PublicKey // *ecdsa.PublicKey on P-256, or an *rsa.PublicKey of a passkey
 	thumbprint string
 	counter    uint32 // a passkey's signature counter, last accepted
 }
@@ -211,24 +213,29 @@ func readDeviceRequest(w http.ResponseWriter, r *http.Request) (userKey, *device
 
 var b64 = base64.RawURLEncoding
 
-// parseJWK reads a public EC P-256 JWK and computes its RFC 7638 thumbprint.
+// parseJWK reads a public JWK, EC P-256 (a gate key, or an ES256 passkey's) or RSA of at least
+// 2048 bits (an RS256 passkey's), and computes its RFC 7638 thumbprint.
 func parseJWK(raw json.RawMessage) (*device, error) {
 	if len(raw) == 0 || len(raw) > maxKeyBytes {
-		return nil, errors.New("is required: the device's public key as an EC P-256 JWK")
+		return nil, errors.New("is required: the device's public key as an EC P-256 or RSA JWK")
 	}
 	var jwk struct {
-		Kty, Crv, X, Y, D string
+		Kty, Crv, X, Y, N, E, D string
 	}
 	if err := json.Unmarshal(raw, &jwk); err != nil {
 		return nil, errors.New("must be a JWK (a JSON object)")
+	}
+	if jwk.D != "" {
+		return nil, errors.New("holds a private key: send the public key only")
+	}
+	if jwk.Kty == "RSA" {
+		return parseRSA(jwk.N, jwk.E)
 	}
 	x, errX := b64.DecodeString(jwk.X)
 	y, errY := b64.DecodeString(jwk.Y)
 	switch {
 	case jwk.Kty != "EC" || jwk.Crv != "P-256":
-		return nil, errors.New(`must be an EC P-256 key (kty "EC", crv "P-256")`)
-	case jwk.D != "":
-		return nil, errors.New("holds a private key: send the public key only")
+		return nil, errors.New(`must be an EC P-256 key (kty "EC", crv "P-256") or an RSA key`)
 	case errX != nil || errY != nil || len(x) != 32 || len(y) != 32:
 		return nil, errors.New("must have x and y of 32 bytes in base64url")
 	}
@@ -239,6 +246,25 @@ func parseJWK(raw json.RawMessage) (*device, error) {
 	// RFC 7638: the required members, in lexicographic order, no white space.
 	sum := sha256.Sum256(fmt.Appendf(nil, `{"crv":"P-256","kty":"EC","x":"%s","y":"%s"}`, b64.EncodeToString(x), b64.EncodeToString(y)))
 	return &device{key: pub, thumbprint: b64.EncodeToString(sum[:])}, nil
+}
+
+// parseRSA reads the n and e of an RSA JWK: a modulus of at least 2048 bits, an odd exponent
+// that fits an int, both without leading zero octets (RFC 7518 section 6.3.1).
+func parseRSA(n64, e64 string) (*device, error) {
+	nb, errN := b64.DecodeString(n64)
+	eb, errE := b64.DecodeString(e64)
+	if errN != nil || errE != nil || len(nb) == 0 || len(eb) == 0 || nb[0] == 0 || eb[0] == 0 {
+		return nil, errors.New("must have n and e in base64url, without leading zeros")
+	}
+	n, e := new(big.Int).SetBytes(nb), new(big.Int).SetBytes(eb)
+	switch {
+	case n.BitLen() < 2048:
+		return nil, fmt.Errorf("is an RSA key of %d bits: at least 2048 are needed", n.BitLen())
+	case !e.IsInt64() || e.Int64() < 3 || e.Int64() > 1<<31-1 || e.Bit(0) == 0:
+		return nil, errors.New("has an unusable RSA exponent")
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, `{"e":"%s","kty":"RSA","n":"%s"}`, e64, n64))
+	return &device{key: &rsa.PublicKey{N: n, E: int(e.Int64())}, thumbprint: b64.EncodeToString(sum[:])}, nil
 }
 
 // sixDigits is a random one-time code.

@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -118,6 +119,42 @@ func TestDeviceEnrolment(t *testing.T) {
 		if (i < 5 && status != http.StatusAccepted) || (i == 5 && (status != http.StatusTooManyRequests || got["error"] != "too_many_codes")) {
 			t.Fatalf("code %d: %d %v", i+1, status, got)
 		}
+	}
+}
+
+// TestRSAPasskeyEnrolment: an RS256 passkey's public key enrols as an RSA JWK of at least 2048
+// bits, n and e spelled without leading zero octets, and the check then answers for it.
+func TestRSAPasskeyEnrolment(t *testing.T) {
+	eb, call := newEnrolBank(t, 0)
+	b := base64.RawURLEncoding
+	rsaJWK := func(bits int) (string, *rsa.PrivateKey) {
+		k, err := rsa.GenerateKey(rand.Reader, bits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return `{"kty":"RSA","n":"` + b.EncodeToString(k.N.Bytes()) + `","e":"AQAB"}`, k
+	}
+	key, k := rsaJWK(2048)
+	small, _ := rsaJWK(1024)
+	for name, jwk := range map[string]string{
+		"a 1024-bit key":      small,
+		"a leading zero in n": `{"kty":"RSA","n":"` + b.EncodeToString(append([]byte{0}, k.N.Bytes()...)) + `","e":"AQAB"}`,
+		"an even exponent":    `{"kty":"RSA","n":"` + b.EncodeToString(k.N.Bytes()) + `","e":"AQAA"}`,
+		"a private key":       `{"kty":"RSA","n":"` + b.EncodeToString(k.N.Bytes()) + `","e":"AQAB","d":"AQAB"}`,
+	} {
+		if status, got := call(request{method: "POST", path: "/devices/code", token: "u", body: `{"public_key":` + jwk + `}`}); status != http.StatusBadRequest {
+			t.Errorf("%s: %d %v", name, status, got)
+		}
+	}
+	if status, got := call(request{method: "POST", path: "/devices/code", token: "u", body: `{"public_key":` + key + `}`}); status != http.StatusAccepted {
+		t.Fatalf("code for an RSA key: %d %v", status, got)
+	}
+	if status, got := call(request{method: "POST", path: "/devices", token: "u", body: `{"code":"` + eb.code("u") + `","public_key":` + key + `}`}); status != http.StatusCreated {
+		t.Fatalf("enrol an RSA key: %d %v", status, got)
+	}
+	_, got := call(request{method: "POST", path: "/devices/check", token: "u", body: `{"kind":"passkey","public_key":` + key + `}`})
+	if got["enrolled"] != true {
+		t.Fatalf("the check of the enrolled RSA key: %v", got)
 	}
 }
 

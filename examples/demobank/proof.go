@@ -2,7 +2,9 @@ package demobank
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/ecdsa"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
@@ -80,8 +82,9 @@ func (f *Forwarded) PresentedKey() (string, error) {
 //
 // lastCounter is the passkey's signature counter the bank accepted last; Verify returns the
 // new one, which the bank stores (compare and set under its own lock). The refusal is a
-// [*ProofError].
-func (v *Verifier) Verify(f *Forwarded, key *ecdsa.PublicKey, lastCounter uint32, now time.Time) (uint32, error) {
+// [*ProofError]. key is an *ecdsa.PublicKey on P-256, or the *rsa.PublicKey of an RS256 passkey
+// (which signs assertions only).
+func (v *Verifier) Verify(f *Forwarded, key crypto.PublicKey, lastCounter uint32, now time.Time) (uint32, error) {
 	proof, typ, tok := f.Header.Get(headerProof), f.Header.Get(headerProofType), f.Header.Get(headerToken)
 	if proof == "" || tok == "" {
 		return 0, refuseProof("device_proof_required", proofRequired)
@@ -165,8 +168,12 @@ func checkActionToken(tok string, body []byte, idemKey string, now time.Time) er
 
 // verifyJWS checks a key proof: header {"typ":"action-proof+jwt","alg":"ES256"}, payload with
 // ath and iat, signature by the enrolled key.
-func (v *Verifier) verifyJWS(key *ecdsa.PublicKey, proof, ath string, now time.Time) error {
+func (v *Verifier) verifyJWS(pub crypto.PublicKey, proof, ath string, now time.Time) error {
 	bad := refuseProof("invalid_device_proof", "The approval from your device does not verify. Nothing was sent.")
+	key, ok := pub.(*ecdsa.PublicKey)
+	if !ok {
+		return bad
+	}
 	parts := strings.Split(proof, ".")
 	if len(parts) != 3 {
 		return bad
@@ -214,7 +221,7 @@ type assertion struct {
 // enrolled public key: the challenge is the token's hash, the client data is a get of the
 // bank's origins, the authenticator data is of the bank's relying party with user presence
 // and verification, the signature verifies, and the signature counter advanced.
-func (v *Verifier) verifyAssertion(key *ecdsa.PublicKey, proof, challenge string, lastCounter uint32) (uint32, error) {
+func (v *Verifier) verifyAssertion(key crypto.PublicKey, proof, challenge string, lastCounter uint32) (uint32, error) {
 	bad := refuseProof("invalid_device_proof", "The passkey's approval does not verify. Nothing was sent.")
 	raw, err := b64.DecodeString(proof)
 	if err != nil {
@@ -245,7 +252,17 @@ func (v *Verifier) verifyAssertion(key *ecdsa.PublicKey, proof, challenge string
 	}
 	cdHash := sha256.Sum256(cdj)
 	signed := sha256.Sum256(append(bytes.Clone(authData), cdHash[:]...))
-	if !ecdsa.VerifyASN1(key, signed[:], sig) {
+	// ES256 signs with ECDSA (ASN.1), RS256 with RSASSA-PKCS1-v1_5, both over SHA-256.
+	switch k := key.(type) {
+	case *ecdsa.PublicKey:
+		if !ecdsa.VerifyASN1(k, signed[:], sig) {
+			return 0, bad
+		}
+	case *rsa.PublicKey:
+		if rsa.VerifyPKCS1v15(k, crypto.SHA256, signed[:], sig) != nil {
+			return 0, bad
+		}
+	default:
 		return 0, bad
 	}
 	// The counter: an authenticator that counts must count up, or it is a copy.

@@ -255,7 +255,8 @@ export class Passkey {
   }
 
   /**
-   * register creates the passkey: ES256 (RS256 listed second), on this device's platform
+   * register creates the passkey: ES256, or RS256 for an authenticator that makes RSA keys only
+   * (the engine verifies both), on this device's platform
    * authenticator, user verification required, no attestation. Its challenge and user handle
    * are SHA-256 of "convengine gate credential", a NUL byte and the device key's thumbprint,
    * as the engine checks at create-session. The relying party is this page's host.
@@ -270,7 +271,9 @@ export class Passkey {
           rp: { id: location.hostname, name: document.title || location.hostname },
           user: { id: challenge, name: "gate", displayName: "Confirms actions on this device" },
           // ES256 first, in order of preference: authenticators pick it. RS256 is listed
-          // beside it, as WebAuthn's defaults are, so that Chromium does not warn.
+          // beside it, as WebAuthn's defaults are, for authenticators that make RSA keys
+          // only (TPM-backed Windows Hello) and so that Chromium does not warn; the engine
+          // verifies both.
           pubKeyCredParams: [{ type: "public-key", alg: -7 }, { type: "public-key", alg: -257 }],
           authenticatorSelection: { authenticatorAttachment: "platform", residentKey: "discouraged", userVerification: "required" },
           attestation: "none",
@@ -285,12 +288,17 @@ export class Passkey {
     try {
       // The passkey's public key, SubjectPublicKeyInfo DER, as the JWK a bank enrols.
       const spki = r.getPublicKey?.();
-      if (spki) {
+      if (spki && r.getPublicKeyAlgorithm?.() === -257) {
+        const imported = await crypto.subtle.importKey("spki", spki, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["verify"]);
+        const { kty, n, e } = await crypto.subtle.exportKey("jwk", imported);
+        publicKey = { kty, n, e };
+      } else if (spki) {
         const imported = await crypto.subtle.importKey("spki", spki, { name: "ECDSA", namedCurve: "P-256" }, true, ["verify"]);
         publicKey = publicJWK(await crypto.subtle.exportKey("jwk", imported));
       }
     } catch {
-      // not a P-256 key, or a browser without getPublicKey: the passkey cannot be enrolled
+      // neither a P-256 nor an RSA key, or a browser without getPublicKey: the passkey
+      // cannot be enrolled
     }
     return new Passkey({
       id: cred.id,
