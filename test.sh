@@ -81,6 +81,7 @@ done <<'TARGETS'
 ./internal/headers FuzzForwardedHeaders
 ./internal/jsonenc FuzzCanonicalize
 ./internal/dpop FuzzDPoPProof
+./internal/dpop FuzzParsePasskeyKey
 ./internal/sse FuzzSSE
 ./client FuzzPlainAudio
 ./audio FuzzDecodeWAV

@@ -1,6 +1,9 @@
 package dpop
 
 import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
@@ -42,7 +45,7 @@ func TestThumbprintVectors(t *testing.T) {
 const rfc7638Key = `{"kty":"RSA","n":"0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw","e":"AQAB","alg":"RS256","kid":"2011-04-29"}`
 
 // rsaJWK is the public JWK of an RSA key of bits, with members changed by set.
-func rsaJWK(t *testing.T, bits int, set map[string]any) []byte {
+func rsaJWK(t testing.TB, bits int, set map[string]any) []byte {
 	t.Helper()
 	k, err := rsa.GenerateKey(rand.Reader, bits)
 	if err != nil {
@@ -61,7 +64,7 @@ func rsaJWK(t *testing.T, bits int, set map[string]any) []byte {
 }
 
 // privateRSAJWK is the JWK of an RSA private key of 2048 bits.
-func privateRSAJWK(t *testing.T) []byte {
+func privateRSAJWK(t testing.TB) []byte {
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -151,11 +154,52 @@ func TestProofOfAnRSAKey(t *testing.T) {
 	}
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	raw, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return raw
+}
+
+// FuzzParsePasskeyKey feeds the passkey key reader arbitrary JWKs, as an authenticator's COSE
+// key converted by a relying party could read. It must never panic; what it accepts is a public
+// EC P-256 key or an RSA key of at least MinRSABits bits, whose thumbprint is go-jose's, and
+// only the EC ones pass ParseKey.
+func FuzzParsePasskeyKey(f *testing.F) {
+	f.Add([]byte(rfc7638Key))
+	f.Add(rsaJWK(f, 2048, map[string]any{"alg": "RS256"}))
+	f.Add(rsaJWK(f, 2048, map[string]any{"e": "AAEAAQ"}))
+	f.Add(privateRSAJWK(f))
+	f.Add([]byte(`{"kty":"EC","crv":"P-256","x":"","y":""}`))
+	f.Add([]byte(`{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		k, err := ParsePasskeyKey(raw)
+		if err != nil {
+			return
+		}
+		var jwk jose.JSONWebKey
+		if err := jwk.UnmarshalJSON(raw); err != nil || !jwk.IsPublic() {
+			t.Fatalf("accepted what go-jose does not read as a public key: %v", err)
+		}
+		sum, err := jwk.Thumbprint(crypto.SHA256)
+		if err != nil || b64.EncodeToString(sum) != k.Thumbprint {
+			t.Fatalf("thumbprint %q, go-jose's %x (%v)", k.Thumbprint, sum, err)
+		}
+		_, ecErr := ParseKey(raw)
+		switch pub := k.Public.(type) {
+		case *rsa.PublicKey:
+			if pub.N.BitLen() < MinRSABits || ecErr == nil {
+				t.Fatalf("accepted an RSA key of %d bits (ParseKey: %v)", pub.N.BitLen(), ecErr)
+			}
+		case *ecdsa.PublicKey:
+			if pub.Curve != elliptic.P256() || ecErr != nil {
+				t.Fatalf("accepted an EC key ParseKey refuses: %v", ecErr)
+			}
+		default:
+			t.Fatalf("accepted a %T", k.Public)
+		}
+	})
 }
