@@ -17,10 +17,24 @@ type Options struct {
 	// time.Now; tests pass a fixed clock for deterministic dates.
 	Now func() time.Time
 	// MaxUsers bounds the users kept in memory (default DefaultMaxUsers). When a new token
-	// would exceed it, the user seen least recently who has no enrolled device is forgotten;
-	// that token starts again from the seeded accounts. A user with an enrolled device is never
-	// forgotten to make room: when every user kept has one, a new token is refused (503).
+	// would exceed it, the user seen least recently who holds nothing but the seeded accounts
+	// is forgotten; that token starts again from them. A user with an enrolled device is never
+	// forgotten to make room, nor is one whose enrolment state protects them: a pending code,
+	// codes sent in the last 10 minutes, wrong codes of the last 15 minutes (a lock). When every
+	// user kept is one of those, a new token is refused (503 bank_full, with Retry-After when a
+	// guard will lapse).
 	MaxUsers int
+	// MaxCodesPerAddress bounds the enrolment codes sent for one client address in 10 minutes
+	// (default DefaultMaxCodesPerAddress), beside the bound of 5 per user; past it, POST
+	// /devices/code answers 429 too_many_codes_here with Retry-After. It keeps one client, with
+	// as many tokens as it likes, from sending SMS to many phones or filling the bank with users
+	// it may not forget.
+	MaxCodesPerAddress int
+	// ClientAddress names the client of a request for MaxCodesPerAddress. Default
+	// RemoteAddress, the host of r.RemoteAddr. A bank behind a proxy must return the client
+	// address its trusted proxy gives (the address it appended to X-Forwarded-For), never one
+	// the client wrote: the proxy's own address would put every client under one bound.
+	ClientAddress func(r *http.Request) string
 	// RequireDeviceProof makes the bank run a transfer only with a device proof that it
 	// verifies itself against a device it enrolled for the user (POST /devices): the proof
 	// forwarded by the engine as Engine-Action-Proof, the device's public key, and the action
@@ -46,9 +60,11 @@ type Bank struct {
 	maxUsers int
 	opts     Options
 
-	mu    sync.Mutex
-	users map[userKey]*user
-	lru   list.List // of *user without an enrolled device; front: most recently seen
+	mu      sync.Mutex
+	users   map[userKey]*user
+	lru     list.List   // of the *user the bank may forget; front: most recently seen
+	guarded guardedHeap // of the *user it may not forget until their guard lapses
+	senders senders     // the codes sent for each client address
 }
 
 // userKey identifies a user by a hash of the token, so that the bank never holds tokens.
@@ -76,6 +92,13 @@ func New(opts *Options) *Bank {
 	}
 	if b.maxUsers <= 0 {
 		b.maxUsers = DefaultMaxUsers
+	}
+	if b.opts.ClientAddress == nil {
+		b.opts.ClientAddress = RemoteAddress
+	}
+	b.senders = senders{max: b.opts.MaxCodesPerAddress, byAddr: make(map[string]*sender)}
+	if b.senders.max <= 0 {
+		b.senders.max = DefaultMaxCodesPerAddress
 	}
 	b.mux.HandleFunc("GET /healthz", b.handleHealth)
 	b.mux.HandleFunc("GET /balance", b.handleBalance)
@@ -118,53 +141,6 @@ func (b *Bank) Transfers(token string) int {
 		return u.transfers
 	}
 	return 0
-}
-
-// user returns the user of key, seeding a new one, and forgetting the least recently seen
-// user without an enrolled device when the bank is full. It returns nil when the bank is full
-// of users with enrolled devices. b.mu must be held.
-func (b *Bank) user(key userKey) *user {
-	if u, ok := b.users[key]; ok {
-		if u.elem != nil {
-			b.lru.MoveToFront(u.elem)
-		}
-		return u
-	}
-	for len(b.users) >= b.maxUsers {
-		oldest := b.lru.Back()
-		if oldest == nil {
-			return nil
-		}
-		delete(b.users, oldest.Value.(*user).key)
-		b.lru.Remove(oldest)
-	}
-	u := newUser(key, b.now())
-	u.elem = b.lru.PushFront(u)
-	b.users[key] = u
-	return u
-}
-
-// keep makes u a user the bank never forgets to make room: one with an enrolled device.
-// b.mu must be held.
-func (b *Bank) keep(u *user) {
-	if u.elem != nil {
-		b.lru.Remove(u.elem)
-		u.elem = nil
-	}
-}
-
-// withUser runs f with the user of key under the bank's lock, or answers 503 when the bank
-// cannot take another user.
-func (b *Bank) withUser(w http.ResponseWriter, key userKey, f func(u *user)) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	u := b.user(key)
-	if u == nil {
-		writeError(w, http.StatusServiceUnavailable, "bank_full", "The bank cannot take new customers right now. Try again later.")
-		return false
-	}
-	f(u)
-	return true
 }
 
 // authorize returns the key of the request's user, or answers 401 and returns false.

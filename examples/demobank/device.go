@@ -73,35 +73,46 @@ func (b *Bank) handleDeviceCode(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "codes_unavailable", "The bank cannot make a code right now. Try again.")
 		return
 	}
-	now := b.now()
-	var locked, flooded bool
-	ok = b.withUser(w, key, func(u *user) {
-		if locked = u.locked(now); locked {
-			return
-		}
-		for len(u.codesSent) > 0 && now.Sub(u.codesSent[0]) >= codeLifetime {
-			u.codesSent = u.codesSent[1:]
-		}
-		if flooded = len(u.codesSent) >= maxCodesSent; flooded {
-			return
-		}
-		u.codesSent = append(u.codesSent, now)
-		u.code = &oneTimeCode{code: code, thumbprint: pub.thumbprint, expires: now.Add(codeLifetime)}
-	})
-	switch {
-	case !ok:
-		return
-	case locked:
-		writeError(w, http.StatusTooManyRequests, "enrolment_locked", "Too many wrong codes. Enrolment is locked for 15 minutes; then ask for a new code.")
-		return
-	case flooded:
-		w.Header().Set("Retry-After", "600")
-		writeError(w, http.StatusTooManyRequests, "too_many_codes", "Too many codes were sent. Use the last one, or ask again in 10 minutes.")
+	if no := b.takeCode(key, b.opts.ClientAddress(r), code, pub.thumbprint); no != nil {
+		no.write(w)
 		return
 	}
 	b.opts.SendCode(UserLabel(r.Header.Get("X-Token")), code)
 	writeJSON(w, http.StatusAccepted, map[string]any{"sent": true, "user": UserLabel(r.Header.Get("X-Token")),
 		"expires_in": int(codeLifetime.Seconds())})
+}
+
+// takeCode makes code the one sent to the user of key for the key of thumbprint, asked from
+// the client address addr, or says why it may not be sent. The address's bound comes first, so
+// that a refused token costs no room in the bank; then the bank's room, the user's lock and the
+// user's bound.
+func (b *Bank) takeCode(key userKey, addr, code, thumbprint string) *problem {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	if wait := b.senders.wait(addr, now); wait > 0 {
+		return &problem{http.StatusTooManyRequests, "too_many_codes_here",
+			"Too many codes were asked from this network. Try again later.", wait}
+	}
+	u, wait := b.user(key, now)
+	if u == nil {
+		return bankFull(wait)
+	}
+	defer b.file(u, now)
+	if u.locked(now) {
+		return u.lockedRefusal(now)
+	}
+	for len(u.codesSent) > 0 && now.Sub(u.codesSent[0]) >= codeLifetime {
+		u.codesSent = u.codesSent[1:]
+	}
+	if len(u.codesSent) >= maxCodesSent {
+		return &problem{http.StatusTooManyRequests, "too_many_codes",
+			"Too many codes were sent. Use the last one, or ask again in 10 minutes.", u.codesSent[0].Add(codeLifetime).Sub(now)}
+	}
+	u.codesSent = append(u.codesSent, now)
+	u.code = &oneTimeCode{code: code, thumbprint: thumbprint, expires: now.Add(codeLifetime)}
+	b.senders.record(addr, now)
+	return nil
 }
 
 // handleEnrol serves POST /devices {"code", "public_key"}: with the code the bank sent for that
@@ -112,65 +123,65 @@ func (b *Bank) handleEnrol(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := b.now()
-	var status int
-	var code, message string
-	ok = b.withUser(w, key, func(u *user) {
-		status, code, message = u.enrol(now, req.Code, pub)
-		if status == http.StatusCreated {
-			b.keep(u)
-		}
-	})
+	var no *problem
+	ok = b.withUser(w, key, func(u *user) { no = u.enrol(now, req.Code, pub) })
 	switch {
 	case !ok:
-	case status == http.StatusCreated:
-		writeJSON(w, status, map[string]any{"enrolled": true, "thumbprint": pub.thumbprint})
+	case no != nil:
+		no.write(w)
 	default:
-		writeError(w, status, code, message)
+		writeJSON(w, http.StatusCreated, map[string]any{"enrolled": true, "thumbprint": pub.thumbprint})
 	}
 }
 
-// enrol checks code against the code sent for pub and enrols pub. u's bank's lock is held.
-func (u *user) enrol(now time.Time, code string, pub *device) (status int, errCode, message string) {
+// enrol checks code against the code sent for pub and enrols pub, or says why not. u's bank's
+// lock is held.
+func (u *user) enrol(now time.Time, code string, pub *device) *problem {
 	if u.locked(now) {
-		return http.StatusTooManyRequests, "enrolment_locked", "Too many wrong codes. Enrolment is locked for 15 minutes; then ask for a new code."
+		return u.lockedRefusal(now)
 	}
 	c := u.code
 	switch {
 	case c == nil:
-		return http.StatusBadRequest, "no_code", "Ask for a one-time code first (POST /devices/code with this key)."
+		return &problem{status: http.StatusBadRequest, code: "no_code", message: "Ask for a one-time code first (POST /devices/code with this key)."}
 	case !now.Before(c.expires):
 		u.code = nil
-		return http.StatusGone, "code_expired", "The code expired. Ask for a new one."
+		return &problem{status: http.StatusGone, code: "code_expired", message: "The code expired. Ask for a new one."}
 	case subtle.ConstantTimeCompare([]byte(code), []byte(c.code)) != 1 || c.thumbprint != pub.thumbprint:
 		// A code enrols only the key it was sent for: a right code with another key is wrong too.
 		u.wrongCodes++
+		u.lastWrong = now
 		if u.wrongCodes >= maxCodeTries {
-			u.lockedFrom, u.code = now, nil
-			return http.StatusTooManyRequests, "enrolment_locked", "Too many wrong codes. Enrolment is locked for 15 minutes; then ask for a new code."
+			u.code = nil
+			return u.lockedRefusal(now)
 		}
-		return http.StatusForbidden, "wrong_code", fmt.Sprintf("The code is wrong, or was sent for another key. %d tries left.", maxCodeTries-u.wrongCodes)
+		return &problem{status: http.StatusForbidden, code: "wrong_code",
+			message: fmt.Sprintf("The code is wrong, or was sent for another key. %d tries left.", maxCodeTries-u.wrongCodes)}
 	}
 	u.code, u.wrongCodes = nil, 0
 	if u.devices == nil {
 		u.devices = make(map[string]*device)
 	}
 	if _, ok := u.devices[pub.thumbprint]; !ok && len(u.devices) >= maxDevices {
-		return http.StatusConflict, "too_many_devices", fmt.Sprintf("Your account already has %d devices. Remove one in the bank's app first.", maxDevices)
+		return &problem{status: http.StatusConflict, code: "too_many_devices",
+			message: fmt.Sprintf("Your account already has %d devices. Remove one in the bank's app first.", maxDevices)}
 	}
 	u.devices[pub.thumbprint] = pub
-	return http.StatusCreated, "", ""
+	return nil
 }
 
-// locked reports whether too many wrong codes lock enrolment; a lock past its time resets.
+// locked reports whether too many wrong codes lock enrolment. Wrong codes are forgotten
+// codeLockout after the last one, which ends a lock.
 func (u *user) locked(now time.Time) bool {
-	if u.wrongCodes < maxCodeTries {
-		return false
-	}
-	if now.Sub(u.lockedFrom) >= codeLockout {
+	if u.wrongCodes > 0 && now.Sub(u.lastWrong) >= codeLockout {
 		u.wrongCodes = 0
-		return false
 	}
-	return true
+	return u.wrongCodes >= maxCodeTries
+}
+
+func (u *user) lockedRefusal(now time.Time) *problem {
+	return &problem{http.StatusTooManyRequests, "enrolment_locked",
+		"Too many wrong codes. Enrolment is locked for 15 minutes; then ask for a new code.", u.lastWrong.Add(codeLockout).Sub(now)}
 }
 
 // handleDeviceCheck serves POST /devices/check {"public_key": JWK}, the engine's device check:

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
+	"time"
 )
 
 // errorBody is the JSON of every error answer.
@@ -56,4 +58,23 @@ func readQuery(r *http.Request, allowed ...string) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// problem is an error answer, and when the request may be tried again (none when 0).
+type problem struct {
+	status        int
+	code, message string
+	retryAfter    time.Duration
+}
+
+func (no *problem) write(w http.ResponseWriter) {
+	if no.retryAfter > 0 {
+		setRetryAfter(w, no.retryAfter)
+	}
+	writeError(w, no.status, no.code, no.message)
+}
+
+// setRetryAfter says in whole seconds, rounded up, when a refused request may be tried again.
+func setRetryAfter(w http.ResponseWriter, d time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int((d+time.Second-1)/time.Second))))
 }

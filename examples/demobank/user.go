@@ -24,15 +24,21 @@ type user struct {
 	payees       []string
 	transfers    int // transfers executed; also numbers their ids
 
-	elem    *list.Element      // in the bank's list of users it may forget; nil once a device is enrolled
+	// Where the bank files the user (retention.go): elem in its list of users it may forget,
+	// or guard in its heap of guarded users, until guardedUntil; neither once a device is
+	// enrolled.
+	elem         *list.Element
+	guard        int // index in the bank's guarded heap, or -1
+	guardedUntil time.Time
+
 	devices map[string]*device // enrolled devices, by the RFC 7638 thumbprint of their public key
 	code    *oneTimeCode       // the enrolment code sent last, if any
 	// codesSent are when the codes of the last codeLifetime were sent, oldest first.
 	codesSent []time.Time
-	// wrongCodes counts wrong enrolment codes since lockedFrom; past maxCodeTries enrolment is
-	// locked until lockedFrom plus codeLockout.
+	// wrongCodes counts the wrong enrolment codes given before lastWrong plus codeLockout;
+	// maxCodeTries of them lock enrolment until then.
 	wrongCodes int
-	lockedFrom time.Time
+	lastWrong  time.Time
 
 	idempotent map[string]*idempotentResult
 	keys       []string // of idempotent, oldest first
@@ -62,6 +68,7 @@ type goal struct {
 func newUser(key userKey, now time.Time) *user {
 	u := &user{
 		key:        key,
+		guard:      -1,
 		checking:   account{id: "checking", name: "Everyday Checking", balance: 123456, change: 12000},
 		savings:    account{id: "savings", name: "High-Yield Savings", balance: 250000, change: 25000},
 		goal:       goal{name: "Trip to Lisbon", target: 200000, saved: 130000},
