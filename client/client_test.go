@@ -583,8 +583,17 @@ func TestDeviceProofOfActions(t *testing.T) {
 			if err != nil || res.Done.Type != "success" {
 				t.Fatalf("execute: %+v %v", res, err)
 			}
-			got := d.Backend.Received()
-			sent := got[len(got)-1]
+			// The action's call, among the backend's requests: a session's warm-up or device
+			// check may reach it after the action's.
+			var sent http.Header
+			for _, h := range d.Backend.Received() {
+				if h.Get("Engine-Action-Token") == confirm.Execute.Token {
+					sent = h
+				}
+			}
+			if sent == nil {
+				t.Fatal("the backend got no call with the action's token")
+			}
 			want := s.Thumbprint()
 			if tc.opts.Gate != nil {
 				want = thumbprintOf(t, &gate.PublicKey)
