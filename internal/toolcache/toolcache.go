@@ -1,9 +1,8 @@
 // Package toolcache holds an engine's background work and the tool lists it shares: a
 // registry of the work running in the background, which [Cache.Close] stops and waits for;
 // the tool list of each key (a tenant environment, or one user of it) kept for a time to
-// live; the list's description, made for one owner (a tenant); and the keys warmed up. It
-// also deletes the expired entries of the maps that in-memory stores and caches keep
-// ([Sweep]), for this cache and the engine's MemoryStore.
+// live; the list's description, made for one owner (a tenant); and the keys warmed up, whose
+// expired entries [Sweep] deletes.
 //
 // Times are passed in by the caller, whose clock may be a test's.
 package toolcache
