@@ -45,34 +45,25 @@ func (e *Engine) initWidgets(types []WidgetType) error {
 		if wt.Tool == "" {
 			wt.Tool = "show_" + wt.Type
 		}
-		bad := func(format string, args ...any) {
-			errs = append(errs, fmt.Errorf("%w: Widgets[%d] (%q): %s", ErrConfig, i, wt.Type, fmt.Sprintf(format, args...)))
-		}
-		var schema struct {
-			Type       string                     `json:"type"`
-			Properties map[string]json.RawMessage `json:"properties"`
-		}
+		var err error
 		switch {
 		case !widgets.ValidCustomType(wt.Type):
-			bad("the type must be 1 to 64 lower-case letters, digits or '_', and not a built-in type")
+			err = errors.New("the type must be 1 to 64 lower-case letters, digits or '_', and not a built-in type")
 		case seen[wt.Type]:
-			bad("the type is registered twice")
+			err = errors.New("the type is registered twice")
 		case !toolNamePattern.MatchString(wt.Tool) || widgets.IsUITool(wt.Tool) || e.hostWidgets[wt.Tool] != nil:
-			bad("the tool %q is not a valid name, or is taken", wt.Tool)
-		case json.Unmarshal(wt.Schema, &schema) != nil || schema.Type != "object":
-			bad(`the schema must be a JSON Schema of "type": "object"`)
-		case schema.Properties["type"] != nil:
-			bad(`the schema has a "type" property: the engine sets it`)
+			err = fmt.Errorf("the tool %q is not a valid name, or is taken", wt.Tool)
 		default:
-			if err := e.schemas.Compile(wt.Schema); err != nil {
-				bad("%v", err)
-				continue
-			}
-			seen[wt.Type] = true
-			e.hostWidgets[wt.Tool] = &wt
-			e.hostWidgetSpecs = append(e.hostWidgetSpecs, ToolSpec{Name: wt.Tool, Description: wt.Description,
-				Parameters: wt.Schema, Kind: ToolUI})
+			err = e.schemas.CheckWidget(wt.Schema)
 		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%w: Widgets[%d] (%q): %v", ErrConfig, i, wt.Type, err))
+			continue
+		}
+		seen[wt.Type] = true
+		e.hostWidgets[wt.Tool] = &wt
+		e.hostWidgetSpecs = append(e.hostWidgetSpecs, ToolSpec{Name: wt.Tool, Description: wt.Description,
+			Parameters: wt.Schema, Kind: ToolUI})
 	}
 	return errors.Join(errs...)
 }
@@ -80,8 +71,8 @@ func (e *Engine) initWidgets(types []WidgetType) error {
 // applyHostWidget turns a call of a host widget's tool into a widget of the spec, if its
 // arguments match the type's schema.
 func (e *Engine) applyHostWidget(t *turn, wt *WidgetType, c ToolCall) error {
-	args := withoutType(c.Arguments, wt.Type)
-	if err := e.schemas.Check(wt.Schema, args); err != nil {
+	args, err := e.schemas.WidgetFields(wt.Schema, c.Arguments, wt.Type)
+	if err != nil {
 		return fmt.Errorf("the arguments of %s do not match its schema: %w", wt.Tool, err)
 	}
 	if len(t.widgets) >= widgets.MaxWidgets {
@@ -95,36 +86,6 @@ func (e *Engine) applyHostWidget(t *turn, wt *WidgetType, c ToolCall) error {
 	return nil
 }
 
-// withoutType returns a call's arguments without a "type" member naming the widget's own
-// type, which models often add.
-func withoutType(args json.RawMessage, typ string) json.RawMessage {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(args, &m) != nil {
-		return args
-	}
-	raw, ok := m["type"]
-	var s string
-	if !ok || json.Unmarshal(raw, &s) != nil || s != typ {
-		return args
-	}
-	delete(m, "type")
-	out, err := json.Marshal(m)
-	if err != nil {
-		return args
-	}
-	return out
-}
-
-// hostWidgetTypes returns the registered types, sorted by type.
-func (e *Engine) hostWidgetTypes() []*WidgetType {
-	out := make([]*WidgetType, 0, len(e.hostWidgets))
-	for _, wt := range e.hostWidgets {
-		out = append(out, wt)
-	}
-	slices.SortFunc(out, func(a, b *WidgetType) int { return strings.Compare(a.Type, b.Type) })
-	return out
-}
-
 // OpenAPI returns the OpenAPI 3.1 document of the engine's HTTP surface, as YAML: the
 // document of this version of the engine (package docs), with the host's widget types
 // (Config.Widgets) among the widgets a render spec may hold, each as a schema named after its
@@ -134,8 +95,9 @@ func (e *Engine) OpenAPI() ([]byte, error) {
 		return docs.OpenAPI, nil
 	}
 	var types []schema.Widget
-	for _, wt := range e.hostWidgetTypes() {
+	for _, wt := range e.hostWidgets {
 		types = append(types, schema.Widget{Type: wt.Type, Description: wt.Description, Schema: wt.Schema})
 	}
+	slices.SortFunc(types, func(a, b schema.Widget) int { return strings.Compare(a.Type, b.Type) })
 	return schema.AddWidgets(docs.OpenAPI, types)
 }

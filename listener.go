@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -32,17 +31,9 @@ import (
 // returns: srv.Serve(e.Listener(srv, ln)). Over TLS served by srv itself the listener sees only
 // ciphertext and changes nothing.
 func (e *Engine) Listener(srv *http.Server, ln net.Listener) net.Listener {
-	prev := srv.ConnContext
-	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
-		if prev != nil {
-			ctx = prev(ctx, c)
-		}
-		return headers.ConnContext(ctx, c)
-	}
-	return headers.NewListener(ln, &headers.ScanOptions{
-		MaxHeaderBytes: srv.MaxHeaderBytes,
-		Take:           e.headerMemory.Take,
-		Give:           e.headerMemory.Give,
+	return headers.Wrap(srv, ln, &headers.ScanOptions{
+		Take: e.headerMemory.Take,
+		Give: e.headerMemory.Give,
 		MemoryFull: func() {
 			if e.obs.Overload != nil {
 				e.obs.Overload(context.Background(), OverloadEvent{Bound: BoundHeaders})
@@ -62,17 +53,9 @@ func (e *Engine) headersTooLarge(conn io.Writer, id string, limit int) {
 		"the request's header block is larger than "+strconv.Itoa(limit)+" bytes")
 	p.RequestID = id
 	body, _ := json.Marshal(p)
-	var b bytes.Buffer
-	b.WriteString("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/problem+json\r\nCache-Control: no-store\r\nConnection: close\r\n")
-	b.WriteString(HeaderEngineVersion + ": " + Version + "\r\n")
-	if id != "" {
-		b.WriteString(HeaderRequestID + ": " + id + "\r\n")
-	}
-	b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n")
-	b.Write(body)
 	// Logged first: once the client has the answer, the record exists.
 	e.log.Warn("request headers too large", "requestId", id, "limit", limit)
-	conn.Write(b.Bytes())
+	headers.WriteTooLarge(conn, body, HeaderEngineVersion, Version, HeaderRequestID, id)
 	if e.obs.Request != nil {
 		e.obs.Request(context.Background(), RequestEvent{Method: "OTHER", Status: http.StatusRequestHeaderFieldsTooLarge, Code: CodeHeadersTooLarge, RequestID: id})
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/convengine/engine/internal/sessiontable"
-	"github.com/convengine/engine/internal/toolcache"
 )
 
 // MemoryStore is a [SessionStore], a [ReplayStore] and an [ActionStore] in this process's memory, for a single
@@ -25,9 +24,10 @@ type MemoryStore struct {
 
 	mu       sync.Mutex
 	sessions sessiontable.Table[*Session]
-	claims   map[string]time.Time
-	binds    map[string]binding
-	actions  map[string]*actionRecord
+	// Claims, bindings and actions, each until a time: expired entries go as new ones come.
+	claims  sessiontable.Leases[struct{}]
+	binds   sessiontable.Leases[string]
+	actions sessiontable.Leases[actionRecord]
 }
 
 // Defaults of a MemoryStore's bounds on sessions.
@@ -43,26 +43,12 @@ func sessionSize(s *Session) int64 {
 	return sessionOverhead + int64(len(s.ID)+len(s.TenantKey)+len(s.KeyThumbprint)+len(s.User)+len(s.GateKey)+len(s.GateCredential)+len(s.Metadata))
 }
 
-// binding is a value bound to a key until a time.
-type binding struct {
-	value string
-	until time.Time
-}
-
 // Bind binds key to value until expiry unless it is bound already, and returns the value bound.
 func (m *MemoryStore) Bind(_ context.Context, key, value string, expiry time.Time) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.binds == nil {
-		m.binds = make(map[string]binding)
-	}
-	now := m.now()
-	if b, ok := m.binds[key]; ok && now.Before(b.until) {
-		return b.value, nil
-	}
-	toolcache.Sweep(m.binds, sweepSample, func(b binding) time.Time { return b.until }, now)
-	m.binds[key] = binding{value, expiry}
-	return value, nil
+	bound, _ := m.binds.Add(key, value, expiry, m.now())
+	return bound, nil
 }
 
 func (m *MemoryStore) now() time.Time {
@@ -106,53 +92,27 @@ func (m *MemoryStore) Session(_ context.Context, id string) (*Session, error) {
 func (m *MemoryStore) Claim(_ context.Context, key string, expiry time.Time) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.claims == nil {
-		m.claims = make(map[string]time.Time)
-	}
-	if until, ok := m.claims[key]; ok && m.now().Before(until) {
-		return false, nil
-	}
-	m.sweepLocked()
-	m.claims[key] = expiry
-	return true, nil
+	_, fresh := m.claims.Add(key, struct{}{}, expiry, m.now())
+	return fresh, nil
 }
 
-// sweepSample bounds the entries of each map one write looks at for expired ones.
-const sweepSample = 8
-
-// sweepLocked drops the expired claims and actions among a few of each map's (sessions go in
-// the order they expire, as the next one is stored), visited in Go's random
-// iteration order, so that a write costs the same however many entries are live. An entry
-// outlives its expiry by about n/sweepSample writes, n the size of its map, which keeps the
-// expired entries to a fraction of the live ones; reads never return them.
-func (m *MemoryStore) sweepLocked() {
-	now := m.now()
-	toolcache.Sweep(m.claims, sweepSample, func(until time.Time) time.Time { return until }, now)
-	toolcache.Sweep(m.actions, sweepSample, func(r *actionRecord) time.Time { return r.until }, now)
-}
-
-// actionRecord is an action's state in a MemoryStore.
+// actionRecord is an action's state in a MemoryStore, until its lease ends while it runs, and
+// until the record expires once it is finished.
 type actionRecord struct {
-	owner  string    // the claim's owner while the action runs
-	result []byte    // nil while the action runs
-	until  time.Time // lease end while running, record expiry once finished
+	owner  string // the claim's owner while the action runs
+	result []byte // nil while the action runs
 }
 
 // BeginAction claims id for owner unless it is claimed or finished.
 func (m *MemoryStore) BeginAction(_ context.Context, id, owner string, leaseUntil time.Time) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.actions == nil {
-		m.actions = make(map[string]*actionRecord)
-	}
-	if r, ok := m.liveAction(id); ok {
+	if r, fresh := m.actions.Add(id, actionRecord{owner: owner}, leaseUntil, m.now()); !fresh {
 		if r.result == nil {
 			return nil, ErrActionInProgress
 		}
 		return r.result, nil
 	}
-	m.sweepLocked()
-	m.actions[id] = &actionRecord{owner: owner, until: leaseUntil}
 	return nil, nil
 }
 
@@ -160,13 +120,11 @@ func (m *MemoryStore) BeginAction(_ context.Context, id, owner string, leaseUnti
 func (m *MemoryStore) FinishAction(_ context.Context, id, owner string, result []byte, expiry time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.actions == nil {
-		m.actions = make(map[string]*actionRecord)
-	}
-	if r, ok := m.liveAction(id); ok && (r.result != nil || r.owner != owner) {
+	now := m.now()
+	if r, ok := m.actions.Get(id, now); ok && (r.result != nil || r.owner != owner) {
 		return ErrActionInProgress
 	}
-	m.actions[id] = &actionRecord{result: append([]byte{}, result...), until: expiry}
+	m.actions.Put(id, actionRecord{result: append([]byte{}, result...)}, expiry, now)
 	return nil
 }
 
@@ -174,17 +132,8 @@ func (m *MemoryStore) FinishAction(_ context.Context, id, owner string, result [
 func (m *MemoryStore) AbandonAction(_ context.Context, id, owner string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r, ok := m.actions[id]; ok && r.result == nil && r.owner == owner {
-		delete(m.actions, id)
+	if r, ok := m.actions.Get(id, m.now()); ok && r.result == nil && r.owner == owner {
+		m.actions.Delete(id)
 	}
 	return nil
-}
-
-// liveAction returns the record of id unless it expired. The caller holds m.mu.
-func (m *MemoryStore) liveAction(id string) (*actionRecord, bool) {
-	r, ok := m.actions[id]
-	if !ok || !m.now().Before(r.until) {
-		return nil, false
-	}
-	return r, true
 }

@@ -3,10 +3,10 @@ package engine
 import (
 	"cmp"
 	"context"
-	"io"
-	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/convengine/engine/internal/response"
 )
 
 // Observer receives what the engine does, for tracing and metrics, like
@@ -197,40 +197,13 @@ func (e *Engine) meterSynthesis(ctx context.Context, ev SpeechEvent, r Reservati
 		e.observeSpeech(ctx, ev, start, err)
 		return speech
 	}
-	return &Audio{SampleRate: speech.SampleRate, PCM: &countedAudio{ReadCloser: speech.PCM, done: func(n int64, err error) {
+	return &Audio{SampleRate: speech.SampleRate, PCM: response.Counted(speech.PCM, func(n int64, err error) {
 		if speech.SampleRate > 0 {
 			ev.AudioSeconds = float64(n/2) / float64(speech.SampleRate)
 		}
 		e.settle(ctx, r, Spend{Tenant: tenant, SpeechSeconds: ev.AudioSeconds})
 		e.observeSpeech(ctx, ev, start, err)
-	}}}
-}
-
-// countedAudio counts the bytes read from a synthesis, and reports them once: at its end, its
-// failure, or its close.
-type countedAudio struct {
-	io.ReadCloser
-	n    int64
-	done func(n int64, err error)
-	once sync.Once
-}
-
-func (a *countedAudio) Read(p []byte) (int, error) {
-	n, err := a.ReadCloser.Read(p)
-	a.n += int64(n)
-	switch {
-	case err == io.EOF:
-		a.once.Do(func() { a.done(a.n, nil) })
-	case err != nil:
-		a.once.Do(func() { a.done(a.n, err) })
-	}
-	return n, err
-}
-
-func (a *countedAudio) Close() error {
-	err := a.ReadCloser.Close()
-	a.once.Do(func() { a.done(a.n, nil) })
-	return err
+	})}
 }
 
 // keysUsers reports whether a turn's events name its user: the user's keyed hash costs a MAC.

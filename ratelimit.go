@@ -2,13 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"hash"
-	"io"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/convengine/engine/internal/bound"
@@ -74,11 +67,8 @@ type RateLimitEvent struct {
 // rateLimiting applies the rate limits of tenants and users: with the shared limiter of
 // Config.RateLimiter when there is one, else, and while it fails, with buckets in memory.
 type rateLimiting struct {
-	shared  RateLimiter // nil: local only
-	local   *MemoryRateLimiter
-	userKey []byte       // keys the hash that names a user's bucket
-	macs    sync.Pool    // of hash.Hash keyed with userKey: a new one costs five allocations
-	pause   atomic.Int64 // until when (Unix ns) the shared limiter is not asked, after it failed
+	users  *bound.UserNames
+	limits bound.Fallback[RateLimit]
 }
 
 func newRateLimiting(shared RateLimiter, signingKey []byte, now func() time.Time) (*rateLimiting, error) {
@@ -86,49 +76,31 @@ func newRateLimiting(shared RateLimiter, signingKey []byte, now func() time.Time
 	if err != nil {
 		return nil, err
 	}
-	return &rateLimiting{shared: shared, local: &MemoryRateLimiter{Now: now}, userKey: key}, nil
+	local := &MemoryRateLimiter{Now: now}
+	rl := &rateLimiting{users: bound.NewUserNames(key), limits: bound.Fallback[RateLimit]{Pause: rateLimiterPause,
+		Local: func(ctx context.Context, l []RateLimit) (bool, time.Duration) {
+			ok, wait, _ := local.Allow(ctx, l)
+			return ok, wait
+		}}}
+	if shared != nil {
+		rl.limits.Shared = shared.Allow
+	}
+	return rl, nil
 }
 
 // userBucket returns the name of the bucket of the user of token: the same on every replica
 // that shares the signing key, and of no use to find the token from.
 func (rl *rateLimiting) userBucket(tenantKey string, token Secret) string {
-	mac, _ := rl.macs.Get().(hash.Hash)
-	if mac == nil {
-		mac = hmac.New(sha256.New, rl.userKey)
-	}
-	io.WriteString(mac, tenantKey)
-	mac.Write([]byte{0})
-	io.WriteString(mac, string(token))
-	var sum [sha256.Size]byte
-	var name [32]byte
-	hex.Encode(name[:], mac.Sum(sum[:0])[:16])
-	mac.Reset()
-	rl.macs.Put(mac)
-	return string(name[:])
+	return rl.users.Name(tenantKey, string(token))
 }
 
 // allow asks the shared limiter, or the local one when there is none or the shared one failed
 // a moment ago (unavailable is then true).
 func (rl *rateLimiting) allow(ctx context.Context, e *Engine, req *request, limits []RateLimit) (ok bool, wait time.Duration, unavailable bool) {
-	if rl.shared != nil {
-		if paused := rl.pause.Load(); e.now().UnixNano() >= paused {
-			ok, wait, err := rl.shared.Allow(ctx, limits)
-			if err == nil {
-				return ok, wait, false
-			}
-			if ctx.Err() != nil { // the client left: nothing is known about the limiter
-				return true, 0, false
-			}
-			// Of the requests that saw the limiter fail together, one pauses it and logs.
-			if rl.pause.CompareAndSwap(paused, e.now().Add(rateLimiterPause).UnixNano()) {
-				e.log.WarnContext(ctx, "rate limiter unavailable; this process applies the limits alone for a second",
-					"requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
-			}
-		}
-		unavailable = true
-	}
-	ok, wait, _ = rl.local.Allow(ctx, limits)
-	return ok, wait, unavailable
+	return rl.limits.Allow(ctx, e.now(), limits, func(err error) {
+		e.log.WarnContext(ctx, "rate limiter unavailable; this process applies the limits alone for a second",
+			"requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+	})
 }
 
 // MemoryRateLimiter is a [RateLimiter] in this process's memory, for a single replica. It keeps

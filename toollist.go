@@ -2,14 +2,11 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/convengine/engine/internal/prompt"
 	"github.com/convengine/engine/internal/toolcache"
-
-	"golang.org/x/sync/singleflight"
 
 	"github.com/convengine/engine/widgets"
 )
@@ -22,7 +19,6 @@ const warmTimeout = 30 * time.Second
 // toolcache). Concurrent work for one tenant environment collapses into one call.
 type warmer struct {
 	*toolcache.Cache[Tool, *Tenant, *toolIndex]
-	group singleflight.Group
 	// uiOnly describes no tools but the UI tools: the tool list of every turn of an engine
 	// without a Toolset.
 	uiOnly *toolIndex
@@ -65,44 +61,14 @@ func (e *Engine) toolList(ctx context.Context, env *ToolEnv) ([]Tool, error) {
 	if e.toolset == nil {
 		return nil, nil
 	}
-	key := e.toolKey(env)
-	if tools, ok := e.warm.List(key, e.now()); ok {
-		return tools, nil
-	}
-	ch := e.warm.group.DoChan("tools\x00"+key, func() (any, error) {
-		if !e.warm.Enter() {
-			return nil, toolcache.ErrClosed
-		}
-		defer e.warm.Exit()
-		lctx, cancel := e.warm.Detach(ctx, env.Tenant.Limits.ToolTimeout.or(defaultToolLimit))
-		defer cancel()
-		tools, err := e.listTools(lctx, env)
-		if err != nil {
-			return nil, err
-		}
-		e.warm.PutList(key, tools, e.now())
-		return tools, nil
-	})
-	select {
-	case res := <-ch:
-		if errors.Is(res.Err, toolcache.ErrClosed) {
-			return e.listTools(ctx, env)
-		}
-		tools, _ := res.Val.([]Tool)
-		return tools, res.Err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return e.warm.Fetch(ctx, e.toolKey(env), e.now, env.Tenant.Limits.ToolTimeout.or(defaultToolLimit),
+		func(ctx context.Context) ([]Tool, error) { return e.listTools(ctx, env) })
 }
 
 // listTools calls the Toolset, turning a panic into an error: it may run on a goroutine of its
 // own, where a panic would end the process.
 func (e *Engine) listTools(ctx context.Context, env *ToolEnv) (tools []Tool, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("listing tools panicked: %T", v)
-		}
-	}()
+	defer toolcache.Recover(&err, "listing tools")
 	return e.toolset.Tools(ctx, env)
 }
 
@@ -159,12 +125,9 @@ func (e *Engine) startWarmUp(ctx context.Context, req *request) {
 		}
 		return
 	}
-	e.warm.Go(ctx, warmTimeout, func(wctx context.Context) {
-		_, err, _ := e.warm.group.Do("warm\x00"+key, func() (any, error) { return nil, e.warmUp(wctx, key, env) })
-		if err != nil && !errors.Is(err, toolcache.ErrClosed) {
-			e.log.WarnContext(wctx, "warm-up failed", "requestId", env.RequestID, "tenant", env.Tenant.Key,
-				"env", env.Environment.Name, "err", err)
-		}
+	e.warm.Warm(ctx, key, warmTimeout, func(wctx context.Context) error { return e.warmUp(wctx, key, env) }, func(wctx context.Context, err error) {
+		e.log.WarnContext(wctx, "warm-up failed", "requestId", env.RequestID, "tenant", env.Tenant.Key,
+			"env", env.Environment.Name, "err", err)
 	})
 }
 
@@ -185,20 +148,12 @@ func (e *Engine) startPreconnect(ctx context.Context, env *ToolEnv) {
 }
 
 func preconnect(ctx context.Context, pc Preconnector, env *ToolEnv) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("preconnecting panicked: %T", v)
-		}
-	}()
+	defer toolcache.Recover(&err, "preconnecting")
 	return pc.Preconnect(ctx, env)
 }
 
 func (e *Engine) warmUp(ctx context.Context, key string, env *ToolEnv) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("warm-up panicked: %T", v)
-		}
-	}()
+	defer toolcache.Recover(&err, "warm-up")
 	if e.warm.IsWarm(key, e.now()) {
 		return nil
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/convengine/engine/internal/response"
@@ -108,20 +106,7 @@ func (e *Engine) startSynthesis(ctx context.Context, req *request, a *Admission,
 		e.log.WarnContext(ctx, "speech synthesis failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
 		return nil, "", newProblem(http.StatusServiceUnavailable, CodeSynthesizerUnavailable, "the speech could not be synthesized; try again")
 	}
-	return &Audio{SampleRate: speech.SampleRate, PCM: &slotAudio{ReadCloser: speech.PCM, release: a.Release}}, chosen, nil
-}
-
-// slotAudio is audio that gives its synthesis slot back when closed.
-type slotAudio struct {
-	io.ReadCloser
-	release func()
-	once    sync.Once
-}
-
-func (a *slotAudio) Close() error {
-	err := a.ReadCloser.Close()
-	a.once.Do(a.release)
-	return err
+	return &Audio{SampleRate: speech.SampleRate, PCM: response.OnClose(speech.PCM, a.Release)}, chosen, nil
 }
 
 // voiceFor returns the voice to speak with: the one requested, else the tenant's, else the one

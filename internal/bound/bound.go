@@ -1,8 +1,9 @@
 // Package bound holds the counters that bound what strangers can start, for the engine's
 // admission: slots of work that runs at once, memory shared by many holders, what each user
-// holds open, and the token buckets of the rate limits kept in memory. Each refuses at
-// once rather than queueing: a full process turns new work away quickly instead of slowing
-// everything down.
+// holds open, and the token buckets of the rate limits kept in memory, with the names of users'
+// buckets and the fallback to them while a shared limiter fails. Each refuses at once rather
+// than queueing: a full process turns new work away quickly instead of slowing everything
+// down.
 package bound
 
 import (

@@ -3,7 +3,7 @@
 // the filter of the X-Engine-Forward-* headers that uses it ([Forwarded], whose rule the
 // root's forward.go states); the syntax of request and turn ids; and the scan of header blocks
 // on the listener's connections (the client's spelling of names, the header memory, the 431
-// of an oversized block). The Toolsets (httptools, mcptools) check the list again, with their
+// of an oversized block written in place of Go's), which [Wrap] sets up for a server. The Toolsets (httptools, mcptools) check the list again, with their
 // own protocol's headers, before they set the forwarded headers on a request.
 package headers
 

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -39,6 +40,38 @@ type ScanOptions struct {
 // that [Spelling] finds a request's connection.
 func NewListener(ln net.Listener, opts *ScanOptions) net.Listener {
 	return &scanningListener{Listener: ln, opts: opts}
+}
+
+// Wrap returns ln whose connections are scanned (see [NewListener]), for srv to serve, and
+// sets srv.ConnContext to [ConnContext], calling the one already set first. opts.MaxHeaderBytes
+// is set to srv's.
+func Wrap(srv *http.Server, ln net.Listener, opts *ScanOptions) net.Listener {
+	prev := srv.ConnContext
+	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		if prev != nil {
+			ctx = prev(ctx, c)
+		}
+		return ConnContext(ctx, c)
+	}
+	opts.MaxHeaderBytes = srv.MaxHeaderBytes
+	return NewListener(ln, opts)
+}
+
+// WriteTooLarge writes to conn a 431 response whose body is problem, an RFC 9457 problem
+// document, and which closes the connection, with header's name and value pairs as more
+// headers; a pair with an empty value is left out.
+func WriteTooLarge(conn io.Writer, problem []byte, header ...string) error {
+	var b bytes.Buffer
+	b.WriteString("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/problem+json\r\nCache-Control: no-store\r\nConnection: close\r\n")
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] != "" {
+			b.WriteString(header[i] + ": " + header[i+1] + "\r\n")
+		}
+	}
+	b.WriteString("Content-Length: " + strconv.Itoa(len(problem)) + "\r\n\r\n")
+	b.Write(problem)
+	_, err := conn.Write(b.Bytes())
+	return err
 }
 
 // ConnContext is an http.Server's ConnContext: it notes c in ctx when c is scanned.

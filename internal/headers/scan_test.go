@@ -1,6 +1,12 @@
 package headers
 
-import "testing"
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+)
 
 // TestScanAcrossReads feeds two requests of one connection to the scanner cut in two at every
 // byte: the names and the request id are found wherever the reads split them, bodies do not
@@ -37,5 +43,33 @@ func BenchmarkScanBody(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		c.scan(body)
+	}
+}
+
+func TestWriteTooLarge(t *testing.T) {
+	var b strings.Builder
+	WriteTooLarge(&b, []byte(`{"status":431}`), "Engine-Version", "1.2", "X-Request-ID", "")
+	want := "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/problem+json\r\n" +
+		"Cache-Control: no-store\r\nConnection: close\r\nEngine-Version: 1.2\r\nContent-Length: 14\r\n\r\n" + `{"status":431}`
+	if b.String() != want {
+		t.Fatalf("wrote %q,\nwant %q", b.String(), want)
+	}
+}
+
+// TestWrap: the server's ConnContext runs the one set before, then notes scanned connections;
+// the listener takes the server's bound on header bytes.
+func TestWrap(t *testing.T) {
+	type key struct{}
+	srv := &http.Server{MaxHeaderBytes: 1234, ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, key{}, "prev")
+	}}
+	opts := &ScanOptions{}
+	ln := Wrap(srv, nil, opts)
+	if opts.MaxHeaderBytes != 1234 || ln.(*scanningListener).opts != opts {
+		t.Fatalf("the listener's options: %+v", opts)
+	}
+	ctx := srv.ConnContext(context.Background(), &scanningConn{opts: opts})
+	if ctx.Value(key{}) != "prev" || Spelling(ctx) == nil {
+		t.Fatal("ConnContext did not run the one set before, or did not note the scanned connection")
 	}
 }

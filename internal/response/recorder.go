@@ -1,7 +1,8 @@
 // Package response holds what the engine's handlers write and note about a response: a
 // [Recorder] of the status and problem code answered, for the engine's Request hook, with the
-// request's method as a bounded label; and the WAV stream a synthesis is written as
-// ([WriteWAV]), for the speech endpoint.
+// request's method as a bounded label; the WAV stream a synthesis is written as
+// ([WriteWAV]), for the speech endpoint; and the readers a synthesis is handed out as, which
+// count what was read ([Counted]) or give a slot back ([OnClose]) when it ends.
 package response
 
 import "net/http"

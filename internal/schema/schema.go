@@ -1,7 +1,8 @@
 // Package schema holds the engine's JSON Schemas: it checks the arguments of tool calls against
-// the tools' schemas before any call reaches a backend, and adds a host's widget types to the
-// engine's OpenAPI document ([AddWidgets]) as the schemas of widgets a render spec may hold.
-// The root package uses both.
+// the tools' schemas before any call reaches a backend; checks the schemas of a host's widget
+// types ([Cache.CheckWidget]) and the calls of their tools ([Cache.WidgetFields]); and adds
+// a host's widget types to the engine's OpenAPI document ([AddWidgets]) as the schemas of
+// widgets a render spec may hold. The root package uses all three.
 package schema
 
 import (

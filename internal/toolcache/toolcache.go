@@ -1,9 +1,9 @@
 // Package toolcache holds an engine's background work and the tool lists it shares: a
 // registry of the work running in the background, which [Cache.Close] stops and waits for;
 // the tool list of each key (a tenant environment, or one user of it) kept for a time to
-// live; the list's description, made for one owner (a tenant); and the keys warmed up. It
-// also deletes the expired entries of the maps that in-memory stores and caches keep
-// ([Sweep]), for this cache and the engine's MemoryStore.
+// live, made once for the callers that ask together ([Cache.Fetch]); the list's description,
+// made for one owner (a tenant); and the keys warmed up ([Cache.Warm]), whose expired entries
+// [Sweep] deletes.
 //
 // Times are passed in by the caller, whose clock may be a test's.
 package toolcache
@@ -13,6 +13,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // DefaultTTL is how long a list and a warm mark are kept when [New] is given no time to live.
@@ -38,6 +40,7 @@ type Cache[T any, O comparable, I any] struct {
 	warmed map[string]time.Time // until when a key counts as warm
 	closed bool
 	wg     sync.WaitGroup
+	group  singleflight.Group // of the lists and warm-ups being made
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
