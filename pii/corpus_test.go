@@ -969,7 +969,7 @@ var numberForms = []numberForm{
 	separated("two spaces", "  ", nil),
 	separated("tab", "\t", nil),
 	separated("newline", "\n", saidIn(4, "\n")),
-	{name: "every digit spaced", card: joined(" "), iban: func(g gen, v string) string { return group(v, " ", slices.Repeat([]int{1}, len(v))...) },
+	{name: "every digit spaced", card: func(g gen, v string) string { return group(v, " ", slices.Repeat([]int{1}, len(v))...) }, iban: func(g gen, v string) string { return group(v, " ", slices.Repeat([]int{1}, len(v))...) },
 		said: saidIn(1, " "), negatives: []func(g gen) string{
 			badTyped(func(g gen, v string) string { return group(v, " ", slices.Repeat([]int{1}, len(v))...) }),
 			func(g gen) string { return group(g.digits(6), " ", 1, 1, 1, 1, 1, 1) }, // a one-time code
