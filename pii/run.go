@@ -205,8 +205,8 @@ func separator(gap string) bool {
 // separatorKey is what two separators of one number have in common: the gap with its runs of
 // blanks as one space ("4539 1488\n0343" is grouped one way).
 func separatorKey(gap string) string {
-	if len(gap) == 1 && gap != "\t" && gap != "\n" && gap != "\r" {
-		return gap
+	if !strings.ContainsAny(gap, "\t\n\r") && !strings.Contains(gap, "  ") {
+		return gap // the usual case, without allocating
 	}
 	var b strings.Builder
 	blank := false
