@@ -11,7 +11,8 @@ import (
 )
 
 // BenchmarkFind measures detection on what a turn carries: a typed message or a transcript of
-// about 200 bytes, with or without a number, and 8 KiB of text.
+// about 200 bytes, with or without a number (one pasted with invisible and full-width
+// characters), and 8 KiB of text.
 func BenchmarkFind(b *testing.B) {
 	d, err := New(&Options{Patterns: []Pattern{{Kind: Account, Name: "routing", Regexp: `\b\d{9}\b`}}})
 	if err != nil {
@@ -23,6 +24,7 @@ func BenchmarkFind(b *testing.B) {
 		{"200B-card", "Hello, please block my card 4111 1111 1111 1111 because I think it was stolen yesterday evening at the station, and send me a new one."},
 		{"200B-iban", "Please transfer 250 euros tomorrow to ES91 2100 0418 4502 0005 1332, the account of my landlord, with the reference rent for May."},
 		{"200B-spoken", "yes my card number is four one one one, one one one one, one one one one, one one one one and the expiry is next year"},
+		{"200B-pasted", "Hello, please block my card 4539\u200b1488\u200b0343\u200b6467 (or ４５３９．１４８８．０３４３．６４６７ as the app shows it), stolen yesterday at the station."},
 		{"8KiB", strings.Repeat(filler, 8192/len(filler)) + "card 4111 1111 1111 1111"},
 	}
 	for _, tt := range texts {

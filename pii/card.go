@@ -83,10 +83,12 @@ func knownIssuer(digits string) bool {
 // isCard reports whether digits are a card number: a known issuer, the issuer's length, Luhn.
 func isCard(digits string) bool { return knownIssuer(digits) && luhn(digits) }
 
-// cardShape reports whether typed groups of these sizes are a usual way to write a card
-// number: all at once; in fours, the last group shorter (4-4-4-4, 4-4-4-4-3, 4-4-4-1…);
-// or 4-6-5 and 4-6-4 (American Express, Diners).
-func cardShape(groups []int) bool {
+// cardShape reports whether typed groups of these sizes, joined by sep, are a way to write a
+// card number: all at once; in fours, threes, pairs or digit by digit, the last group
+// shorter or not (4-4-4-4, 4-4-4-4-3, 3-3-3-3-3-1, 1-1-1…); or 4-6-5 and 4-6-4 (American
+// Express, Diners). Groups of three all full joined by a comma, a full stop or an apostrophe
+// are an amount's thousands ("411,111,111,111,111").
+func cardShape(groups []int, sep string) bool {
 	switch len(groups) {
 	case 1:
 		return true
@@ -95,10 +97,14 @@ func cardShape(groups []int) bool {
 			return true
 		}
 	}
+	size := groups[0]
+	if size > 4 {
+		return false
+	}
 	for i, g := range groups {
-		if i < len(groups)-1 && g != 4 || g < 1 || g > 4 {
+		if i < len(groups)-1 && g != size || g < 1 || g > size {
 			return false
 		}
 	}
-	return true
+	return !(size == 3 && groups[len(groups)-1] == 3 && (sep == "," || sep == "." || sep == "'"))
 }

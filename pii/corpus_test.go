@@ -1,11 +1,14 @@
 package pii
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/convengine/engine"
 )
 
 // The corpus: banking utterances in six languages, typed and transcribed (digits said as
@@ -808,4 +811,372 @@ func TestCorpusNumbers(t *testing.T) {
 			t.Fatalf("generated bad IBAN %s is valid", i)
 		}
 	}
+}
+
+// The forms: card numbers and IBANs as users paste them from statements, PDFs and other apps,
+// each written in one way a person still reads as the number (groups joined by dots, slashes,
+// a no-break space; invisible characters between digits; full-width, circled, superscript
+// digits), and the hard negatives written the same way.
+
+// numberForm is one way of writing a number.
+type numberForm struct {
+	name string
+	// card and iban write a card number or an IBAN in this form; nil when the form is not
+	// one of that kind's.
+	card, iban func(g gen, v string) string
+	// said speaks a number in this form, in a transcript; nil when the form is not spoken.
+	said func(g gen, lang, v string) string
+	// negatives write, in this form, what must not be found.
+	negatives []func(g gen) string
+}
+
+// joined writes the groups of a card (4-4-4-4, 4-6-5 for 15 digits) or an IBAN (fours)
+// joined by sep.
+func joined(sep string) func(g gen, v string) string {
+	return func(g gen, v string) string {
+		if len(v) == 15 && v[0] == '3' {
+			return group(v, sep, 4, 6, 5)
+		}
+		return group(v, sep)
+	}
+}
+
+// between puts r between some of the characters of s (digits and letters), as apps and PDFs
+// put invisible characters inside what they show.
+func between(r string) func(g gen, v string) string {
+	return func(g gen, v string) string {
+		typed := group(v, []string{" ", "", "-"}[g.r.IntN(3)])
+		var b strings.Builder
+		n := 0
+		for i, c := range typed {
+			if i > 0 && c != ' ' && c != '-' && typed[i-1] != ' ' && typed[i-1] != '-' && (g.r.IntN(4) == 0 || n == 0 && i == 4) {
+				b.WriteString(r)
+				n++
+			}
+			b.WriteRune(c)
+		}
+		return b.String()
+	}
+}
+
+// after puts one of marks after some digits of s.
+func after(marks ...string) func(g gen, v string) string {
+	return func(g gen, v string) string {
+		var b strings.Builder
+		for i, c := range group(v, " ") {
+			b.WriteRune(c)
+			if c >= '0' && c <= '9' && (g.r.IntN(3) == 0 || i == 0) {
+				b.WriteString(marks[g.r.IntN(len(marks))])
+			}
+		}
+		return b.String()
+	}
+}
+
+// digitsAs writes the digits of s (and its letters, when letters is set) with these runes.
+func digitsAs(digits [10]rune, letters func(rune) rune, sep string) func(g gen, v string) string {
+	return func(g gen, v string) string {
+		return strings.Map(func(r rune) rune {
+			switch {
+			case r >= '0' && r <= '9':
+				return digits[r-'0']
+			case r >= 'A' && r <= 'Z' && letters != nil:
+				return letters(r)
+			}
+			return r
+		}, joined(sep)(g, v))
+	}
+}
+
+var (
+	fullWidth   = [10]rune{'０', '１', '２', '３', '４', '５', '６', '７', '８', '９'}
+	circled     = [10]rune{'⓪', '①', '②', '③', '④', '⑤', '⑥', '⑦', '⑧', '⑨'}
+	superscript = [10]rune{'⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'}
+	arabicDigit = [10]rune{'٠', '١', '٢', '٣', '٤', '٥', '٦', '٧', '٨', '٩'}
+)
+
+// saidIn says the digits of a card in groups of size joined by sep.
+func saidIn(size int, sep string) func(g gen, lang, v string) string {
+	return func(g gen, lang, v string) string {
+		var parts []string
+		for i := 0; i < len(v); i += size {
+			parts = append(parts, g.say(lang, v[i:min(i+size, len(v))]))
+		}
+		return strings.Join(parts, sep)
+	}
+}
+
+// saidWith says a number with r between some of the words.
+func saidWith(r string) func(g gen, lang, v string) string {
+	return func(g gen, lang, v string) string {
+		words := strings.Split(g.say(lang, v), " ")
+		for i := 1; i < len(words); i += 1 + g.r.IntN(3) {
+			words[i] = r + words[i]
+		}
+		return strings.Join(words, " ")
+	}
+}
+
+// badTyped returns a card-like number failing the card checks, written by f.
+func badTyped(f func(g gen, v string) string) func(g gen) string {
+	return func(g gen) string { return f(g, g.badCard()) }
+}
+
+// badIBAN returns an IBAN with a wrong check, written by f.
+func badIBAN(f func(g gen, v string) string) func(g gen) string {
+	return func(g gen) string { return f(g, g.iban(true)) }
+}
+
+// amounts, dates, phone numbers and references written with sep where their own separators go.
+func amountWith(sep string) func(g gen) string {
+	return func(g gen) string {
+		return fmt.Sprintf("%d%s%03d%s%03d%s%03d,%02d", 1+g.r.IntN(99), sep, g.r.IntN(1000), sep, g.r.IntN(1000), sep, g.r.IntN(1000), g.r.IntN(100))
+	}
+}
+
+func dateWith(sep string) func(g gen) string {
+	return func(g gen) string {
+		return fmt.Sprintf("%02d%s%02d%s%d %02d:%02d", 1+g.r.IntN(28), sep, 1+g.r.IntN(12), sep, 2000+g.r.IntN(30), g.r.IntN(24), g.r.IntN(60))
+	}
+}
+
+func phoneWith(sep string) func(g gen) string {
+	return func(g gen) string { return group("0"+string(byte('1'+g.r.IntN(9)))+g.digits(8), sep, 2, 2, 2, 2, 2) }
+}
+
+func refWith(sep string) func(g gen) string {
+	return func(g gen) string {
+		return fmt.Sprintf("%d%s%s%s%s%s%s", 2000+g.r.IntN(30), sep, g.digits(4), sep, g.digits(4), sep, g.digits(2+g.r.IntN(3)))
+	}
+}
+
+// separated is the form of groups joined by sep, with its hard negatives.
+func separated(name, sep string, said func(g gen, lang, v string) string) numberForm {
+	return numberForm{name: name, card: joined(sep), iban: joined(sep), said: said, negatives: []func(g gen) string{
+		badTyped(joined(sep)), badIBAN(joined(sep)), amountWith(sep), dateWith(sep), phoneWith(sep), refWith(sep),
+	}}
+}
+
+// numberForms are the forms of the corpus.
+var numberForms = []numberForm{
+	separated("dots", ".", saidIn(4, ". ")),
+	separated("slashes", "/", nil),
+	separated("commas", ",", saidIn(4, ", ")),
+	separated("underscores", "_", nil),
+	separated("en dash", "–", nil),
+	separated("spaced en dash", " – ", nil),
+	separated("no-break space", "\u00a0", nil),
+	separated("two spaces", "  ", nil),
+	separated("tab", "\t", nil),
+	separated("newline", "\n", saidIn(4, "\n")),
+	{name: "every digit spaced", card: func(g gen, v string) string { return group(v, " ", slices.Repeat([]int{1}, len(v))...) }, iban: func(g gen, v string) string { return group(v, " ", slices.Repeat([]int{1}, len(v))...) },
+		said: saidIn(1, " "), negatives: []func(g gen) string{
+			badTyped(func(g gen, v string) string { return group(v, " ", slices.Repeat([]int{1}, len(v))...) }),
+			func(g gen) string { return group(g.digits(6), " ", 1, 1, 1, 1, 1, 1) }, // a one-time code
+		}},
+	{name: "groups of three", card: func(g gen, v string) string { return group(v, " ", 3, 3, 3, 3, 3, 3) },
+		iban: func(g gen, v string) string { return group(v, " ", 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3) },
+		said: saidIn(3, ", "), negatives: []func(g gen) string{
+			badTyped(func(g gen, v string) string { return group(v, " ", 3, 3, 3, 3, 3, 3) }),
+			func(g gen) string { return "$" + group(g.digits(12), ",", 3, 3, 3, 3) + ".00" },
+			func(g gen) string { return group(g.digits(15), ".", 3, 3, 3, 3, 3) },
+			func(g gen) string { return group("6"+g.digits(8), " ", 3, 3, 3) }, // a Spanish phone number
+		}},
+	{name: "parentheses", card: func(g gen, v string) string { return "(" + joined(") (")(g, v) + ")" },
+		iban: func(g gen, v string) string { return "(" + joined(")(")(g, v) + ")" },
+		negatives: []func(g gen) string{
+			badTyped(func(g gen, v string) string { return "(" + joined(") (")(g, v) + ")" }),
+			func(g gen) string { return fmt.Sprintf("(%s) %s-%s", "2"+g.digits(2), g.digits(3), g.digits(4)) },
+		}},
+	{name: "zero-width space", card: between("\u200b"), iban: between("\u200b"), said: saidWith("\u200b"),
+		negatives: []func(g gen) string{badTyped(between("\u200b")), badIBAN(between("\u200b"))}},
+	{name: "right-to-left mark", card: between("\u200f"), iban: between("\u200f"), said: saidWith("\u200f"),
+		negatives: []func(g gen) string{badTyped(between("\u200f")), badIBAN(between("\u200f"))}},
+	{name: "soft hyphen", card: between("\u00ad"), iban: between("\u00ad"),
+		negatives: []func(g gen) string{badTyped(between("\u00ad"))}},
+	{name: "combining mark", card: after("\u0301", "\u0332", "\u20e3"),
+		negatives: []func(g gen) string{badTyped(after("\u0301", "\u0332", "\u20e3"))}},
+	{name: "circled digits", card: digitsAs(circled, nil, " "), iban: digitsAs(circled, nil, " "),
+		negatives: []func(g gen) string{badTyped(digitsAs(circled, nil, " "))}},
+	{name: "superscript digits", card: digitsAs(superscript, nil, " "), iban: digitsAs(superscript, nil, " "),
+		negatives: []func(g gen) string{badTyped(digitsAs(superscript, nil, " "))}},
+	{name: "full-width", card: digitsAs(fullWidth, nil, "　"), iban: digitsAs(fullWidth, func(r rune) rune { return 'Ａ' + r - 'A' }, "　"),
+		negatives: []func(g gen) string{badTyped(digitsAs(fullWidth, nil, "　")), badIBAN(digitsAs(fullWidth, func(r rune) rune { return 'Ａ' + r - 'A' }, "　"))}},
+	{name: "Arabic-Indic digits", card: digitsAs(arabicDigit, nil, " "), iban: digitsAs(arabicDigit, nil, " "),
+		negatives: []func(g gen) string{badTyped(digitsAs(arabicDigit, nil, " ")), badIBAN(digitsAs(arabicDigit, nil, " "))}},
+}
+
+// formSample is an utterance of the forms' corpus.
+type formSample struct {
+	form, how string // how: "typed", "spoken", "history" or "negative"
+	text      string
+	want      []Match
+}
+
+// formCorpus generates, for each form, n cards and n IBANs typed, spoken where the form is, and
+// in a history message, and n hard negatives.
+func formCorpus(seed uint64, n int) []formSample {
+	g := gen{rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), nil}
+	langs := Locales()
+	var out []formSample
+	in := func(lang, purpose, value string) string {
+		ts := templates[lang][purpose]
+		return fmt.Sprintf(ts[g.r.IntN(len(ts))], value)
+	}
+	for _, f := range numberForms {
+		for range n {
+			lang := langs[g.r.IntN(len(langs))]
+			for _, k := range []Kind{Card, IBAN} {
+				write := f.card
+				v := ""
+				if k == Card {
+					v = g.card()
+				} else {
+					write, v = f.iban, g.iban(false)
+				}
+				if write == nil {
+					continue
+				}
+				want := []Match{{Kind: k, Value: v}}
+				out = append(out, formSample{f.name, "typed", in(lang, k.String(), write(g, v)), want})
+				// A history message: what the user typed a few turns ago, sent back by the
+				// client with the rest of the conversation.
+				hist := fmt.Sprintf("%s\n%s", in(lang, k.String(), write(g, v)), in(lang, "neg", fmt.Sprintf("%d.%02d", 1+g.r.IntN(999), g.r.IntN(100))))
+				out = append(out, formSample{f.name, "history", hist, want})
+				if f.said != nil && k == Card {
+					out = append(out, formSample{f.name, "spoken", in(lang, "card", f.said(g, lang, v)), want})
+				}
+			}
+			for _, neg := range f.negatives {
+				out = append(out, formSample{f.name, "negative", in(lang, "neg", neg(g)), nil})
+			}
+		}
+	}
+	return out
+}
+
+// TestCorpusForms computes precision and recall of cards and IBANs per form, typed, spoken
+// and in a history message (through a banking Shield's ToModel, as the engine passes history),
+// and the precision on each form's hard negatives; the original corpus's hard negatives are
+// counted again beside them. Every form must be found with a recall and precision of 99% (95%
+// spoken) and its negatives kept out (something found in at most one in 50).
+func TestCorpusForms(t *testing.T) {
+	d, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPrivacy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenant := &engine.Tenant{Key: "bank", Privacy: json.RawMessage(`{"preset":"banking"}`)}
+	type key struct{ form, how string }
+	scores := map[key]*score{}
+	negs := map[string]*[2]int{} // by form: samples, samples with something found
+	var order []string
+	for _, s := range formCorpus(7, 40) {
+		if !slices.Contains(order, s.form) {
+			order = append(order, s.form)
+		}
+		var got []Match
+		if s.how == "history" {
+			sh := p.Turn(tenant).(*shield)
+			out := sh.ToModel(s.text)
+			for _, m := range sh.values {
+				got = append(got, m)
+			}
+			if len(got) > 0 && strings.Contains(digitsOf(out), s.want[0].Value[len(s.want[0].Value)-8:]) {
+				t.Errorf("%s history: the model gets %q", s.form, out)
+			}
+		} else {
+			for _, m := range d.Find(s.text) {
+				if m.Kind == Card || m.Kind == IBAN {
+					got = append(got, m)
+				}
+			}
+		}
+		if s.how == "negative" {
+			if negs[s.form] == nil {
+				negs[s.form] = &[2]int{}
+			}
+			negs[s.form][0]++
+			if len(got) > 0 {
+				negs[s.form][1]++
+				t.Logf("false %s in %s: %q (%s)", got[0].Kind, s.form, s.text, got[0].Value)
+			}
+			continue
+		}
+		k := key{s.form, s.want[0].Kind.String() + " " + s.how}
+		if scores[k] == nil {
+			scores[k] = &score{}
+		}
+		want := slices.Clone(s.want)
+		for _, m := range got {
+			if i := slices.IndexFunc(want, func(w Match) bool { return w.Kind == m.Kind && w.Value == m.Value }); i >= 0 {
+				scores[k].tp++
+				want = slices.Delete(want, i, i+1)
+				continue
+			}
+			scores[k].fp++
+			t.Logf("false %s in %s %s: %q (%s)", m.Kind, s.form, s.how, s.text, m.Value)
+		}
+		scores[k].fn += len(want)
+		if len(want) > 0 {
+			t.Logf("missed %s %s %s: %q", s.form, k.how, s.want[0].Value, s.text)
+		}
+	}
+	var all score
+	for _, f := range order {
+		var line strings.Builder
+		for _, how := range []string{"card typed", "card spoken", "card history", "iban typed", "iban history"} {
+			s := scores[key{f, how}]
+			if s == nil {
+				continue
+			}
+			all.tp, all.fp, all.fn = all.tp+s.tp, all.fp+s.fp, all.fn+s.fn
+			fmt.Fprintf(&line, "  %s %.0f%%/%.0f%%", how, 100*s.recall(), 100*s.precision())
+			// A spoken card of 19 digits said in groups loses its last three digits to the
+			// rule of a security code said after a pause (see spokenCard).
+			low := 0.99
+			if strings.HasSuffix(how, "spoken") {
+				low = 0.95
+			}
+			if s.recall() < low || s.precision() < low {
+				t.Errorf("%s, %s: recall %.4f, precision %.4f; want ≥ %.2f", f, how, s.recall(), s.precision(), low)
+			}
+		}
+		n := negs[f]
+		fmt.Fprintf(&line, "  negatives %d, found in %d", n[0], n[1])
+		if n[1]*50 > n[0] {
+			t.Errorf("%s: something found in %d of %d hard negatives", f, n[1], n[0])
+		}
+		t.Logf("%-19s (recall/precision)%s", f, line.String())
+	}
+	t.Logf("all forms: recall %.2f%% precision %.2f%% (tp %d, fp %d, fn %d)", 100*all.recall(), 100*all.precision(), all.tp, all.fp, all.fn)
+
+	// The original corpus's hard negatives: utterances with nothing to find.
+	var neg, found int
+	for _, s := range corpus(32, 2000) {
+		if len(s.want) > 0 {
+			continue
+		}
+		neg++
+		for _, m := range d.Find(s.text) {
+			if m.Kind == Card || m.Kind == IBAN {
+				found++
+				break
+			}
+		}
+	}
+	t.Logf("corpus hard negatives: %d, a card or IBAN found in %d (precision on them %.2f%%)", neg, found, 100*float64(neg-found)/float64(neg))
+}
+
+// digitsOf returns the ASCII digits of s.
+func digitsOf(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
 }

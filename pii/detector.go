@@ -69,6 +69,10 @@ func (d *Detector) find(text string) ([]Match, int) {
 		}
 		text = text[:cut]
 	}
+	// The rules read the text as a person does; the matches cover what was written.
+	var rd reading
+	read(text, &rd)
+	text = rd.text
 	s := scans.Get().(*scan)
 	s.d, s.text = d, text
 	defer func() {
@@ -86,6 +90,7 @@ func (d *Detector) find(text string) ([]Match, int) {
 		if !d.kinds[kind] {
 			return
 		}
+		start, end = rd.span(start, end)
 		m := Match{Kind: kind, Name: name, Start: start, End: end, Value: value}
 		if kind == Account || kind == Custom {
 			for i, p := range d.patterns {
@@ -125,7 +130,8 @@ func (d *Detector) find(text string) ([]Match, int) {
 		}
 		for _, loc := range p.re.FindAllStringIndex(text, -1) {
 			if loc[0] < loc[1] {
-				byPattern[i] = append(byPattern[i], Match{Kind: p.kind, Name: p.name, Start: loc[0], End: loc[1], Value: text[loc[0]:loc[1]]})
+				start, end := rd.span(loc[0], loc[1])
+				byPattern[i] = append(byPattern[i], Match{Kind: p.kind, Name: p.name, Start: start, End: end, Value: text[loc[0]:loc[1]]})
 			}
 		}
 	}

@@ -54,6 +54,28 @@ func TestFind(t *testing.T) {
 		{"spoken arabic", "رقم بطاقتي أربعة واحد واحد واحد، واحد واحد واحد واحد، واحد واحد واحد واحد، واحد واحد واحد واحد",
 			[]found{{Card, "أربعة واحد واحد واحد، واحد واحد واحد واحد، واحد واحد واحد واحد، واحد واحد واحد واحد"}}},
 		{"phone before arabic words", "اتصل بي على +34 612 345 678 من فضلك", []found{{Phone, "+34 612 345 678"}}},
+		{"dots", "card 4539.1488.0343.6467.", []found{{Card, "4539.1488.0343.6467"}}},
+		{"slashes", "4539/1488/0343/6467", []found{{Card, "4539/1488/0343/6467"}}},
+		{"underscores", "4539_1488_0343_6467", []found{{Card, "4539_1488_0343_6467"}}},
+		{"en dash", "4539–1488–0343–6467", []found{{Card, "4539–1488–0343–6467"}}},
+		{"no-break space", "4539\u00a01488\u00a00343\u00a06467", []found{{Card, "4539\u00a01488\u00a00343\u00a06467"}}},
+		{"two spaces, a tab, a newline", "4539  1488\t0343\n6467", []found{{Card, "4539  1488\t0343\n6467"}}},
+		{"every digit spaced", "4 5 3 9 1 4 8 8 0 3 4 3 6 4 6 7", []found{{Card, "4 5 3 9 1 4 8 8 0 3 4 3 6 4 6 7"}}},
+		{"groups of three", "453 914 880 343 646 7", []found{{Card, "453 914 880 343 646 7"}}},
+		{"parentheses", "(4539) (1488) (0343) (6467)", []found{{Card, "4539) (1488) (0343) (6467"}}},
+		{"zero-width space and marks", "4539\u200b1488\u200f0343\u00ad6467\u0301 ok", []found{{Card, "4539\u200b1488\u200f0343\u00ad6467\u0301"}}},
+		{"circled", "④⑤③⑨ ①④⑧⑧ ⓪③④③ ⑥④⑥⑦", []found{{Card, "④⑤③⑨ ①④⑧⑧ ⓪③④③ ⑥④⑥⑦"}}},
+		{"superscript", "⁴⁵³⁹ ¹⁴⁸⁸ ⁰³⁴³ ⁶⁴⁶⁷", []found{{Card, "⁴⁵³⁹ ¹⁴⁸⁸ ⁰³⁴³ ⁶⁴⁶⁷"}}},
+		{"full-width iban", "ＧＢ８２　ＷＥＳＴ　１２３４　５６９８　７６５４　３２", []found{{IBAN, "ＧＢ８２　ＷＥＳＴ　１２３４　５６９８　７６５４　３２"}}},
+		{"arabic-indic iban", "GB٨٢ WEST ١٢٣٤ ٥٦٩٨ ٧٦٥٤ ٣٢", []found{{IBAN, "GB٨٢ WEST ١٢٣٤ ٥٦٩٨ ٧٦٥٤ ٣٢"}}},
+		{"iban with zero-width spaces", "GB82\u200bWEST\u200b1234\u200b5698\u200b7654\u200b32", []found{{IBAN, "GB82\u200bWEST\u200b1234\u200b5698\u200b7654\u200b32"}}},
+		{"dotted iban", "GB82.WEST.1234.5698.7654.32", []found{{IBAN, "GB82.WEST.1234.5698.7654.32"}}},
+		{"dotted luhn fails", "4539.1488.0343.6468", nil},
+		{"dotted date and amount", "on 12.05.2024 I paid 1.234.567,89 EUR", nil},
+		{"amount in thousands", "$411,111,111,111,111", nil},
+		{"address in dots", "192.168.100.101", nil},
+		{"mixed separators", "4539 1488/0343.6467", nil},
+		{"iban mixed separators", "IS 3003-1377-6887-90 exp 02/26 cvv 908", nil},
 		{"luhn fails", "4111 1111 1111 1112", nil},
 		{"unknown prefix", "7111 1111 1111 1114", nil},
 		{"inside a longer run", "4111111111111111123", nil},
@@ -385,6 +407,22 @@ func TestDigitsOfEveryScript(t *testing.T) {
 	for _, rg := range unicode.Nd.R32 {
 		if locale.DigitValue(rune(rg.Lo)) != 0 || locale.DigitValue(rune(rg.Lo)+9) != 9 || rg.Stride != 1 || (rg.Hi-rg.Lo+1)%10 != 0 {
 			t.Errorf("Nd range %+v is not runs of ten from zero", rg)
+		}
+	}
+}
+
+// TestMaskCoversWhatWasWritten: a number written with invisible characters, combining marks or
+// compatibility forms is masked whole, so that no digit of it is left around the mask.
+func TestMaskCoversWhatWasWritten(t *testing.T) {
+	for _, text := range []string{
+		"card 4\u200b5\u200b3\u200b9 1488 0343 646\u200b7\u200b, thanks",
+		"card 4539 1488 0343 6467\u20e3 thanks",
+		"card \u200f4539\u200f.1488.0343.6467\u200f thanks",
+		"card ４５３９ ①④⑧⑧ ⁰³⁴³ 6467 thanks",
+	} {
+		out := RedactingHandler(nil, nil).(*redacting).redact(text)
+		if digits := digitsOf(strings.TrimSuffix(out, " thanks")); digits != "6467" || !strings.Contains(out, "••••") {
+			t.Errorf("%q masked as %q", text, out)
 		}
 	}
 }

@@ -22,8 +22,15 @@
 //
 // # What is found
 //
-// Card numbers have 12 to 19 digits, typed at once or in the usual groups (4-4-4-4, 4-6-5…)
-// joined by single blanks or dashes, start with a prefix of a card network (Visa 4,
+// Numbers are read as a person reads them: format characters (zero-width spaces, direction
+// marks, soft hyphens) and combining marks after a digit are ignored, full-width, circled and
+// superscript digits and no-break spaces are read as their ASCII forms (NFKC), and digits of
+// every script as ASCII digits; a match covers what was written, invisible characters
+// included.
+//
+// Card numbers have 12 to 19 digits, typed at once or in groups (4-4-4-4, 4-6-5, threes,
+// pairs, digit by digit) joined by the same short run of blanks and punctuation throughout
+// ("4539 1488…", "4539.1488…", "4539/1488…", "(4539) (1488)…"), start with a prefix of a card network (Visa 4,
 // Mastercard 51–55 and 2221–2720, American Express 34 and 37, Discover 6011, 644–649 and 65,
 // JCB 3528–3589, Diners 300–305, 36 and 38, UnionPay 62, Maestro 50 and 56–69) with one of
 // that network's lengths, and pass the Luhn check. Luhn alone lets one number in ten through;
@@ -32,7 +39,7 @@
 //
 // IBANs (ISO 13616) start with the code of a country of the IBAN registry and two check
 // digits, have exactly that country's length, and pass the mod-97 check; they are read in any
-// case, with or without blanks.
+// case, at once or in groups joined as a card's are.
 //
 // Phone numbers are read with "+" and 8 to 15 digits (E.164), or in the national forms with
 // separators of the United States, Spain, France, Germany and Mexico. A bare run of digits is

@@ -17,6 +17,9 @@ func FuzzFind(f *testing.F) {
 		"4111 one one one one, one one one one, one one one one", "CUST-123456", "É@é.é", "\xff\xfe4111",
 		"zéro six, douze, trente-quatre, soixante et onze, quatre-vingt-dix-sept", "forty-one eleven eleven",
 		"واحد وأربعون أحد عشر", "einundvierzig elf", "cuarenta y", "quatre-vingts vingt et",
+		"4539.1488.0343.6467", "(4539) (1488) (0343) (6467)", "4 5 3 9 1 4 8 8 0 3 4 3 6 4 6 7",
+		"4539\u200b1488\u200f0343\u00ad6467\u0301", "④⑤③⑨ ¹⁴⁸⁸ ０３４３ ٦٤٦٧", "GB82_WEST_1234_5698_7654_32",
+		"ＧＢ８２　ＷＥＳＴ　１２３４", "IE71_OZWY_6708_2036_7459_23", "⑷⑸ ﬁ … 4\u0301\u0301\u200b", "453 914 880 343 646 7",
 	} {
 		f.Add(s)
 	}

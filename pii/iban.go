@@ -79,9 +79,10 @@ func upper(c byte) (byte, bool) {
 
 // ibans finds IBANs among the tokens: typed ("ES91 2100 0418 4502 0005 1332", any case, with
 // or without spaces) or spoken ("E S nine one two one double oh…", "E S ninety-one twenty-one
-// zero zero…", letters of the account spelled or said as short words). The country code is one token of two letters (or the start
-// of one, "ES91"), or two one-letter words; what follows fills exactly that country's length,
-// ending at the end of a token, and passes the mod-97 check.
+// zero zero…", letters of the account spelled or said as short words). The country code is one
+// token of two letters (or the start of one, "ES91"), or two one-letter words; what follows,
+// joined by blanks or a separator of groups ("ES91.2100.0418…", "ES91/2100/…"), fills exactly
+// that country's length, ending at the end of a token, and passes the mod-97 check.
 func (s *scan) ibans(text string, toks []token, add func(kind Kind, name string, start, end int, value string)) {
 	var buf [maxIBAN + 1]byte
 	for k := 0; k < len(toks); k++ {
@@ -115,8 +116,23 @@ func (s *scan) ibans(text string, toks []token, add func(kind Kind, name string,
 			continue
 		}
 		last := next - 1
-		for n < want && next < len(toks) && joinable(text[toks[last].end:toks[next].start]) {
+		// Groups joined by a separator a spoken number's are not ("/", "_") are joined by the
+		// same one throughout: "IS 3003-1377 exp 02/26" is no IBAN.
+		broad, uniform, key, first := false, true, "", true
+		for n < want && next < len(toks) {
 			s.steps++
+			gap := text[toks[last].end:toks[next].start]
+			if !joinable(gap) {
+				if !separator(gap) {
+					break
+				}
+				broad = true
+			}
+			if k := separatorKey(gap); first {
+				key, first = k, false
+			} else if k != key {
+				uniform = false
+			}
 			u := toks[next]
 			var chunk string
 			times := 1
@@ -148,7 +164,7 @@ func (s *scan) ibans(text string, toks []token, add func(kind Kind, name string,
 			last = next
 			next++
 		}
-		if n != want || !isIBAN(string(buf[:n])) {
+		if n != want || broad && !uniform || !isIBAN(string(buf[:n])) {
 			continue
 		}
 		add(IBAN, "iban", t.start, toks[last].end, string(buf[:n]))

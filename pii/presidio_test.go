@@ -19,6 +19,10 @@ var differences = map[string]string{
 	// writes them in any case: the detector reads any case, and these mixed-case IBANs are
 	// valid once in capitals (ISO 13616 reads them case-insensitively).
 	"LV80 bANK 0000 4351 9500 1": "any case is read",
+	// Presidio reads an IBAN's groups joined by blanks or dashes only. Users paste IBANs from
+	// statements and apps with other separators between the groups; the mod-97 check and the
+	// country's length keep chance out, and the groups must all be joined the same way.
+	"Slash as iban separator: AL47/2121/1009/0000/0002/3569/8741": "groups joined by slashes are read",
 }
 
 // TestPresidioCases runs the IBAN and card cases of Microsoft Presidio's recognizer tests (a

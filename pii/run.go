@@ -2,6 +2,7 @@ package pii
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -24,6 +25,9 @@ type run struct {
 	// A spelled letter or a code of letters and digits comes right before or after: the
 	// digits are part of a code (a reference, an IBAN with a wrong check), not a number.
 	spelledBefore, spelledAfter bool
+	// Some typed pieces are joined by a separator a spoken number's are not ("/", "_", two
+	// spaces): the run is a typed number, and a spoken piece starts another.
+	broad bool
 }
 
 // runs groups tokens into runs of digits. A word for "double" takes the digit that follows; a
@@ -32,14 +36,31 @@ func (s *scan) runs(text string, toks []token, visit func(r *run)) {
 	r := &s.run
 	var digits strings.Builder
 	first, last := 0, 0 // the tokens of r
+	joined := func(gap string) bool { return joinable(gap) || separator(gap) }
 	spelled := func(k, from, to int) bool {
-		if k < 0 || k >= len(toks) || !joinable(text[from:to]) {
+		if k < 0 || k >= len(toks) || !joined(text[from:to]) {
 			return false
 		}
 		t := toks[k]
 		// A code of letters and digits, a spelled letter, or an IBAN's country code in capitals.
-		return t.class == tokMixed || t.class == tokLetters && t.w.digits == "" && t.end-t.start == 1 ||
-			t.class == tokLetters && t.end-t.start == 2 && ibanLength(text[t.start], text[t.start+1]) > 0
+		if t.class == tokMixed || t.class == tokLetters && t.w.digits == "" && t.end-t.start == 1 ||
+			t.class == tokLetters && t.end-t.start == 2 && ibanLength(text[t.start], text[t.start+1]) > 0 {
+			return true
+		}
+		// Or the letters of an IBAN's account after its head ("IE71 OZWY 6708…", which a
+		// wrong check keeps from being an IBAN).
+		for n := 0; n < 3 && t.class == tokLetters && t.w.digits == "" && t.end-t.start <= 4 && k > 0 && joined(text[toks[k-1].end:t.start]); n++ {
+			k--
+			t = toks[k]
+			if t.class == tokMixed && t.end-t.start == 4 {
+				a, _ := upper(text[t.start])
+				b, _ := upper(text[t.start+1])
+				if ibanLength(a, b) > 0 && isDigit(text[t.start+2]) && isDigit(text[t.start+3]) {
+					return true
+				}
+			}
+		}
+		return false
 	}
 	flush := func() {
 		if len(r.pieces) > 0 {
@@ -94,7 +115,16 @@ func (s *scan) runs(text string, toks []token, visit func(r *run)) {
 		p.start, p.end = t.start, toks[i].end
 		if prevEnd >= 0 {
 			p.gap = text[prevEnd:p.start]
-			if !joinable(p.gap) && !(len(r.pieces) > 0 && fillers(s, text, prevEnd, p.start)) {
+			typed := p.typed && !r.spoken && len(r.pieces) > 0 && separator(p.gap)
+			switch {
+			case !p.typed && r.broad:
+				flush()
+				prevEnd = -1
+			case joinable(p.gap):
+			case typed:
+				r.broad = true
+			case len(r.pieces) > 0 && fillers(s, text, prevEnd, p.start):
+			default:
 				flush()
 				prevEnd = -1
 			}
@@ -148,8 +178,64 @@ func precededByPlus(text string, i int) bool {
 // span returns the bytes of pieces [i, j) of r.
 func (r *run) span(i, j int) (int, int) { return r.pieces[i].start, r.pieces[j-1].end }
 
+// separator reports whether gap, between two typed groups of digits, is what people put
+// between the groups of a number they write or paste: a short run of blanks (spaces, tabs,
+// line breaks) with at most one punctuation mark among them (".", ",", "/", "_", a dash…),
+// the closing and opening brackets of groups written in brackets aside ("4539) (1488").
+func separator(gap string) bool {
+	if gap == "" || len(gap) > 12 {
+		return false
+	}
+	runes, marks := 0, 0
+	for i, c := range gap {
+		runes++
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case (c == ')' || c == ']') && i == 0:
+		case (c == '(' || c == '[') && i == len(gap)-1:
+		case strings.ContainsRune(".,/_'·،", c) || unicode.Is(unicode.Pd, c):
+			marks++
+		default:
+			return false
+		}
+	}
+	return runes <= 4 && marks <= 1
+}
+
+// separatorKey is what two separators of one number have in common: the gap with its runs of
+// blanks as one space ("4539 1488\n0343" is grouped one way).
+func separatorKey(gap string) string {
+	if !strings.ContainsAny(gap, "\t\n\r") && !strings.Contains(gap, "  ") {
+		return gap // the usual case, without allocating
+	}
+	var b strings.Builder
+	blank := false
+	for _, c := range gap {
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			if !blank {
+				b.WriteByte(' ')
+			}
+			blank = true
+			continue
+		}
+		blank = false
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// sameSeparator reports whether gap joins the groups of a number whose first separator is
+// first: the same separator, blanks counted alike, or a blank and a dash ("4111 1111-1111").
+func sameSeparator(first, gap string) bool {
+	if !separator(gap) {
+		return false
+	}
+	k, kg := separatorKey(first), separatorKey(gap)
+	return k == kg || (k == " " || k == "-") && (kg == " " || kg == "-")
+}
+
 // cards finds the card numbers of a run. In typed digits a card is a whole number of groups in
-// a usual grouping, joined by single blanks or dashes.
+// a usual grouping, all joined by the same separator (see [separator]).
 func (s *scan) cards(r *run, add func(kind Kind, name string, start, end int, value string)) {
 	if r.spelledBefore {
 		return
@@ -166,7 +252,7 @@ func (s *scan) cards(r *run, add func(kind Kind, name string, start, end int, va
 		for j := i; j < len(r.pieces) && j-i < len(groups); j++ {
 			s.steps++
 			p := r.pieces[j]
-			if j > i && p.gap != " " && p.gap != "-" {
+			if j > i && !sameSeparator(r.pieces[i+1].gap, p.gap) {
 				break
 			}
 			groups[j-i] = p.hi - p.lo
@@ -174,7 +260,7 @@ func (s *scan) cards(r *run, add func(kind Kind, name string, start, end int, va
 			if n > 19 {
 				break
 			}
-			if n >= 12 && cardShape(groups[:j-i+1]) && !r.continues(i, j, free) && isCard(r.digits[r.pieces[i].lo:p.hi]) {
+			if n >= 12 && cardShape(groups[:j-i+1], r.pieces[min(i+1, j)].gap) && !r.continues(i, j, free) && isCard(r.digits[r.pieces[i].lo:p.hi]) {
 				best = j
 			}
 		}
@@ -193,16 +279,20 @@ func (s *scan) cards(r *run, add func(kind Kind, name string, start, end int, va
 // card number is its expiry, not more of it.) Pieces before free are a card found already. A
 // number written all at once is whole: a group after a blank is the next thing written (a
 // security code, another card), one joined by a dash more of it.
+//
+// A number written in groups of one, two or three digits ("4 5 3 9…", "453 914…") is whole:
+// any group joined the same way before or after it is more of it.
 func (r *run) continues(i, j, free int) bool {
-	long := func(k int) bool { return r.pieces[k].hi-r.pieces[k].lo >= 3 }
+	size := func(k int) int { return r.pieces[k].hi - r.pieces[k].lo }
 	if i == j {
-		return i > free && long(i-1) && r.pieces[i].gap == "-" || j+1 < len(r.pieces) && long(j+1) && r.pieces[j+1].gap == "-"
+		return i > free && size(i-1) >= 3 && r.pieces[i].gap == "-" || j+1 < len(r.pieces) && size(j+1) >= 3 && r.pieces[j+1].gap == "-"
 	}
-	gap := r.pieces[i+1].gap // the window's own separator
-	if i > free && long(i-1) && r.pieces[i].gap == gap {
+	gap := separatorKey(r.pieces[i+1].gap) // the window's own separator
+	long := min(3, size(i))
+	if i > free && size(i-1) >= long && separatorKey(r.pieces[i].gap) == gap {
 		return true
 	}
-	return j+1 < len(r.pieces) && long(j+1) && r.pieces[j+1].gap == gap
+	return j+1 < len(r.pieces) && size(j+1) >= long && separatorKey(r.pieces[j+1].gap) == gap
 }
 
 // articles are spoken digits that are also articles ("un", "uno", "um"), which may come
