@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -57,7 +58,7 @@ var pastedForms = []struct{ name, value, text string }{
 // the forms above, typed in the turn or sent back in the history, reaches no model request,
 // no log line (the engine's JSON logs, masked as the reference server masks them; a backend's
 // error that repeats the number is logged) and no turn-log entry, even when the model writes
-// the number back itself.
+// the number back itself, in pieces.
 func TestPrivacyPastedForms(t *testing.T) {
 	for _, f := range pastedForms {
 		for _, where := range []string{"typed", "history"} {
@@ -80,8 +81,14 @@ func TestPrivacyPastedForms(t *testing.T) {
 						}
 						return []engine.ModelEvent{enginetest.ToolCall("c1", "check", `{"number":"`+ph+`"}`), engine.FinishEvent(engine.FinishToolCalls)}
 					}
-					// A model that writes the number back, as it was pasted.
-					return []engine.ModelEvent{engine.TextEvent("I read " + f.text + ", is that right?"), engine.FinishEvent(engine.FinishStop)}
+					// A model that writes the number back, as it was pasted, streamed two
+					// characters a delta: the user's stream must hold each piece back until the
+					// number can be masked whole.
+					var evs []engine.ModelEvent
+					for chunk := range slices.Chunk([]rune("I read "+f.text+", is that right?"), 2) {
+						evs = append(evs, engine.TextEvent(string(chunk)))
+					}
+					return append(evs, engine.FinishEvent(engine.FinishStop))
 				}}
 				privacy, err := pii.NewPrivacy(nil)
 				if err != nil {

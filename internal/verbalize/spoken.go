@@ -84,14 +84,19 @@ func isSentenceEnd(r rune) bool {
 	return false
 }
 
+// maxHeldNumber bounds the number held back at the end of a delta: an IBAN of 34 characters in
+// full-width forms with a separator between its groups is shorter.
+const maxHeldNumber = 256
+
 // maxHeldBracket bounds the text held back after an unclosed "[": a placeholder such as
 // "[ACCOUNT_12]" is shorter, and a stray bracket then holds nothing back for long.
 const maxHeldBracket = 32
 
 // Hold splits a stream's text into what can be shown now and what is held back until the next
-// delta: an unclosed "[" near the end (a placeholder cut in two), or a run of digits, blanks and
-// dashes at the end (a number cut in two), so that whatever masks the text sees placeholders
-// and numbers whole. final releases everything, at the end of the stream.
+// delta: an unclosed "[" near the end (a placeholder cut in two), or a run at the end of digits
+// (of any script, circled and superscript ones too), capital letters (an IBAN's country code and
+// bank code) and the separators a pasted number holds, when it holds a digit (a number cut in
+// two), so that whatever masks the text sees placeholders and numbers whole. final releases everything, at the end of the stream.
 func Hold(text string, final bool) (ready, held string) {
 	if final {
 		return text, ""
@@ -100,16 +105,35 @@ func Hold(text string, final bool) (ready, held string) {
 	if i := strings.LastIndexByte(text, '['); i >= 0 && len(text)-i <= maxHeldBracket && !strings.ContainsRune(text[i:], ']') {
 		cut = i
 	}
-	digit := false
+	digit, capitals := false, 0
 	i := len(text)
-	for i > 0 && strings.IndexByte("0123456789 -", text[i-1]) >= 0 {
-		digit = digit || text[i-1] >= '0' && text[i-1] <= '9'
-		i--
+	for i > 0 && len(text)-i < maxHeldNumber {
+		r, n := utf8.DecodeLastRuneInString(text[:i])
+		isDigit := unicode.IsDigit(r) || unicode.Is(unicode.No, r)
+		isUpper := unicode.IsUpper(r)
+		if !isDigit && !numberSeparator(r) && !isUpper {
+			break
+		}
+		digit = digit || isDigit
+		if isUpper {
+			capitals++
+		}
+		i -= n
 	}
-	if digit && i < cut {
+	// Two capitals alone may be an IBAN's country code, its digits in the next delta.
+	if (digit || capitals > 0 && capitals <= 2) && i < cut {
 		cut = i
 	}
 	return text[:cut], text[cut:]
+}
+
+// numberSeparator reports whether r may stand between the digit groups of a number as people
+// paste them, as package pii reads them: blanks, dashes, the punctuation of groups (. , / _ '
+// and parentheses), and the invisible characters (format characters, combining marks) that a
+// copy from a PDF or another app leaves between digits.
+func numberSeparator(r rune) bool {
+	return unicode.IsSpace(r) || unicode.Is(unicode.Pd, r) || strings.ContainsRune(".,/_'()", r) ||
+		unicode.In(r, unicode.Cf, unicode.Mn, unicode.Me)
 }
 
 // NumberRuns returns the runs of s that hold digits, with the separators inside them
