@@ -97,7 +97,7 @@ func BenchmarkTurnMetered(b *testing.B) {
 				cfg.Observer = m.Observer(nil)
 				if mode == "budget=on" {
 					cfg.Budget = &usage.MemoryBudget{}
-					t.Limits.TokensPerDay, t.Limits.TurnsPerUserPerDay = 1<<50, 1<<30
+					t.Limits.TokensPerDay, t.Limits.TurnsPerUserPerDay = 1e15, 1e6 // the tops of their ranges
 				}
 			}).Handler())
 		})

@@ -149,7 +149,9 @@ func (e *Engine) reserveTurn(ctx context.Context, t *turn) *Problem {
 // reserveCall reserves s and one model call of mreq: its prompt (estimated as the engine does,
 // four bytes a token) and its output bound, which is lowered to what the budget has left when
 // the whole bound does not fit, down to minCallOutput. It sets mreq's output bound to what
-// was reserved.
+// was reserved. The sums cannot overflow: the output bound is at most 10^6 (Limits), the
+// prompt a quarter of what the engine holds in memory, and what a Budget says is left is
+// taken between 0 and the largest token limit.
 func (e *Engine) reserveCall(ctx context.Context, t *turn, s Spend, mreq *ModelRequest) (Reservation, *Problem) {
 	prompt := int64((promptBytes(mreq) + 3) / 4)
 	out := int64(t.req.Tenant.Limits.maxOutputTokens())
@@ -165,7 +167,7 @@ func (e *Engine) reserveCall(ctx context.Context, t *turn, s Spend, mreq *ModelR
 		if r, err = e.budget.Reserve(ctx, s); !errors.As(err, &q) || !strings.HasPrefix(q.Limit, "tokens_") {
 			break
 		}
-		fit := q.Remaining - prompt
+		fit := min(max(q.Remaining, 0), maxTokensLimit) - prompt
 		if fit >= out || fit < minCallOutput {
 			break
 		}

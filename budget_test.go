@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -195,5 +196,63 @@ func TestSmallTokenBudgetAnswersUntilSpent(t *testing.T) {
 	}
 	if calls.Load() != int64(answered) {
 		t.Errorf("%d model calls for %d turns", calls.Load(), answered)
+	}
+}
+
+// spendLog is a MemoryBudget that keeps what it reserved.
+type spendLog struct {
+	usage.MemoryBudget
+	mu       sync.Mutex
+	reserved []engine.Spend
+}
+
+func (b *spendLog) Reserve(ctx context.Context, s engine.Spend) (engine.Reservation, error) {
+	r, err := b.MemoryBudget.Reserve(ctx, s)
+	if err == nil {
+		b.mu.Lock()
+		b.reserved = append(b.reserved, s)
+		b.mu.Unlock()
+	}
+	return r, err
+}
+
+// TestLimitsAtTheTopReserve: a tenant at the top of each limit's range reserves its model
+// calls without overflow: a call reserves its prompt and the whole output bound; near the end
+// of the month's 10^15 tokens, it is given what is left; past it, it is refused saying what is
+// left.
+func TestLimitsAtTheTopReserve(t *testing.T) {
+	const maxOut, maxTokens = 1_000_000, 1_000_000_000_000_000
+	var out atomic.Int64
+	model := enginetest.ModelFunc(func(_ context.Context, req *engine.ModelRequest) []engine.ModelEvent {
+		out.Store(int64(req.MaxOutputTokens))
+		return []engine.ModelEvent{{Kind: engine.EventText, Text: "Hello."},
+			{Kind: engine.EventFinish, Finish: engine.FinishStop, Usage: engine.Usage{Reported: true, InputTokens: 100, OutputTokens: 2}}}
+	})
+	top := engine.Limits{MaxSteps: 32, MaxOutputTokens: maxOut, TokensPerDay: maxTokens, TokensPerMonth: maxTokens,
+		SpeechSecondsPerDay: 1e9, TurnsPerUserPerDay: 1_000_000, UserPerMinute: 1e9, UserBurst: 1e9, TenantPerMinute: 1e9, TenantBurst: 1e9,
+		ToolTimeout: engine.Duration(10 * time.Minute), TurnTimeout: engine.Duration(time.Hour),
+		ActionTTL: engine.Duration(24 * time.Hour), VerificationMaxAge: engine.Duration(time.Hour)}
+	tenant := withLimits(top)
+	if err := tenant.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	b := &spendLog{}
+	h := newHarness(t, engine.Config{Model: model, Budget: b}, tenant)
+	h.turn(`{"transcript":"hi"}`)
+	first := b.reserved[len(b.reserved)-1].Tokens
+	if out.Load() != maxOut || first <= maxOut || first > maxOut+100_000 {
+		t.Fatalf("a call reserved %d tokens, the model was given %d of output", first, out.Load())
+	}
+	// All but 10 000 tokens of the day are spent elsewhere.
+	if _, err := b.Reserve(t.Context(), engine.Spend{Tenant: tenant, Tokens: maxTokens - 102 - 10_000}); err != nil {
+		t.Fatal(err)
+	}
+	h.turn(`{"transcript":"hi"}`)
+	if got := out.Load(); got >= 10_000 || got < 256 {
+		t.Errorf("near the day's end, the model was given %d tokens of output", got)
+	}
+	var q *engine.QuotaError
+	if _, err := b.Reserve(t.Context(), engine.Spend{Tenant: tenant, Tokens: maxTokens}); !errors.As(err, &q) || q.Remaining < 0 || q.Remaining > 10_000 {
+		t.Fatalf("past the top: %v %+v", err, q)
 	}
 }

@@ -351,3 +351,53 @@ func TestForwardPrefix(t *testing.T) {
 		t.Fatalf("HeaderForwardPrefix %q, the filter's %q", engine.HeaderForwardPrefix, internalheaders.ForwardPrefix)
 	}
 }
+
+// TestJSONBodiesAreUTF8: JSON is UTF-8 (RFC 8259); every endpoint that reads a JSON body
+// refuses a body that declares another charset, with 415 naming it, rather than read its bytes
+// as UTF-8. No charset, or utf-8 in any case, is read.
+func TestJSONBodiesAreUTF8(t *testing.T) {
+	tools := bankTools()
+	h := newHarness(t, engine.Config{Model: &enginetest.ScriptedModel{}, Toolset: tools})
+	bodies := map[string]string{
+		engine.PathTurn: `{"transcript":"send 20 dollars to Alex"}`, engine.PathExecute: `{"execute":{"tool":"transfer","arguments":{},"token":"x"}}`,
+		engine.PathTTS: `{"text":"hello"}`, engine.PathCreateSession: `{"metadata":{}}`, engine.PathStreamTicket: `{}`,
+	}
+	utf16 := func(s string) string { // little-endian, with its byte-order mark
+		b := []byte{0xff, 0xfe}
+		for _, r := range s {
+			b = append(b, byte(r), 0)
+		}
+		return string(b)
+	}
+	for path, body := range bodies {
+		for _, tc := range []struct{ ctype, charset, body string }{
+			{"application/json; charset=utf-16", "utf-16", utf16(body)},
+			{"application/json;charset=UTF-16LE", "UTF-16LE", utf16(body)},
+			{"application/json; charset=iso-8859-1", "iso-8859-1", body},
+			{"application/json; charset=utf8", "utf8", body},
+		} {
+			t.Run(path+" "+tc.charset, func(t *testing.T) {
+				hdr := headers()
+				hdr.Set("Content-Type", tc.ctype)
+				resp := h.do(t.Context(), http.MethodPost, path, hdr, tc.body)
+				p := readProblem(t, resp)
+				if resp.StatusCode != http.StatusUnsupportedMediaType || p.Code != engine.CodeUnsupportedMediaType || !strings.Contains(p.Detail, `"`+tc.charset+`"`) {
+					t.Fatalf("got %d %s (%s), want 415 %s naming %q", resp.StatusCode, p.Code, p.Detail, engine.CodeUnsupportedMediaType, tc.charset)
+				}
+			})
+		}
+		for _, ctype := range []string{"application/json", "application/json; charset=utf-8", "application/json;charset=UTF-8", `application/json; charset="Utf-8"`} {
+			hdr := headers()
+			hdr.Set("Content-Type", ctype)
+			resp := h.do(t.Context(), http.MethodPost, path, hdr, body)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusUnsupportedMediaType {
+				t.Errorf("%s with %s: 415", path, ctype)
+			}
+		}
+	}
+	if len(tools.Calls()) != 0 {
+		t.Error("a tool ran for a refused request")
+	}
+}

@@ -115,37 +115,90 @@ type ConfirmCopy struct {
 
 // Limits bound what one turn may use. Zero values take the defaults shown.
 type Limits struct {
-	// ToolTimeout bounds one tool call (default 10s).
+	// ToolTimeout bounds one tool call: up to 10m (default 10s).
 	ToolTimeout Duration `json:"tool_timeout,omitempty"`
-	// TurnTimeout bounds a whole turn (default 60s).
+	// TurnTimeout bounds a whole turn: up to 1h (default 60s).
 	TurnTimeout Duration `json:"turn_timeout,omitempty"`
-	// MaxSteps bounds the model completions of one turn (default 6).
+	// MaxSteps bounds the model completions of one turn: 1 to 32 (default 6).
 	MaxSteps int `json:"max_steps,omitempty"`
-	// ActionTTL is how long a confirm widget can be executed (default 10m).
+	// ActionTTL is how long a confirm widget can be executed: up to 24h (default 10m).
 	ActionTTL Duration `json:"action_ttl,omitempty"`
 	// VerificationMaxAge is how long ago the device gate may have passed when an action is
-	// executed (default 120s).
+	// executed: up to 1h (default 120s).
 	VerificationMaxAge Duration `json:"verification_max_age,omitempty"`
 	// UserPerMinute bounds the requests one user (one X-Token) makes per minute: turns,
 	// executions, speech and voice sockets; zero means no bound. UserBurst is how many may
-	// come at once (default a tenth of UserPerMinute, at least 1).
+	// come at once (default a tenth of UserPerMinute, at least 1). Each is at most 10^9.
 	UserPerMinute int `json:"user_per_minute,omitempty"`
 	UserBurst     int `json:"user_burst,omitempty"`
 	// TenantPerMinute and TenantBurst bound the same requests of all the tenant's users
 	// together: per engine process, or across every replica that shares Config.RateLimiter.
+	// Each is at most 10^9.
 	TenantPerMinute int `json:"tenant_per_minute,omitempty"`
 	TenantBurst     int `json:"tenant_burst,omitempty"`
-	// MaxOutputTokens bounds each completion of the model (default: the model's own bound, or
-	// 4096 under a token budget).
+	// MaxOutputTokens bounds each completion of the model, at most 10^6 (default: the model's
+	// own bound, or 4096 under a token budget).
 	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
 	// Budgets, enforced by Config.Budget, in UTC days and months; zero means no limit.
-	// TokensPerDay and TokensPerMonth bound the input and output tokens of the tenant's model
-	// calls, SpeechSecondsPerDay its audio transcribed and synthesized, and TurnsPerUserPerDay
-	// the turns of one user.
+	// TokensPerDay and TokensPerMonth (each at most 10^15) bound the input and output tokens
+	// of the tenant's model calls, SpeechSecondsPerDay (at most 10^9) its audio transcribed
+	// and synthesized, and TurnsPerUserPerDay (at most 10^6) the turns of one user. The
+	// bounds keep every reservation and count exact, in an int64 and in a Redis script's
+	// numbers.
 	TokensPerDay        int64   `json:"tokens_per_day,omitempty"`
 	TokensPerMonth      int64   `json:"tokens_per_month,omitempty"`
 	SpeechSecondsPerDay float64 `json:"speech_seconds_per_day,omitempty"`
 	TurnsPerUserPerDay  int     `json:"turns_per_user_per_day,omitempty"`
+}
+
+// The upper bounds of [Limits]; each limit's lower bound is 0, its default or no limit.
+const (
+	maxStepsLimit        = 32
+	maxOutputTokensLimit = 1_000_000
+	maxTokensLimit       = 1_000_000_000_000_000 // a day's or a month's
+	maxSpeechLimit       = 1e9                   // seconds a day
+	maxTurnsLimit        = 1_000_000             // a user's a day
+	maxRateLimit         = 1_000_000_000         // requests a minute, and bursts
+)
+
+// validate reports, through bad, each limit outside its range, naming its field.
+func (l *Limits) validate(bad func(field, format string, args ...any)) {
+	if l.MaxSteps < 0 || l.MaxSteps > maxStepsLimit {
+		bad("limits.max_steps", "must be from 1 to %d", maxStepsLimit)
+	}
+	for _, n := range []struct {
+		field  string
+		v, top int64
+	}{
+		{"max_output_tokens", int64(l.MaxOutputTokens), maxOutputTokensLimit},
+		{"tokens_per_day", l.TokensPerDay, maxTokensLimit},
+		{"tokens_per_month", l.TokensPerMonth, maxTokensLimit},
+		{"turns_per_user_per_day", int64(l.TurnsPerUserPerDay), maxTurnsLimit},
+		{"user_per_minute", int64(l.UserPerMinute), maxRateLimit},
+		{"user_burst", int64(l.UserBurst), maxRateLimit},
+		{"tenant_per_minute", int64(l.TenantPerMinute), maxRateLimit},
+		{"tenant_burst", int64(l.TenantBurst), maxRateLimit},
+	} {
+		if n.v < 0 || n.v > n.top {
+			bad("limits."+n.field, "must be from 0 to %d", n.top)
+		}
+	}
+	if !(l.SpeechSecondsPerDay >= 0 && l.SpeechSecondsPerDay <= maxSpeechLimit) { // NaN too
+		bad("limits.speech_seconds_per_day", "must be from 0 to %d", int64(maxSpeechLimit))
+	}
+	for _, d := range []struct {
+		field  string
+		v, top Duration
+	}{
+		{"tool_timeout", l.ToolTimeout, Duration(10 * time.Minute)},
+		{"turn_timeout", l.TurnTimeout, Duration(time.Hour)},
+		{"action_ttl", l.ActionTTL, Duration(24 * time.Hour)},
+		{"verification_max_age", l.VerificationMaxAge, Duration(time.Hour)},
+	} {
+		if d.v < 0 || d.v > d.top {
+			bad("limits."+d.field, "must be from 0 to %v", time.Duration(d.top))
+		}
+	}
 }
 
 // Duration is a [time.Duration] written in configuration files as "10s", "1m30s".
@@ -266,16 +319,7 @@ func (t *Tenant) Validate() error {
 			}
 		}
 	}
-	if t.Limits.MaxSteps < 0 || t.Limits.MaxSteps > 32 {
-		bad("limits.max_steps", "must be from 1 to 32")
-	}
-	if l := t.Limits; l.MaxOutputTokens < 0 || l.TokensPerDay < 0 || l.TokensPerMonth < 0 || l.SpeechSecondsPerDay < 0 ||
-		l.TurnsPerUserPerDay < 0 {
-		bad("limits", "max_output_tokens and the budgets cannot be negative")
-	}
-	if l := t.Limits; l.UserPerMinute < 0 || l.UserBurst < 0 || l.TenantPerMinute < 0 || l.TenantBurst < 0 {
-		bad("limits", "user_per_minute, user_burst, tenant_per_minute and tenant_burst cannot be negative")
-	}
+	t.Limits.validate(bad)
 	return errors.Join(errs...)
 }
 

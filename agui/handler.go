@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/widgets"
 )
 
@@ -100,12 +101,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // readInput decodes and checks the body.
 func (h *handler) readInput(w http.ResponseWriter, r *http.Request) (*runInput, *engine.Problem) {
-	ct := r.Header.Get("Content-Type")
-	if i := strings.IndexByte(ct, ';'); i >= 0 {
-		ct = ct[:i]
-	}
-	if !strings.EqualFold(strings.TrimSpace(ct), "application/json") {
-		return nil, engine.NewProblem(http.StatusUnsupportedMediaType, engine.CodeUnsupportedMediaType, "the body must be application/json")
+	if p := jsonenc.ContentType(r.Header.Get("Content-Type")); p != nil { // the engine's rule: application/json, UTF-8
+		return nil, engine.NewProblem(p.Status, p.Code, p.Detail)
 	}
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.maxBody)); err != nil {

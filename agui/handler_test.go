@@ -404,3 +404,29 @@ func TestHistoryReachesTheTurn(t *testing.T) {
 		t.Fatalf("end %v", r.last())
 	}
 }
+
+// TestBodyIsUTF8: a RunAgentInput is JSON, which is UTF-8: a body declaring another charset is
+// refused with 415 naming it, before anything runs; utf-8 in any case, or none, is read.
+func TestBodyIsUTF8(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		ctype string
+		want  int
+	}{
+		{"application/json; charset=utf-16", 415},
+		{"application/json;charset=Windows-1252", 415},
+		{"application/json; charset=UTF-8", 200},
+		{"application/json", 200},
+	} {
+		t.Run(tc.ctype, func(t *testing.T) {
+			res := f.run(t, http.Header{"Content-Type": {tc.ctype}}, input("t-utf", "r", "what is my balance"))
+			if res.status != tc.want {
+				t.Fatalf("status %d %v, want %d", res.status, res.problem, tc.want)
+			}
+			if _, charset, _ := strings.Cut(tc.ctype, "charset="); tc.want == 415 &&
+				(res.problem["code"] != engine.CodeUnsupportedMediaType || !strings.Contains(res.problem["detail"].(string), `"`+charset+`"`)) {
+				t.Errorf("problem %v, want %s naming %q", res.problem, engine.CodeUnsupportedMediaType, charset)
+			}
+		})
+	}
+}

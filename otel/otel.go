@@ -21,7 +21,8 @@
 //
 // Nothing secret becomes an attribute, and no content: events carry identifiers, names,
 // durations, token counts and codes, never a token, a proof, a forwarded value, a prompt, a
-// transcript, an answer or a tool's arguments or result.
+// transcript, an answer or a tool's arguments or result. The ids a client chose (the request
+// id, the conversation id) are masked as the engine's log masks them ([Options].Mask).
 //
 // Token counts are the provider's when it reported them (gen_ai.usage.*); when it did not, the
 // engine's estimate goes under engine.usage.estimated_input_tokens and
@@ -43,6 +44,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/pii"
 )
 
 // Options say where spans and metrics go. Nil providers are errors: pass the global ones
@@ -56,6 +58,11 @@ type Options struct {
 	Provider string
 	// Model is gen_ai.request.model of the model calls, such as "gpt-4o-mini"; "" leaves it out.
 	Model string
+	// Mask masks the personal data in an id the client chose (engine.request_id from
+	// X-Request-ID, gen_ai.conversation.id from context.sessionId or AG-UI's threadId) before
+	// it becomes an attribute: give it [pii.Privacy.TraceMasker], so that a trace shows an id as
+	// the engine's log does, with the tenant's kinds masked. Nil masks card numbers and IBANs.
+	Mask func(tenant, s string) string
 }
 
 const scope = "github.com/convengine/engine"
@@ -79,6 +86,7 @@ type Observability struct {
 	model []attribute.KeyValue
 	chat  string
 	heard heldTranscriptions
+	mask  func(tenant, s string) string
 	// The attribute sets of a model call's metrics that never change, made once: an operation
 	// that succeeded, and its input and output tokens.
 	chatOK, chatInput, chatOutput metric.MeasurementOption
@@ -90,7 +98,11 @@ func New(opts *Options) (*Observability, error) {
 		return nil, errors.New("otel: Options.TracerProvider and Options.MeterProvider are required")
 	}
 	m := opts.MeterProvider.Meter(scope)
-	o := &Observability{tracer: opts.TracerProvider.Tracer(scope), chat: "chat"}
+	o := &Observability{tracer: opts.TracerProvider.Tracer(scope), chat: "chat", mask: opts.Mask}
+	if o.mask == nil {
+		floor, _ := pii.NewPrivacy(nil) // no policy: the floor of cards and IBANs alone
+		o.mask = floor.TraceMasker(nil)
+	}
 	if opts.Provider != "" {
 		o.model = append(o.model, semconv.GenAIProviderNameKey.String(opts.Provider))
 	}
@@ -155,9 +167,20 @@ func (o *Observability) Observer() *engine.Observer {
 	}
 }
 
-func turnAttrs(e engine.TurnEvent) []attribute.KeyValue {
+// requestID is the attribute of a request's id, masked: the client chose it.
+func (o *Observability) requestID(tenant, id string) attribute.KeyValue {
+	return attribute.String("engine.request_id", o.mask(tenant, id))
+}
+
+// conversationID is the attribute of a conversation's id, masked: the client may have chosen
+// it.
+func (o *Observability) conversationID(tenant, id string) attribute.KeyValue {
+	return semconv.GenAIConversationID(o.mask(tenant, id))
+}
+
+func (o *Observability) turnAttrs(e engine.TurnEvent) []attribute.KeyValue {
 	return []attribute.KeyValue{
-		attribute.String("engine.request_id", e.RequestID), attribute.String("engine.tenant", e.Tenant),
+		o.requestID(e.Tenant, e.RequestID), attribute.String("engine.tenant", e.Tenant),
 		attribute.String("engine.environment", e.Environment), attribute.String("engine.turn_id", e.TurnID),
 		attribute.String("engine.mode", string(e.Mode)), attribute.String("engine.locale", e.Locale),
 	}
@@ -169,14 +192,15 @@ func (o *Observability) request(ctx context.Context, e engine.RequestEvent) {
 	}
 }
 
-// conversationKey is the context key of the turn's conversation id, for its chat spans.
+// conversationKey is the context key of the turn's conversation id attribute, masked, for its
+// chat spans.
 type conversationKey struct{}
 
 func (o *Observability) turnStart(ctx context.Context, e engine.TurnEvent) context.Context {
 	// INTERNAL, as the conventions say of an agent that runs in the process.
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(e.Tenant)),
-		trace.WithAttributes(turnAttrs(e)...)}
+		trace.WithAttributes(o.turnAttrs(e)...)}
 	heard, ok := o.heard.take(e.RequestID)
 	if ok {
 		opts = append(opts, trace.WithTimestamp(heard.start)) // the turn began with its audio
@@ -187,8 +211,9 @@ func (o *Observability) turnStart(ctx context.Context, e engine.TurnEvent) conte
 	}
 	span.SetAttributes(o.model...)
 	if e.ConversationID != "" {
-		span.SetAttributes(semconv.GenAIConversationID(e.ConversationID))
-		ctx = context.WithValue(ctx, conversationKey{}, e.ConversationID)
+		conv := o.conversationID(e.Tenant, e.ConversationID)
+		span.SetAttributes(conv)
+		ctx = context.WithValue(ctx, conversationKey{}, conv)
 	}
 	return ctx
 }
@@ -222,7 +247,7 @@ func (o *Observability) toolStart(ctx context.Context, e engine.ToolEvent) conte
 	// call id is the model's, or the action's id.
 	ctx, span := o.tracer.Start(ctx, "execute_tool "+e.Tool, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(e.Tool), semconv.GenAIToolType("function"),
-		attribute.String("engine.request_id", e.RequestID), attribute.String("engine.tenant", e.Tenant),
+		o.requestID(e.Tenant, e.RequestID), attribute.String("engine.tenant", e.Tenant),
 		attribute.String("engine.environment", e.Environment), attribute.String("engine.tool", e.Tool),
 		attribute.Bool("engine.action", e.Action)))
 	if e.CallID != "" {
@@ -266,7 +291,7 @@ func (o *Observability) speechSpan(ctx context.Context, h heardAudio) {
 	e := h.e
 	_, span := o.tracer.Start(ctx, e.Kind, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(h.start),
 		trace.WithAttributes(attribute.String("engine.speech", e.Kind), attribute.String("engine.tenant", e.Tenant),
-			attribute.String("engine.request_id", e.RequestID), attribute.String("engine.environment", e.Environment),
+			o.requestID(e.Tenant, e.RequestID), attribute.String("engine.environment", e.Environment),
 			attribute.Float64("engine.audio_seconds", e.AudioSeconds)))
 	if e.Characters > 0 {
 		span.SetAttributes(attribute.Int("engine.characters", e.Characters))
@@ -289,7 +314,7 @@ func (o *Observability) modelCall(ctx context.Context, e engine.ModelCallEvent) 
 	attrs = append(attrs, attribute.String("engine.tenant", e.Tenant), attribute.String("engine.environment", e.Environment),
 		attribute.Int("engine.step", e.Step), attribute.String("engine.outcome", e.Outcome), attribute.Int("engine.retries", e.Retries))
 	if e.RequestID != "" { // a warm-up has neither
-		attrs = append(attrs, attribute.String("engine.request_id", e.RequestID))
+		attrs = append(attrs, o.requestID(e.Tenant, e.RequestID))
 	}
 	if e.TurnID != "" {
 		attrs = append(attrs, attribute.String("engine.turn_id", e.TurnID))
@@ -297,10 +322,10 @@ func (o *Observability) modelCall(ctx context.Context, e engine.ModelCallEvent) 
 	if e.Model != "" {
 		attrs = append(attrs, semconv.GenAIResponseModel(e.Model))
 	}
-	if id, _ := ctx.Value(conversationKey{}).(string); id != "" && !e.Warmup {
-		attrs = append(attrs, semconv.GenAIConversationID(id))
+	if conv, ok := ctx.Value(conversationKey{}).(attribute.KeyValue); ok && !e.Warmup {
+		attrs = append(attrs, conv)
 	} else if e.SessionID != "" {
-		attrs = append(attrs, semconv.GenAIConversationID(e.SessionID))
+		attrs = append(attrs, o.conversationID(e.Tenant, e.SessionID))
 	}
 	start := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(end.Add(-e.Duration))}
 	if e.Warmup {

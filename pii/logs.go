@@ -91,7 +91,7 @@ func (h *tenantLogs) Handle(ctx context.Context, r slog.Record) error {
 		})
 		tenants = tenantsOf(slices.Clip(tenants), as)
 	}
-	red := h.p.logRedactor(tenants, h.floor)
+	red := h.p.redactor(tenants, h.floor, "logs")
 	next := h.next
 	for _, op := range h.bound {
 		if op.group != "" {
@@ -134,14 +134,14 @@ func resolveAttr(a slog.Attr) slog.Attr {
 	return a
 }
 
-// logRedactor returns what masks the strings of a line of tenants: each tenant's kinds, then
-// the floor.
-func (p *Privacy) logRedactor(tenants []string, floor *Detector) func(string) string {
+// redactor returns what masks the strings of a line of tenants: each tenant's kinds masked in
+// logs, then the floor. What it masks is counted with where.
+func (p *Privacy) redactor(tenants []string, floor *Detector, where string) func(string) string {
 	count := func(tenant string) func(Kind) {
 		if p.handled == nil {
 			return nil
 		}
-		return func(k Kind) { p.handled(tenant, k, "logs", 1) }
+		return func(k Kind) { p.handled(tenant, k, where, 1) }
 	}
 	rs := make([]redaction, 0, len(tenants)+1)
 	for _, t := range tenants {
@@ -159,4 +159,22 @@ func (p *Privacy) logRedactor(tenants []string, floor *Detector) func(string) st
 	}
 	rs = append(rs, redaction{d: floor, keep: 4, masked: count(first)})
 	return func(s string) string { return redact(s, rs) }
+}
+
+// TraceMasker returns what masks a string of a tenant's (the id of a request or of a
+// conversation, which the client chose) as [Privacy.LogHandler] with the same floor masks a
+// line of the tenant's (nil floor: card numbers and IBANs), for the attributes of traces.
+// What it masks is counted through [PrivacyOptions].Handled with where "traces". It is safe
+// for concurrent use.
+func (p *Privacy) TraceMasker(floor *Detector) func(tenant, s string) string {
+	if floor == nil {
+		floor, _ = New(&Options{Kinds: []Kind{Card, IBAN}})
+	}
+	return func(tenant, s string) string {
+		var tenants []string
+		if tenant != "" {
+			tenants = []string{tenant}
+		}
+		return p.redactor(tenants, floor, "traces")(s)
+	}
 }

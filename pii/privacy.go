@@ -25,8 +25,10 @@ type PrivacyOptions struct {
 	Default *Policy
 	// Handled, when set, is told what was found and where it was handled: tenant is the
 	// tenant's key, where "model" (hidden from the model), "user" (masked for the user),
-	// "backend" (put back in a tool call), "refused" (a placeholder never given) or "logs"
-	// (masked in a log line, see [Privacy.LogHandler]), n how many. It is never given a value. It is called from many goroutines at once.
+	// "backend" (put back in a tool call), "refused" (a placeholder never given), "logs"
+	// (masked in a log line, see [Privacy.LogHandler]) or "traces" (masked in a trace's
+	// attribute, see [Privacy.TraceMasker]), n how many. It is never given a value. It is
+	// called from many goroutines at once.
 	Handled func(tenant string, kind Kind, where string, n int)
 }
 

@@ -2,6 +2,7 @@ package scenario_test
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -97,5 +98,48 @@ func TestLoadVoice(t *testing.T) {
 	}
 	if want := []string{"kal16", "es", ""}; !slices.Equal(got, want) {
 		t.Errorf("voices %q, want %q", got, want)
+	}
+}
+
+// TestLoadBounds: a scenario file holds at most MaxFileSize bytes and a scenario at most
+// MaxTurns turns; past either, the file is refused naming it and the bound, before its turns
+// are read. The demo bank's scenarios fit with room to spare.
+func TestLoadBounds(t *testing.T) {
+	turns := func(n int) string {
+		return "name: long\ntenant: pk_demo\nuser: u\nturns:\n" + strings.Repeat("  - say: hi\n", n)
+	}
+	if list, err := scenario.Load(write(t, "max.yaml", turns(scenario.MaxTurns))); err != nil || len(list[0].Turns) != scenario.MaxTurns {
+		t.Fatalf("%d turns: %v", scenario.MaxTurns, err)
+	}
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"turns", turns(scenario.MaxTurns + 1), `:5: scenario "long": 1001 turns, more than the 1000 a scenario may have`},
+		{"turns of the second scenario", "- name: short\n  tenant: pk_demo\n  user: u\n  turns: [{say: hi}]\n- " +
+			strings.ReplaceAll(turns(scenario.MaxTurns+5), "\n", "\n  "), `:9: scenario "long": 1005 turns, more than the 1000 a scenario may have`},
+		{"size", turns(scenario.MaxFileSize/12 + 1), ": the file is larger than the 1 MiB a scenario file may hold"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := write(t, "big.yaml", tc.src)
+			_, err := scenario.Load(p)
+			if !errors.Is(err, scenario.ErrInvalid) || !strings.Contains(err.Error(), p+tc.want) {
+				t.Fatalf("Load: %v, want %q", err, p+tc.want)
+			}
+			if _, err := scenario.Parse(p, []byte(tc.src)); !errors.Is(err, scenario.ErrInvalid) || !strings.Contains(err.Error(), p+tc.want) {
+				t.Fatalf("Parse: %v, want %q", err, p+tc.want)
+			}
+		})
+	}
+
+	for _, dir := range []string{"../examples/demobank/scenarios", "../examples/demobank/scenarios-openai"} {
+		list, err := scenario.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range list {
+			if st, err := os.Stat(s.File); err != nil || st.Size() > scenario.MaxFileSize/16 || len(s.Turns) > scenario.MaxTurns/16 {
+				t.Errorf("%s: scenario %q (%d turns) is near the bounds", s.File, s.Name, len(s.Turns))
+			}
+		}
 	}
 }

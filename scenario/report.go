@@ -14,6 +14,10 @@ type Report struct {
 	Results  []*Result
 	Start    time.Time
 	Duration time.Duration
+	// Interrupted says the run's context ended before the run did: Results holds the
+	// scenarios that ran, those cut short failed, and NotRun scenarios did not start.
+	Interrupted bool
+	NotRun      int
 }
 
 // Counts are the results by status.
@@ -93,6 +97,9 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		}
 	}
 	passed, failed, skipped := r.Counts()
+	if r.Interrupted {
+		fmt.Fprintf(&b, "\ninterrupted before the run's end: %d of %d scenarios did not run\n", r.NotRun, len(r.Results)+r.NotRun)
+	}
 	fmt.Fprintf(&b, "\n%d scenarios: %d passed, %d failed, %d skipped (judge criteria without a judge) in %v\n",
 		len(r.Results), passed, failed, skipped, r.Duration.Round(time.Millisecond))
 	_, err := io.WriteString(w, b.String())
@@ -218,12 +225,15 @@ func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 // The JSON report.
 type (
 	jsonReport struct {
-		Start     time.Time    `json:"start"`
-		Seconds   float64      `json:"seconds"`
-		Passed    int          `json:"passed"`
-		Failed    int          `json:"failed"`
-		Skipped   int          `json:"skipped"`
-		Scenarios []jsonResult `json:"scenarios"`
+		Start   time.Time `json:"start"`
+		Seconds float64   `json:"seconds"`
+		Passed  int       `json:"passed"`
+		Failed  int       `json:"failed"`
+		Skipped int       `json:"skipped"`
+		// Interrupted and NotRun are the Report's, when the run was interrupted.
+		Interrupted bool         `json:"interrupted,omitempty"`
+		NotRun      int          `json:"not_run,omitempty"`
+		Scenarios   []jsonResult `json:"scenarios"`
 	}
 	jsonResult struct {
 		Name     string        `json:"name"`
@@ -267,7 +277,7 @@ type (
 func (r *Report) WriteJSON(w io.Writer) error {
 	passed, failed, skipped := r.Counts()
 	out := jsonReport{Start: r.Start.UTC(), Seconds: r.Duration.Seconds(), Passed: passed, Failed: failed, Skipped: skipped,
-		Scenarios: []jsonResult{}}
+		Interrupted: r.Interrupted, NotRun: r.NotRun, Scenarios: []jsonResult{}}
 	for _, res := range r.Results {
 		s := res.Scenario
 		jr := jsonResult{Name: s.Name, File: s.File, Line: s.Line, Tenant: s.Tenant, Tags: s.Tags, Status: res.Status(),

@@ -208,13 +208,19 @@ func (e *Expect) line(key string, def int) int {
 }
 
 // Run checks the scenarios ([Runner.Check]) and, when they hold, runs them, at most
-// RunnerOptions.Parallel at once. The error is Check's, or ctx's when it ended the run before
-// a scenario could start; a failing scenario is a [Result] with failures, never an error.
+// RunnerOptions.Parallel at once. The error is Check's; a failing scenario is a [Result] with
+// failures, never an error. When ctx ends, the run stops at once: the scenarios running end
+// with ctx's error between two turns or in the turn, those not started are left out, and the
+// report, [Report].Interrupted, holds the scenarios that ran.
 func (r *Runner) Run(ctx context.Context, scenarios []*Scenario) (*Report, error) {
+	start := time.Now()
 	if err := r.Check(ctx, scenarios); err != nil {
+		if ctx.Err() != nil {
+			return &Report{Start: start, Duration: time.Since(start), Interrupted: true, NotRun: len(scenarios)}, nil
+		}
 		return nil, err
 	}
-	rep := &Report{Start: time.Now(), Results: make([]*Result, len(scenarios))}
+	rep := &Report{Start: start, Results: make([]*Result, len(scenarios))}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -225,8 +231,9 @@ func (r *Runner) Run(ctx context.Context, scenarios []*Scenario) (*Report, error
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
-			wg.Wait()
-			return nil, ctx.Err()
+		}
+		if ctx.Err() != nil {
+			break
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
@@ -242,6 +249,17 @@ func (r *Runner) Run(ctx context.Context, scenarios []*Scenario) (*Report, error
 	}
 	wg.Wait()
 	rep.Duration = time.Since(rep.Start)
+	if ctx.Err() != nil {
+		rep.Interrupted = true
+		ran := rep.Results[:0]
+		for _, res := range rep.Results {
+			if res != nil {
+				ran = append(ran, res)
+			}
+		}
+		rep.NotRun = len(scenarios) - len(ran)
+		rep.Results = ran
+	}
 	return rep, nil
 }
 
@@ -322,8 +340,16 @@ func (r *Runner) runScenario(ctx context.Context, s *Scenario) (res *Result) {
 		return res
 	}
 	for i, t := range s.Turns {
+		if ctx.Err() != nil {
+			res.Err = fmt.Errorf("interrupted before turn %d: %w", i+1, ctx.Err())
+			break
+		}
 		tr := rn.turn(ctx, i, t)
 		res.Turns = append(res.Turns, tr)
+		if ctx.Err() != nil { // the turn was cut short: what it came to says nothing
+			res.Err = fmt.Errorf("interrupted in turn %d: %w", i+1, ctx.Err())
+			break
+		}
 		res.Failures = append(res.Failures, tr.Failures...)
 	}
 	return res

@@ -123,3 +123,44 @@ tenants:
 		}
 	}
 }
+
+// TestLimitsRanges: each limit has a range; a value past it (such as a max_output_tokens of
+// 2^31 or a tokens_per_month of 2^63-1) fails the load naming the tenant and the field, and
+// the top of each range loads.
+func TestLimitsRanges(t *testing.T) {
+	file := func(limits string) string {
+		return "tenants:\n  - key: pk_a\n    name: A\n    environments: {production: {}}\n    limits: {" + limits + "}\n"
+	}
+	top := "max_steps: 32, max_output_tokens: 1000000, tokens_per_day: 1000000000000000, tokens_per_month: 1000000000000000, " +
+		"speech_seconds_per_day: 1000000000, turns_per_user_per_day: 1000000, user_per_minute: 1000000000, user_burst: 1000000000, " +
+		"tenant_per_minute: 1000000000, tenant_burst: 1000000000, tool_timeout: 10m, turn_timeout: 1h, action_ttl: 24h, verification_max_age: 1h"
+	if _, err := tenantfile.Parse("tenants.yaml", []byte(file(top)), nil); err != nil {
+		t.Fatalf("the top of each range: %v", err)
+	}
+	for _, tc := range []struct{ limit, want string }{
+		{"max_steps: 33", "limits.max_steps: must be from 1 to 32"},
+		{"max_output_tokens: 2147483648", "limits.max_output_tokens: must be from 0 to 1000000"},
+		{"max_output_tokens: 1000001", "limits.max_output_tokens: must be from 0 to 1000000"},
+		{"max_output_tokens: -1", "limits.max_output_tokens: must be from 0 to 1000000"},
+		{"tokens_per_day: 1000000000000001", "limits.tokens_per_day: must be from 0 to 1000000000000000"},
+		{"tokens_per_month: 9223372036854775807", "limits.tokens_per_month: must be from 0 to 1000000000000000"},
+		{"speech_seconds_per_day: 1.0e10", "limits.speech_seconds_per_day: must be from 0 to 1000000000"},
+		{"speech_seconds_per_day: -0.5", "limits.speech_seconds_per_day: must be from 0 to 1000000000"},
+		{"turns_per_user_per_day: 1000001", "limits.turns_per_user_per_day: must be from 0 to 1000000"},
+		{"user_per_minute: 1000000001", "limits.user_per_minute: must be from 0 to 1000000000"},
+		{"user_burst: -1", "limits.user_burst: must be from 0 to 1000000000"},
+		{"tenant_per_minute: 1000000001", "limits.tenant_per_minute: must be from 0 to 1000000000"},
+		{"tenant_burst: 1000000001", "limits.tenant_burst: must be from 0 to 1000000000"},
+		{"tool_timeout: 11m", "limits.tool_timeout: must be from 0 to 10m0s"},
+		{"turn_timeout: 2h", "limits.turn_timeout: must be from 0 to 1h0m0s"},
+		{"action_ttl: 25h", "limits.action_ttl: must be from 0 to 24h0m0s"},
+		{"verification_max_age: -1s", "limits.verification_max_age: must be from 0 to 1h0m0s"},
+	} {
+		t.Run(tc.limit, func(t *testing.T) {
+			_, err := tenantfile.Parse("tenants.yaml", []byte(file(tc.limit)), nil)
+			if want := `tenant "pk_a": ` + tc.want; err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("err = %v, want it to contain %q", err, want)
+			}
+		})
+	}
+}

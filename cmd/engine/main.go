@@ -38,8 +38,8 @@
 // (see docs/usage.md).
 //
 // "engine test [flags] PATH..." runs conversation scenarios against the same tenants, model,
-// tools and speech, in-process, and exits 1 when one fails, 2 on bad input (see
-// docs/testing-tenants.md).
+// tools and speech, in-process, and exits 1 when one fails, 2 on bad input, 3 when SIGINT or
+// SIGTERM interrupted it (see docs/testing-tenants.md).
 package main
 
 import (
@@ -51,15 +51,13 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if len(os.Args) > 1 && os.Args[1] == "test" {
 		st, err := os.Stdout.Stat()
 		terminal := err == nil && st.Mode()&os.ModeCharDevice != 0
-		code := runTest(ctx, os.Args[2:], os.Getenv, os.Stdout, os.Stderr, terminal)
-		stop()
-		os.Exit(code)
+		os.Exit(testCommand(os.Args[2:], os.Getenv, os.Stdout, os.Stderr, terminal))
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "engine:", err)
 		os.Exit(1)

@@ -208,7 +208,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}()
 		log.Info("tracing: spans exported over OTLP/HTTP")
 	}
-	obs, err := newObserver(mx, tp, getenv, opts.tenants != "")
+	obs, err := newObserver(mx, tp, privacy, getenv, opts.tenants != "")
 	if err != nil {
 		return err
 	}

@@ -12,9 +12,11 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/signal"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/convengine/engine"
@@ -29,16 +31,18 @@ import (
 
 // Exit statuses of the test command.
 const (
-	exitPass     = 0
-	exitFail     = 1 // a scenario failed
-	exitBadInput = 2 // flags, scenario files, or what the scenarios ask of the engine
+	exitPass        = 0
+	exitFail        = 1 // a scenario failed
+	exitBadInput    = 2 // flags, scenario files, or what the scenarios ask of the engine
+	exitInterrupted = 3 // SIGINT or SIGTERM ended the run
 )
 
 const testUsage = `usage: engine test [flags] PATH...
 
 Runs the conversation scenarios of PATH (scenario files, or folders of them) against the
 demo tenants (pk_demo, pk_demo_proof), or the tenants of -tenants, in-process. See
-docs/testing-tenants.md. Exit status: 0 all passed, 1 a scenario failed, 2 bad input.
+docs/testing-tenants.md. Exit status: 0 all passed, 1 a scenario failed, 2 bad input,
+3 interrupted (SIGINT, SIGTERM: the scenarios that ran are reported).
 
 `
 
@@ -90,6 +94,15 @@ func envOr(getenv func(string) string, name, def string) string {
 		return v
 	}
 	return def
+}
+
+// testCommand runs `engine test`. SIGINT or SIGTERM stops the run at once, with the report of
+// the scenarios that ran; a second signal ends the process.
+func testCommand(args []string, getenv func(string) string, stdout, stderr io.Writer, terminal bool) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	context.AfterFunc(ctx, stop)
+	return runTest(ctx, args, getenv, stdout, stderr, terminal)
 }
 
 // runTest runs `engine test` and returns its exit status. terminal says whether stdout is a
@@ -175,6 +188,10 @@ func runTest(ctx context.Context, args []string, getenv func(string) string, std
 		if err := os.WriteFile(w.path, b.Bytes(), 0o644); err != nil {
 			return bad(err)
 		}
+	}
+	if rep.Interrupted {
+		fmt.Fprintln(stderr, "engine test: interrupted")
+		return exitInterrupted
 	}
 	if _, failed, _ := rep.Counts(); failed > 0 {
 		return exitFail

@@ -13,7 +13,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // runTestCommand runs `engine test` with args and returns its exit status and output.
@@ -206,5 +208,64 @@ func TestTestCommandLiveJudge(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "tapes")); err == nil {
 		t.Fatal("-live wrote a tape")
+	}
+}
+
+// TestTestCommandInterrupted: SIGTERM while a scenario waits for its model stops the run at
+// once: the scenarios that ran are reported, the one cut short fails, those not started are
+// left out, a line says the run was interrupted, and the exit status is 3.
+func TestTestCommandInterrupted(t *testing.T) {
+	waiting := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte("take your time")) {
+			waiting <- struct{}{}
+			<-r.Context().Done() // a model that never answers
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hello there.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	path := filepath.Join(t.TempDir(), "slow.yaml")
+	scen := func(name, say string) string {
+		return "- name: " + name + "\n  tenant: pk_demo\n  user: u\n  turns:\n    - say: hello\n    - say: " + say + "\n"
+	}
+	os.WriteFile(path, []byte(scen("quick", "hello again")+scen("slow", "take your time")+scen("never run", "hello")), 0o644)
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1/", "OPENAI_API_KEY": "sk-test"}
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- testCommand([]string{"-speech", "off", "-parallel", "1", path}, func(k string) string { return env[k] }, &stdout, &stderr, false)
+	}()
+	select {
+	case <-waiting:
+	case code := <-done:
+		t.Fatalf("exit %d before the slow scenario\n%s\n%s", code, stdout.String(), stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("the slow scenario did not start")
+	}
+	sent := time.Now()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the command did not stop within 10 s of SIGTERM")
+	}
+	out := stdout.String()
+	if took := time.Since(sent); took > 2*time.Second {
+		t.Errorf("the command stopped %v after SIGTERM", took)
+	}
+	for _, want := range []string{"PASS quick", "FAIL slow", "--- FAIL: slow", "interrupted before the run's end: 1 of 3 scenarios did not run",
+		"2 scenarios: 1 passed, 1 failed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if code != exitInterrupted || strings.Contains(out, "never run") {
+		t.Errorf("exit %d\n%s\n%s", code, out, stderr.String())
 	}
 }

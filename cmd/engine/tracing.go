@@ -14,6 +14,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/openai"
 	"github.com/convengine/engine/otel"
+	"github.com/convengine/engine/pii"
 )
 
 // newTracing returns a tracer provider that exports the engine's spans over OTLP/HTTP with
@@ -51,12 +52,14 @@ func newResource(ctx context.Context) (*resource.Resource, error) {
 }
 
 // newObserver returns the engine's Observer reporting to the metrics (Prometheus's, OTLP's) and
-// the tracer provider that are on, or nil when neither is.
-func newObserver(mx *metrics, tp *sdktrace.TracerProvider, getenv func(string) string, tenantsFile bool) (*engine.Observer, error) {
+// the tracer provider that are on, or nil when neither is. The ids of its spans are masked as
+// the log's lines are.
+func newObserver(mx *metrics, tp *sdktrace.TracerProvider, privacy *pii.Privacy, getenv func(string) string, tenantsFile bool) (*engine.Observer, error) {
 	if mx == nil && tp == nil {
 		return nil, nil
 	}
-	opts := &otel.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider()}
+	opts := &otel.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider(),
+		Mask: privacy.TraceMasker(nil)}
 	if tp != nil {
 		opts.TracerProvider = tp
 	}

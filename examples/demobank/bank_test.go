@@ -288,3 +288,29 @@ func TestMethodNotAllowed(t *testing.T) {
 		t.Errorf("DELETE /balance: status %d, want 405", status)
 	}
 }
+
+// TestBodiesAreUTF8: the bank reads JSON bodies as UTF-8, and refuses one that declares
+// another charset (415) rather than misread it; utf-8 in any case, or none, is read.
+func TestBodiesAreUTF8(t *testing.T) {
+	_, srv := newServer(t, nil)
+	for _, tc := range []struct {
+		path, body, ctype string
+		want              int
+	}{
+		{"/transfers", `{"amount":20,"to":"Alex"}`, "application/json; charset=utf-16", 415},
+		{"/transfers", `{"amount":20,"to":"Alex"}`, "application/json; charset=UTF-8", 200},
+		{"/transfers", `{"amount":20,"to":"Alex"}`, "application/json", 200},
+		{"/devices/code", `{"public_key":{}}`, "application/json; charset=latin1", 415},
+	} {
+		t.Run(tc.path+" "+tc.ctype, func(t *testing.T) {
+			status, got := do(t, srv, request{method: "POST", path: tc.path, token: "user-utf", body: tc.body,
+				header: map[string]string{"Content-Type": tc.ctype}})
+			if tc.want == 415 && (status != 415 || got["error"] != "unsupported_media_type") {
+				t.Errorf("status %d %v, want 415 unsupported_media_type", status, got)
+			}
+			if tc.want == 200 && status == 415 {
+				t.Errorf("status %d %v", status, got)
+			}
+		})
+	}
+}

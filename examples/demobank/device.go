@@ -208,6 +208,9 @@ func readDeviceRequest(w http.ResponseWriter, r *http.Request) (userKey, *device
 	if !ok {
 		return userKey{}, nil, nil, false
 	}
+	if !utf8Body(w, r) {
+		return userKey{}, nil, nil, false
+	}
 	var req deviceRequest
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err := dec.Decode(&req); err != nil {

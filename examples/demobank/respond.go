@@ -3,10 +3,12 @@ package demobank
 import (
 	"encoding/json"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -37,6 +39,17 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 
 func writeInvalid(w http.ResponseWriter, format string, args ...any) {
 	writeError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf(format, args...))
+}
+
+// utf8Body answers 415 and returns false when r's body declares a charset other than UTF-8:
+// JSON is UTF-8 (RFC 8259), and a body in another encoding would be misread.
+func utf8Body(w http.ResponseWriter, r *http.Request) bool {
+	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if cs, ok := params["charset"]; err == nil && ok && !strings.EqualFold(cs, "utf-8") {
+		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "the body must be UTF-8 JSON")
+		return false
+	}
+	return true
 }
 
 // readQuery parses the query of r, refusing parameters other than allowed and repeated ones.

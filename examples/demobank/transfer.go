@@ -64,6 +64,9 @@ func (b *Bank) handleTransfer(w http.ResponseWriter, r *http.Request) {
 		writeInvalid(w, "%v", err)
 		return
 	}
+	if !utf8Body(w, r) {
+		return
+	}
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		if errors.As(err, new(*http.MaxBytesError)) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 )
 
 // The problem codes of the errors (docs/errors.md).
@@ -37,11 +38,12 @@ func newError(status int, code, detail string) *BodyError {
 // The body must be labelled application/json: a cross-site form or a no-cors fetch can send
 // text/plain, a form type or no type without a CORS preflight, so that a host that knows its
 // users by a cookie would otherwise run their turns for any page. An empty body, where one is
-// allowed, carries nothing and needs no type.
+// allowed, carries nothing and needs no type. A declared charset must be UTF-8 (see
+// [ContentType]).
 func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, emptyOK bool) ([]byte, *BodyError) {
 	ct := r.Header.Get("Content-Type")
 	if ct != "" || !emptyOK {
-		if p := jsonContentType(ct); p != nil {
+		if p := ContentType(ct); p != nil {
 			return nil, p
 		}
 	}
@@ -61,19 +63,30 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, emptyOK bool)
 		return nil, newError(http.StatusBadRequest, codeInvalidRequest, "the body is empty; it must be a JSON object")
 	}
 	if ct == "" {
-		return nil, jsonContentType(ct)
+		return nil, ContentType(ct)
 	}
 	return data, nil
 }
 
-// jsonContentType is nil when ct, a Content-Type, is application/json, with any parameters.
-func jsonContentType(ct string) *BodyError {
-	mt, _, err := mime.ParseMediaType(ct)
+// ContentType is nil when ct, a request's Content-Type, is application/json with no charset
+// or the charset utf-8 (in any case), and otherwise the 415 error to answer. JSON exchanged
+// between systems is UTF-8 (RFC 8259, section 8.1): a body that declares another charset, such
+// as utf-16, is refused naming it rather than read as UTF-8. Every reader of a JSON request
+// body calls it.
+func ContentType(ct string) *BodyError {
+	mt, params, err := mime.ParseMediaType(ct)
 	switch {
 	case ct == "":
 		return newError(http.StatusUnsupportedMediaType, codeUnsupportedMediaType, "the body has no Content-Type; it must be application/json")
 	case err != nil || mt != "application/json":
 		return newError(http.StatusUnsupportedMediaType, codeUnsupportedMediaType, "the body must be application/json")
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		if len(cs) > 40 {
+			cs = cs[:40] + "…"
+		}
+		return newError(http.StatusUnsupportedMediaType, codeUnsupportedMediaType,
+			fmt.Sprintf("the body's charset is %q; JSON is UTF-8 (RFC 8259): send charset=utf-8 or none", cs))
 	}
 	return nil
 }

@@ -3,9 +3,10 @@
 //
 //   - strings appended to byte slices without reflection, for the hot paths: the speech deltas
 //     of the turn stream and the voice socket's messages;
-//   - the JSON bodies of the engine's requests, read labelled application/json, bounded in
-//     size and in time, one object whose members of the wrong type are named; a [BodyError]
-//     carries the status, problem code and field of the problem the engine answers with;
+//   - the JSON bodies of the engine's requests (AG-UI's too), read labelled application/json
+//     and UTF-8, bounded in size and in time, one object whose members of the wrong type are
+//     named; a [BodyError] carries the status, problem code and field of the problem the
+//     engine answers with;
 //   - the canonical form of RFC 8785, in which action tokens hash the arguments they bind;
 //   - JSON whose objects repeat a member, which signed documents must not hold.
 package jsonenc

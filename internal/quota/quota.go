@@ -53,8 +53,11 @@ func Millis(seconds float64) int64 {
 	return int64(math.Ceil(min(seconds, 1e12) * 1000))
 }
 
-// Over reports whether adding c to a count of have passes its limit.
-func (c *Counter) Over(have int64) bool { return c.Max > 0 && c.Add > 0 && have+c.Add > c.Max }
+// Over reports whether adding c to a count of have passes its limit. It compares what is left
+// rather than the sum, which could overflow.
+func (c *Counter) Over(have int64) bool {
+	return c.Max > 0 && c.Add > 0 && (have > c.Max || c.Add > c.Max-max(have, 0))
+}
 
 // Deltas are what settling to spent changes in the counters reserved: spent's amounts minus
 // the reserved ones, counter by counter (a settlement's user is the reservation's).
