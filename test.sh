@@ -93,8 +93,8 @@ done <<'TARGETS'
 ./openai FuzzSpeechWAV
 ./openai FuzzStreamReader
 ./redisstore FuzzRecords
-./internal/ids FuzzRequestIDSyntax
-./internal/ids FuzzTurnID
+./internal/headers FuzzRequestIDSyntax
+./internal/headers FuzzTurnID
 ./pii FuzzFind
 ./scenario FuzzParse
 ./gotools FuzzCall
