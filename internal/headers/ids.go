@@ -3,7 +3,10 @@ package headers
 // The syntax of the protocol's ids: request ids (X-Request-ID) and turn ids. The checks run
 // for every request, so they are written out rather than regular expressions.
 
-import "strings"
+import (
+	"net/http"
+	"strings"
+)
 
 // ValidRequestID reports whether id matches ^(prod|stg)-[A-Za-z0-9._:-]{1,128}$, or with
 // unprefixed (when the host chooses the environment) also ^[A-Za-z0-9._:-]{1,128}$.
@@ -47,4 +50,31 @@ func ValidTurnID(s string) bool {
 		}
 	}
 	return true
+}
+
+// RequestID reads X-Request-ID from h, which must carry the environment's prefix unless
+// unprefixed (the host chose the environment). When it is missing, sent twice or malformed,
+// bad is the detail of the problem to answer, which does not echo the value.
+func RequestID(h http.Header, unprefixed bool) (id, bad string) {
+	vals := h.Values("X-Request-ID")
+	switch {
+	case len(vals) == 0 || vals[0] == "":
+		return "", "the X-Request-ID header is missing; it must look like prod-<id> or stg-<id>"
+	case len(vals) > 1:
+		return "", "the X-Request-ID header is sent more than once"
+	case !ValidRequestID(vals[0], unprefixed) && unprefixed:
+		return "", "the X-Request-ID header must be 1 to 128 letters, digits or ._:-"
+	case !ValidRequestID(vals[0], unprefixed):
+		return "", "the X-Request-ID header must be prod- or stg- followed by 1 to 128 letters, digits or ._:-"
+	}
+	return vals[0], ""
+}
+
+// Single returns the header's value, trimmed, or "" when it is absent or sent more than once.
+func Single(h http.Header, name string) string {
+	vals := h.Values(name)
+	if len(vals) != 1 {
+		return ""
+	}
+	return strings.TrimSpace(vals[0])
 }
