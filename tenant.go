@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/convengine/engine/internal/jsonenc"
 	localepkg "github.com/convengine/engine/internal/locale"
 )
 
@@ -264,7 +265,7 @@ func (t *Tenant) Validate() error {
 	if t.Model != "" && !modelNamePattern.MatchString(t.Model) {
 		bad("model", "must be 1 to 64 letters, digits, '_', '.' or '-'")
 	}
-	if len(t.Theme) > 0 && !isJSONObject(t.Theme) {
+	if len(t.Theme) > 0 && !jsonenc.IsObject(t.Theme) {
 		bad("theme", "must be an object")
 	}
 	if t.DeviceCheck != "" && (!strings.HasPrefix(t.DeviceCheck, "/") || strings.ContainsAny(t.DeviceCheck, "?#") || len(t.DeviceCheck) > 256) {
@@ -409,11 +410,6 @@ func (s *StaticTenants) All() []*Tenant {
 		out = append(out, t)
 	}
 	return out
-}
-
-func isJSONObject(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(raw, &m) == nil && m != nil
 }
 
 // ReloadableTenants is a [TenantStore] whose tenants can be replaced while the engine serves,
