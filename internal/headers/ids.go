@@ -78,3 +78,25 @@ func Single(h http.Header, name string) string {
 	}
 	return strings.TrimSpace(vals[0])
 }
+
+// SessionAuth reads the values of an Authorization header that carries a session token:
+// "Bearer <token>" or "DPoP <token>", the scheme in any case, spelled back as these two. When
+// the header is sent twice or names another scheme, bad is the detail of the problem to answer
+// (in the Bearer scheme); a token that is empty or longer than max is the caller's to refuse,
+// in scheme.
+func SessionAuth(vals []string, max int) (scheme, token string, ok bool, bad string) {
+	if len(vals) > 1 {
+		return "", "", false, "the Authorization header is sent more than once"
+	}
+	scheme, token, _ = strings.Cut(strings.TrimSpace(vals[0]), " ")
+	token = strings.TrimSpace(token)
+	switch {
+	case strings.EqualFold(scheme, "Bearer"):
+		scheme = "Bearer"
+	case strings.EqualFold(scheme, "DPoP"):
+		scheme = "DPoP"
+	default:
+		return "", "", false, "the Authorization header must be Bearer <session_token> or DPoP <session_token>"
+	}
+	return scheme, token, token != "" && len(token) <= max, ""
+}
