@@ -300,14 +300,11 @@ func (t *Tenant) Validate() error {
 			bad(field+".confirm", "needs the confirm copy of at least one locale")
 			continue
 		}
-		for loc, c := range a.Done {
-			if !ValidLocale(loc) || c.Title == "" {
-				bad(field+".done."+loc, "needs a BCP 47 locale and a title")
-			}
-		}
-		for loc, c := range a.Declined {
-			if !ValidLocale(loc) || c.Title == "" {
-				bad(field+".declined."+loc, "needs a BCP 47 locale and a title")
+		for kind, cards := range map[string]map[string]CardCopy{"done": a.Done, "declined": a.Declined} {
+			for loc, c := range cards {
+				if !ValidLocale(loc) || c.Title == "" {
+					bad(field+"."+kind+"."+loc, "needs a BCP 47 locale and a title")
+				}
 			}
 		}
 		for loc, c := range a.Confirm {
