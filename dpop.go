@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/convengine/engine/internal/dpop"
+	"github.com/convengine/engine/internal/headers"
 	"github.com/convengine/engine/internal/token"
 )
 
@@ -154,20 +154,11 @@ func (e *Engine) verifySession(r *http.Request, t *Tenant, requestID string) (*S
 		}
 		return nil, nil
 	}
-	if len(auths) > 1 {
-		return nil, tokenProblem("Bearer", "the Authorization header is sent more than once")
-	}
-	scheme, presented, _ := strings.Cut(strings.TrimSpace(auths[0]), " ")
-	presented = strings.TrimSpace(presented)
+	scheme, presented, ok, bad := headers.SessionAuth(auths, maxSessionToken)
 	switch {
-	case strings.EqualFold(scheme, "Bearer"):
-		scheme = "Bearer"
-	case strings.EqualFold(scheme, "DPoP"):
-		scheme = "DPoP"
-	default:
-		return nil, tokenProblem("Bearer", "the Authorization header must be Bearer <session_token> or DPoP <session_token>")
-	}
-	if presented == "" || len(presented) > maxSessionToken {
+	case bad != "":
+		return nil, tokenProblem("Bearer", bad)
+	case !ok:
 		return nil, tokenProblem(scheme, "the Authorization header carries no session token, or one too long to be valid")
 	}
 	now := e.now()

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/convengine/engine/internal/response"
 )
@@ -107,27 +105,6 @@ const (
 	CodeUtteranceTooLong = "utterance_too_long" // error message: more than 60 s of audio
 )
 
-// problemTitles holds the titles that the code does not spell well on its own; other titles
-// are the code in words: "unknown_engine_key" is "Unknown engine key".
-var problemTitles = map[string]string{
-	CodeInvalidDPoPProof: "Invalid DPoP proof",
-	CodeInternal:         "Internal error",
-}
-
-func problemTitle(code string) string {
-	if t, ok := problemTitles[code]; ok {
-		return t
-	}
-	if code == "" {
-		return "Error"
-	}
-	t := []byte(strings.ReplaceAll(code, "_", " "))
-	if t[0] >= 'a' && t[0] <= 'z' {
-		t[0] -= 'a' - 'A'
-	}
-	return string(t)
-}
-
 // NewProblem returns a problem of status with a stable code and a detail for people, for
 // hooks of the host that refuse a request (Config.Identify, guards): the engine answers it as
 // its own problems, retryable when the status is 429, 502, 503 or 504. The detail reaches the
@@ -136,7 +113,7 @@ func NewProblem(status int, code, detail string) *Problem { return newProblem(st
 
 // newProblem returns a problem with the title of code.
 func newProblem(status int, code, detail string) *Problem {
-	return &Problem{Type: "about:blank", Title: problemTitle(code), Status: status, Code: code, Detail: detail,
+	return &Problem{Type: "about:blank", Title: response.Title(code), Status: status, Code: code, Detail: detail,
 		Retryable: status == http.StatusServiceUnavailable || status == http.StatusBadGateway ||
 			status == http.StatusGatewayTimeout || status == http.StatusTooManyRequests}
 }
@@ -155,22 +132,11 @@ func invalidField(field, detail string) *Problem {
 // writeProblem writes p as application/problem+json.
 func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	p.RequestID = requestID
-	if sw, ok := w.(*response.Recorder); ok {
-		sw.Code = p.Code
-	}
 	body, err := json.Marshal(p)
 	if err != nil {
-		body = []byte(`{"type":"about:blank","title":"Internal error","status":500,"code":"internal","retryable":false}`)
+		body = nil // the internal error's
 	}
-	h := w.Header()
-	for k, v := range p.header {
-		h[k] = v
-	}
-	h.Set("Content-Type", "application/problem+json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(p.Status)
-	w.Write(body)
+	response.WriteProblem(w, p.Status, p.Code, p.header, body)
 }
 
 // WriteProblem answers err as application/problem+json: a *[Problem] (or an error wrapping

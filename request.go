@@ -140,19 +140,13 @@ func (e *Engine) readCaller(r *http.Request) (*request, *Problem) {
 	}
 	req := &request{ID: id}
 
-	key := singleHeader(h, HeaderEngineKey)
+	key := headers.Single(h, HeaderEngineKey)
 	if key == "" {
 		return req, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the X-Engine-Key header is missing")
 	}
-	t, err := e.tenant(r.Context(), key, id)
-	switch {
-	case errors.Is(err, ErrUnknownTenant):
-		return req, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the X-Engine-Key is not known")
-	case errors.Is(err, errInvalidTenant):
-		return req, invalidTenant()
-	case err != nil:
-		e.log.ErrorContext(r.Context(), "tenant lookup failed", "requestId", id, "err", err)
-		return req, newProblem(http.StatusServiceUnavailable, CodeTenantUnavailable, "the tenant could not be looked up; try again")
+	t, p := e.callerTenant(r.Context(), key, id, "X-Engine-Key")
+	if p != nil {
+		return req, p
 	}
 	req.Tenant = t
 
@@ -171,7 +165,7 @@ func (e *Engine) readCaller(r *http.Request) (*request, *Problem) {
 		return req, newProblem(http.StatusForbidden, CodeEnvironmentUnavailable, "the tenant has no "+envName+" environment")
 	}
 
-	token := singleHeader(h, HeaderUserToken)
+	token := headers.Single(h, HeaderUserToken)
 	switch {
 	case token == "":
 		return req, newProblem(http.StatusUnauthorized, CodeMissingUserToken, "the X-Token header is missing or empty")
@@ -247,27 +241,11 @@ func (e *Engine) readRequest(w http.ResponseWriter, r *http.Request, kind WorkKi
 // requestID validates X-Request-ID, which must carry the environment's prefix unless the host
 // chose the environment. A malformed id is not echoed.
 func requestID(h http.Header, unprefixed bool) (string, *Problem) {
-	vals := h.Values(HeaderRequestID)
-	switch {
-	case len(vals) == 0 || vals[0] == "":
-		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header is missing; it must look like prod-<id> or stg-<id>")
-	case len(vals) > 1:
-		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header is sent more than once")
-	case !headers.ValidRequestID(vals[0], unprefixed) && unprefixed:
-		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header must be 1 to 128 letters, digits or ._:-")
-	case !headers.ValidRequestID(vals[0], unprefixed):
-		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the X-Request-ID header must be prod- or stg- followed by 1 to 128 letters, digits or ._:-")
+	id, bad := headers.RequestID(h, unprefixed)
+	if bad != "" {
+		return "", newProblem(http.StatusBadRequest, CodeInvalidRequestID, bad)
 	}
-	return vals[0], nil
-}
-
-// singleHeader returns the header's value, or "" when it is absent or sent more than once.
-func singleHeader(h http.Header, name string) string {
-	vals := h.Values(name)
-	if len(vals) != 1 {
-		return ""
-	}
-	return strings.TrimSpace(vals[0])
+	return id, nil
 }
 
 // decodeBody reads a JSON request body of at most limit bytes into v, as package jsonenc says
@@ -404,15 +382,9 @@ func (e *Engine) identify(ctx context.Context, req *request, key, env, token str
 	if key == "" {
 		return newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the engine key is missing")
 	}
-	t, err := e.tenant(ctx, key, req.ID)
-	switch {
-	case errors.Is(err, ErrUnknownTenant):
-		return newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the engine key is not known")
-	case errors.Is(err, errInvalidTenant):
-		return invalidTenant()
-	case err != nil:
-		e.log.ErrorContext(ctx, "tenant lookup failed", "requestId", req.ID, "err", err)
-		return newProblem(http.StatusServiceUnavailable, CodeTenantUnavailable, "the tenant could not be looked up; try again")
+	t, p := e.callerTenant(ctx, key, req.ID, "engine key")
+	if p != nil {
+		return p
 	}
 	req.Tenant = t
 	if env == "" {
@@ -432,6 +404,22 @@ func (e *Engine) identify(ctx context.Context, req *request, key, env, token str
 	}
 	req.UserToken = Secret(token)
 	return nil
+}
+
+// callerTenant looks up the tenant of key for the request id, as the problem its caller is
+// answered: what names the key in the detail, as the caller gave it ("X-Engine-Key").
+func (e *Engine) callerTenant(ctx context.Context, key, id, what string) (*Tenant, *Problem) {
+	t, err := e.tenant(ctx, key, id)
+	switch {
+	case errors.Is(err, ErrUnknownTenant):
+		return nil, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the "+what+" is not known")
+	case errors.Is(err, errInvalidTenant):
+		return nil, invalidTenant()
+	case err != nil:
+		e.log.ErrorContext(ctx, "tenant lookup failed", "requestId", id, "err", err)
+		return nil, newProblem(http.StatusServiceUnavailable, CodeTenantUnavailable, "the tenant could not be looked up; try again")
+	}
+	return t, nil
 }
 
 // inProcessSession returns the session id names, which must be the tenant's and not over.

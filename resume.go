@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -45,16 +44,16 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, notFound, req.ID)
 		return
 	}
-	after, p := lastEventID(r.Header)
-	if p != nil {
-		writeProblem(w, p, req.ID)
+	after, bad := sse.LastEventID(r.Header)
+	if bad != "" {
+		writeProblem(w, invalidField("Last-Event-ID", bad), req.ID)
 		return
 	}
 	// The turn is looked up before a slot is taken: a stranger's resumes of ids that are none
 	// of theirs wait for no slot, and hold none that the turns' owners need.
 	ctx := r.Context()
 	owner := e.turnOwner(req)
-	rec, err := e.readOwnTurn(ctx, id, after, owner)
+	rec, err := e.readOwnTurn(ctx, id, after, owner, 0)
 	if errors.Is(err, ErrTurnNotFound) {
 		// A turn reaches its log a store round trip after its start event reached the client,
 		// which may have resumed already: look once more before saying it is none. Another
@@ -62,7 +61,7 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 		// exist.
 		select {
 		case <-time.After(resumeNotYet):
-			rec, err = e.readOwnTurn(ctx, id, after, owner)
+			rec, err = e.readOwnTurn(ctx, id, after, owner, 0)
 		case <-ctx.Done():
 			return
 		}
@@ -116,82 +115,42 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 	stream := sse.NewWriter(w, e.now, e.writeTimeout, nil)
 	defer stream.Close()
 	stream.KeepAlive(e.ping)
-	end := e.now().Add(maxResumeFollow)
-	sent := 0
-	for {
-		for _, ev := range rec.Events {
-			if ev.ID != after+1 {
-				// The log lost events (a store that evicted them): an answer with a hole in
-				// it would read as whole. The stream ends without done instead.
-				e.log.WarnContext(ctx, "a resumed turn's log has a gap", "requestId", req.ID, "tenant", req.Tenant.Key, "turnId", id, "after", after, "next", ev.ID)
-				return
-			}
-			if stream.Replay(ev.ID, ev.Name, ev.Data) != nil {
-				return
-			}
-			after, sent = ev.ID, sent+1
-			if ev.Name == EventDone {
-				e.logResume(ctx, req, id, sent)
-				return
-			}
-		}
-		// A batch of a turn that is over may not hold all of the rest: read on, without
-		// waiting, until done or nothing more.
-		if rec.Done && len(rec.Events) == 0 || !e.now().Before(end) {
-			e.logResume(ctx, req, id, sent)
-			return
-		}
-		// What was replayed leaves before the log is read again, however long that waits.
-		if stream.Flush() != nil {
-			return
-		}
-		wait := resumeWait
-		if rec.Done {
-			wait = 0
-		}
+	f := stream.Follow(after, batchOf(rec), e.now().Add(maxResumeFollow), resumeWait, func(after int, wait time.Duration) (sse.Batch, error) {
 		rctx, cancel := context.WithTimeout(ctx, resumeWait+time.Second)
-		rec, err = e.turnLog.ReadEvents(rctx, id, after, resumeBatch, wait)
-		cancel()
-		if err == nil && rec.Owner != owner {
-			err = ErrTurnNotFound // dropped, and written again by someone else
-		}
+		defer cancel()
+		rec, err := e.readOwnTurn(rctx, id, after, owner, wait) // dropped, and written again by someone else: not found
 		if err != nil {
-			if ctx.Err() == nil {
-				e.log.WarnContext(ctx, "following a turn failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
-			}
-			return // the client resumes again from its last event
+			return sse.Batch{}, err
 		}
+		return batchOf(rec), nil
+	})
+	switch f.End {
+	case sse.EndDone, sse.EndOver:
+		e.log.InfoContext(ctx, "turn resumed", "requestId", req.ID, "tenant", req.Tenant.Key, "turnId", id, "events", f.Sent)
+	case sse.EndGap:
+		e.log.WarnContext(ctx, "a resumed turn's log has a gap", "requestId", req.ID, "tenant", req.Tenant.Key, "turnId", id, "after", f.After, "next", f.Next)
+	case sse.EndRead:
+		if ctx.Err() == nil {
+			e.log.WarnContext(ctx, "following a turn failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", f.Err)
+		} // the client resumes again from its last event
 	}
 }
 
-// readOwnTurn reads the turn's first events after after, or returns ErrTurnNotFound when it is
-// not owner's.
-func (e *Engine) readOwnTurn(ctx context.Context, id string, after int, owner TurnOwner) (*TurnRecord, error) {
-	rec, err := e.turnLog.ReadEvents(ctx, id, after, resumeBatch, 0)
+// readOwnTurn reads the turn's first events after after, waiting up to wait for one, or returns
+// ErrTurnNotFound when it is not owner's.
+func (e *Engine) readOwnTurn(ctx context.Context, id string, after int, owner TurnOwner, wait time.Duration) (*TurnRecord, error) {
+	rec, err := e.turnLog.ReadEvents(ctx, id, after, resumeBatch, wait)
 	if err == nil && rec.Owner != owner {
 		return nil, ErrTurnNotFound
 	}
 	return rec, err
 }
 
-func (e *Engine) logResume(ctx context.Context, req *request, turn string, events int) {
-	e.log.InfoContext(ctx, "turn resumed", "requestId", req.ID, "tenant", req.Tenant.Key, "turnId", turn, "events", events)
-}
-
-// lastEventID reads the Last-Event-ID header: the id of the last event the client has, 0 when
-// absent.
-func lastEventID(h http.Header) (int, *Problem) {
-	vals := h.Values("Last-Event-ID")
-	switch {
-	case len(vals) == 0:
-		return 0, nil
-	case len(vals) > 1:
-		return 0, invalidField("Last-Event-ID", "is sent more than once")
+// batchOf is rec as the stream replays it.
+func batchOf(rec *TurnRecord) sse.Batch {
+	b := sse.Batch{Events: make([]sse.Logged, len(rec.Events)), Done: rec.Done}
+	for i, ev := range rec.Events {
+		b.Events[i] = sse.Logged(ev)
 	}
-	v := vals[0]
-	n, err := strconv.Atoi(v)
-	if err != nil || len(v) > 10 || strings.TrimLeft(v, "0123456789") != "" || n > 1<<30 {
-		return 0, invalidField("Last-Event-ID", "must be the id of an event of the turn, a number from 0")
-	}
-	return n, nil
+	return b
 }

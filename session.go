@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convengine/engine/internal/dpop"
+	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/token"
 )
 
@@ -129,7 +129,7 @@ func (e *Engine) createSession(ctx context.Context, req *request, a *Admission, 
 			return nil, p
 		}
 		s.KeyThumbprint = key.Thumbprint
-		s.GateKey = compactJSON(body.PublicKey)
+		s.GateKey = jsonenc.Compact(body.PublicKey)
 	}
 	if len(body.GateKey) > 0 && string(body.GateKey) != "null" {
 		_, err := dpop.ParseKey(body.GateKey)
@@ -141,7 +141,7 @@ func (e *Engine) createSession(ctx context.Context, req *request, a *Admission, 
 			p.Field = "gate_key"
 			return nil, p
 		}
-		s.GateKey = compactJSON(body.GateKey)
+		s.GateKey = jsonenc.Compact(body.GateKey)
 	}
 	if len(body.GateCredential) > 0 && string(body.GateCredential) != "null" {
 		var cred json.RawMessage
@@ -174,14 +174,12 @@ func (e *Engine) createSession(ctx context.Context, req *request, a *Admission, 
 		return nil, p
 	}
 	if len(body.Metadata) > 0 && string(body.Metadata) != "null" {
-		var buf bytes.Buffer
-		if !isJSONObject(body.Metadata) || json.Compact(&buf, body.Metadata) != nil {
+		if !jsonenc.IsObject(body.Metadata) {
 			return nil, invalidField("metadata", "must be a JSON object")
 		}
-		if buf.Len() > maxSessionMetadata {
+		if s.Metadata = jsonenc.Compact(body.Metadata); len(s.Metadata) > maxSessionMetadata {
 			return nil, invalidField("metadata", fmt.Sprintf("is larger than %d bytes", maxSessionMetadata))
 		}
-		s.Metadata = buf.Bytes()
 	}
 
 	if p := a.takeSession(ctx); p != nil {
@@ -232,13 +230,4 @@ func (e *Engine) sessionDevice(s *Session) (*DeviceKey, *Problem) {
 		return sessionGateKey(s, key), nil
 	}
 	return nil, nil
-}
-
-// compactJSON is raw without insignificant white space (raw as it is when it is not JSON).
-func compactJSON(raw json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return append(json.RawMessage(nil), raw...)
-	}
-	return b.Bytes()
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/convengine/engine/internal/jsonenc"
 	localepkg "github.com/convengine/engine/internal/locale"
 )
 
@@ -264,7 +265,7 @@ func (t *Tenant) Validate() error {
 	if t.Model != "" && !modelNamePattern.MatchString(t.Model) {
 		bad("model", "must be 1 to 64 letters, digits, '_', '.' or '-'")
 	}
-	if len(t.Theme) > 0 && !isJSONObject(t.Theme) {
+	if len(t.Theme) > 0 && !jsonenc.IsObject(t.Theme) {
 		bad("theme", "must be an object")
 	}
 	if t.DeviceCheck != "" && (!strings.HasPrefix(t.DeviceCheck, "/") || strings.ContainsAny(t.DeviceCheck, "?#") || len(t.DeviceCheck) > 256) {
@@ -299,14 +300,11 @@ func (t *Tenant) Validate() error {
 			bad(field+".confirm", "needs the confirm copy of at least one locale")
 			continue
 		}
-		for loc, c := range a.Done {
-			if !ValidLocale(loc) || c.Title == "" {
-				bad(field+".done."+loc, "needs a BCP 47 locale and a title")
-			}
-		}
-		for loc, c := range a.Declined {
-			if !ValidLocale(loc) || c.Title == "" {
-				bad(field+".declined."+loc, "needs a BCP 47 locale and a title")
+		for kind, cards := range map[string]map[string]CardCopy{"done": a.Done, "declined": a.Declined} {
+			for loc, c := range cards {
+				if !ValidLocale(loc) || c.Title == "" {
+					bad(field+"."+kind+"."+loc, "needs a BCP 47 locale and a title")
+				}
 			}
 		}
 		for loc, c := range a.Confirm {
@@ -409,11 +407,6 @@ func (s *StaticTenants) All() []*Tenant {
 		out = append(out, t)
 	}
 	return out
-}
-
-func isJSONObject(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(raw, &m) == nil && m != nil
 }
 
 // ReloadableTenants is a [TenantStore] whose tenants can be replaced while the engine serves,

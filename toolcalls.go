@@ -48,16 +48,14 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 			c.Arguments = args
 		}
 		switch {
-		case widgets.IsUITool(c.Name):
-			if err := t.applyUI(c); err != nil {
-				e.log.WarnContext(ctx, "dropped an invalid widget", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "tool", c.Name, "err", err)
-				reply(toolError("invalid_widget", err.Error()), true)
-				seeResults = true
-				continue
+		case widgets.IsUITool(c.Name) || e.hostWidgets[c.Name] != nil:
+			var err error
+			if widgets.IsUITool(c.Name) {
+				err = t.applyUI(c)
+			} else {
+				err = e.applyHostWidget(t, e.hostWidgets[c.Name], c)
 			}
-			results[i] = Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: uiShown}
-		case e.hostWidgets[c.Name] != nil:
-			if err := e.applyHostWidget(t, e.hostWidgets[c.Name], c); err != nil {
+			if err != nil {
 				e.log.WarnContext(ctx, "dropped an invalid widget", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "tool", c.Name, "err", err)
 				reply(toolError("invalid_widget", err.Error()), true)
 				seeResults = true

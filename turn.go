@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -694,11 +693,8 @@ func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
 	if delta == "" && t.held == "" {
 		return nil
 	}
-	if firstOfStep && t.speak.Len() > 0 && delta != "" {
-		prev, _ := utf8.DecodeLastRuneInString(t.speak.String())
-		if !isSpace(prev) && !isSpace(rune(delta[0])) {
-			delta = " " + delta
-		}
+	if firstOfStep {
+		delta = verbalize.JoinStep(t.speak.String(), delta)
 	}
 	if t.shield != nil {
 		// A placeholder or number cut between deltas is masked once whole.
@@ -722,23 +718,6 @@ func (e *Engine) speakDelta(t *turn, delta string, firstOfStep bool) error {
 
 func (e *Engine) speakLine(t *turn, line string) { _ = e.speakDelta(t, line, true) }
 
-// apologyAfter is the delta that ends a failed answer with the apology: after a cut-off
-// sentence, an ellipsis marks the cut.
-func apologyAfter(said, apology string) string {
-	trimmed := strings.TrimRightFunc(said, unicode.IsSpace)
-	if trimmed == "" {
-		return apology
-	}
-	sep := ""
-	if last, _ := utf8.DecodeLastRuneInString(trimmed); !strings.ContainsRune(".!?…。！？؟", last) {
-		sep = "…"
-	}
-	if len(trimmed) == len(said) || sep != "" {
-		sep += " "
-	}
-	return sep + apology
-}
-
 // toUser masks what the user is shown, under a Shield.
 func (t *turn) toUser(s string) string {
 	if t.shield == nil {
@@ -746,8 +725,6 @@ func (t *turn) toUser(s string) string {
 	}
 	return t.shield.ToUser(s)
 }
-
-func isSpace(r rune) bool { return r == ' ' || r == '\n' || r == '\t' }
 
 // fail records a failure: the stream gets an error event, then the apology's deltas and done.
 func (t *turn) fail(code, message string, retryable bool) {
@@ -777,7 +754,7 @@ func (e *Engine) finishTurn(t *turn) {
 		// The apology is spoken as deltas like any answer, so that a client that plays the
 		// deltas hears it and the joined deltas still equal done's speak. No widget of a
 		// half-finished answer (a confirm least of all) is drawn.
-		if e.speakDelta(t, apologyAfter(t.speak.String(), locale.Apology(t.locale)), false) != nil {
+		if e.speakDelta(t, verbalize.ApologyAfter(t.speak.String(), locale.Apology(t.locale)), false) != nil {
 			return
 		}
 		spec = widgets.Spec{Speak: t.speak.String(), Meta: spec.Meta}

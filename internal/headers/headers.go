@@ -1,7 +1,7 @@
 // Package headers holds what the engine reads of a request's headers below its own code: the
 // one list of header names that a header forwarded to a tenant's backend may never become, and
 // the filter of the X-Engine-Forward-* headers that uses it ([Forwarded], whose rule the
-// root's forward.go states); the syntax of request and turn ids; and the scan of header blocks
+// root's forward.go states); the syntax of request and turn ids, and of a header sent once; and the scan of header blocks
 // on the listener's connections (the client's spelling of names, the header memory, the 431
 // of an oversized block written in place of Go's), which [Wrap] sets up for a server. The Toolsets (httptools, mcptools) check the list again, with their
 // own protocol's headers, before they set the forwarded headers on a request.

@@ -3,7 +3,10 @@ package headers
 // The syntax of the protocol's ids: request ids (X-Request-ID) and turn ids. The checks run
 // for every request, so they are written out rather than regular expressions.
 
-import "strings"
+import (
+	"net/http"
+	"strings"
+)
 
 // ValidRequestID reports whether id matches ^(prod|stg)-[A-Za-z0-9._:-]{1,128}$, or with
 // unprefixed (when the host chooses the environment) also ^[A-Za-z0-9._:-]{1,128}$.
@@ -47,4 +50,53 @@ func ValidTurnID(s string) bool {
 		}
 	}
 	return true
+}
+
+// RequestID reads X-Request-ID from h, which must carry the environment's prefix unless
+// unprefixed (the host chose the environment). When it is missing, sent twice or malformed,
+// bad is the detail of the problem to answer, which does not echo the value.
+func RequestID(h http.Header, unprefixed bool) (id, bad string) {
+	vals := h.Values("X-Request-ID")
+	switch {
+	case len(vals) == 0 || vals[0] == "":
+		return "", "the X-Request-ID header is missing; it must look like prod-<id> or stg-<id>"
+	case len(vals) > 1:
+		return "", "the X-Request-ID header is sent more than once"
+	case !ValidRequestID(vals[0], unprefixed) && unprefixed:
+		return "", "the X-Request-ID header must be 1 to 128 letters, digits or ._:-"
+	case !ValidRequestID(vals[0], unprefixed):
+		return "", "the X-Request-ID header must be prod- or stg- followed by 1 to 128 letters, digits or ._:-"
+	}
+	return vals[0], ""
+}
+
+// Single returns the header's value, trimmed, or "" when it is absent or sent more than once.
+func Single(h http.Header, name string) string {
+	vals := h.Values(name)
+	if len(vals) != 1 {
+		return ""
+	}
+	return strings.TrimSpace(vals[0])
+}
+
+// SessionAuth reads the values of an Authorization header that carries a session token:
+// "Bearer <token>" or "DPoP <token>", the scheme in any case, spelled back as these two. When
+// the header is sent twice or names another scheme, bad is the detail of the problem to answer
+// (in the Bearer scheme); a token that is empty or longer than max is the caller's to refuse,
+// in scheme.
+func SessionAuth(vals []string, max int) (scheme, token string, ok bool, bad string) {
+	if len(vals) > 1 {
+		return "", "", false, "the Authorization header is sent more than once"
+	}
+	scheme, token, _ = strings.Cut(strings.TrimSpace(vals[0]), " ")
+	token = strings.TrimSpace(token)
+	switch {
+	case strings.EqualFold(scheme, "Bearer"):
+		scheme = "Bearer"
+	case strings.EqualFold(scheme, "DPoP"):
+		scheme = "DPoP"
+	default:
+		return "", "", false, "the Authorization header must be Bearer <session_token> or DPoP <session_token>"
+	}
+	return scheme, token, token != "" && len(token) <= max, ""
 }

@@ -43,3 +43,23 @@ func FuzzTurnID(f *testing.F) {
 		}
 	})
 }
+
+func TestSessionAuth(t *testing.T) {
+	for _, tc := range []struct {
+		vals          []string
+		scheme, token string
+		ok, bad       bool
+	}{
+		{[]string{"Bearer abc"}, "Bearer", "abc", true, false},
+		{[]string{" dpop   abc "}, "DPoP", "abc", true, false},
+		{[]string{"Bearer"}, "Bearer", "", false, false},
+		{[]string{"Bearer abcdefghi"}, "Bearer", "abcdefghi", false, false},
+		{[]string{"Basic abc"}, "", "", false, true},
+		{[]string{"Bearer a", "Bearer b"}, "", "", false, true},
+	} {
+		scheme, token, ok, bad := headers.SessionAuth(tc.vals, 8)
+		if scheme != tc.scheme || token != tc.token || ok != tc.ok || (bad != "") != tc.bad {
+			t.Errorf("SessionAuth(%q) = %q, %q, %v, %q", tc.vals, scheme, token, ok, bad)
+		}
+	}
+}

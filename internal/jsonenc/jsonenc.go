@@ -9,6 +9,7 @@
 //     engine answers with;
 //   - the canonical form of RFC 8785, in which action tokens hash the arguments they bind;
 //   - JSON whose objects repeat a member, which signed documents must not hold.
+//   - whether a value is one object, and values compacted, as sessions and tenants keep them.
 package jsonenc
 
 import "unicode/utf8"

@@ -148,3 +148,34 @@ func NumberRuns(s string) []string {
 	}
 	return out
 }
+
+// JoinStep returns delta, the first delta of a later step of an answer, with a space before it
+// when neither what was said before ends with one nor delta starts with one: the steps' texts
+// are written without regard to each other.
+func JoinStep(said, delta string) string {
+	if said == "" || delta == "" {
+		return delta
+	}
+	isSpace := func(r rune) bool { return r == ' ' || r == '\n' || r == '\t' }
+	if prev, _ := utf8.DecodeLastRuneInString(said); !isSpace(prev) && !isSpace(rune(delta[0])) {
+		return " " + delta
+	}
+	return delta
+}
+
+// ApologyAfter is the delta that ends a failed answer, said so far, with the apology: after a
+// cut-off sentence, an ellipsis marks the cut.
+func ApologyAfter(said, apology string) string {
+	trimmed := strings.TrimRightFunc(said, unicode.IsSpace)
+	if trimmed == "" {
+		return apology
+	}
+	sep := ""
+	if last, _ := utf8.DecodeLastRuneInString(trimmed); !strings.ContainsRune(".!?…。！？؟", last) {
+		sep = "…"
+	}
+	if len(trimmed) == len(said) || sep != "" {
+		sep += " "
+	}
+	return sep + apology
+}

@@ -89,3 +89,22 @@ func TestNumberRuns(t *testing.T) {
 		t.Errorf("NumberRuns = %q, want %q", got, want)
 	}
 }
+
+func TestJoinStepAndApologyAfter(t *testing.T) {
+	for _, tc := range []struct{ said, delta, want string }{
+		{"", "Hi", "Hi"}, {"Checking.", "", ""}, {"Checking.", "Done", " Done"},
+		{"Checking. ", "Done", "Done"}, {"Checking.", "\nDone", "\nDone"}, {"Listo", "¡Sí!", " ¡Sí!"},
+	} {
+		if got := JoinStep(tc.said, tc.delta); got != tc.want {
+			t.Errorf("JoinStep(%q, %q) = %q, want %q", tc.said, tc.delta, got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ said, want string }{
+		{"", "Sorry."}, {"  ", "Sorry."}, {"Your balance is", "… Sorry."},
+		{"Done.", " Sorry."}, {"Done. ", "Sorry."}, {"Your balance is ", "… Sorry."}, {"完了。", " Sorry."},
+	} {
+		if got := ApologyAfter(tc.said, "Sorry."); got != tc.want {
+			t.Errorf("ApologyAfter(%q) = %q, want %q", tc.said, got, tc.want)
+		}
+	}
+}
