@@ -186,7 +186,9 @@ func (a *Admission) settle(ctx context.Context, spent Spend) { a.e.settle(ctx, a
 // admit runs the stages of admission for req's work w, in order, and returns what it holds;
 // on a refusal nothing stays held.
 func (e *Engine) admit(ctx context.Context, req *request, w Work) (*Admission, *Problem) {
-	e.userOf(req)
+	if req.user == "" && (w.Kind == WorkConnection || w.Kind == WorkSynthesis || w.Kind == WorkTranscription || req.Tenant.Limits.UserPerMinute > 0) {
+		req.user = e.limits.userBucket(req.Tenant.Key, req.UserToken) // the user's slots and bucket
+	}
 	a := &Admission{e: e, req: req, kind: w.Kind, release: func() {}}
 	p := e.takeSlots(ctx, req, w, a)
 	if p == nil && w.Claim != nil {

@@ -437,10 +437,11 @@ func (e *Engine) inProcessSession(ctx context.Context, req *request, id string) 
 	return s, nil
 }
 
-// userOf returns the name of req's user in the buckets and slots, computed once.
+// userOf returns the name of req's user in the buckets and slots: the one its admission
+// computed, or computed now (a keyed hash, which a turn without per-user bounds never needs).
 func (e *Engine) userOf(req *request) string {
-	if req.user == "" {
-		req.user = e.limits.userBucket(req.Tenant.Key, req.UserToken)
+	if req.user != "" {
+		return req.user
 	}
-	return req.user
+	return e.limits.userBucket(req.Tenant.Key, req.UserToken)
 }
