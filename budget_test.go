@@ -183,6 +183,7 @@ func TestSmallTokenBudgetAnswersUntilSpent(t *testing.T) {
 	if refused == nil || refused.Code != engine.CodeQuotaExceeded || !strings.Contains(refused.Detail, "a reply needs") {
 		t.Fatalf("after %d turns (%d tokens): %+v", answered, spent, refused)
 	}
+	t.Logf("%d turns answered, %d tokens spent of %d, then: %s", answered, spent, budget, refused.Detail)
 	// Refused only once what is left cannot hold a reply's prompt and least output.
 	if left := budget - spent; left >= perCall+256 {
 		t.Errorf("refused with %d tokens left, after %d turns: %s", left, answered, refused.Detail)
