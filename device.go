@@ -9,11 +9,9 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/convengine/engine/internal/dpop"
-	"github.com/convengine/engine/internal/jsonenc"
 )
 
 // Kinds of [DeviceKey].
@@ -187,12 +185,7 @@ func (e *Engine) registerPasskey(ctx context.Context, raw json.RawMessage, thumb
 	if e.passkeys == nil {
 		return nil, errors.New("is not accepted: this engine has no WebAuthn relying party (Config.Passkeys)")
 	}
-	var reg struct {
-		Response struct {
-			ClientDataJSON string `json:"clientDataJSON"`
-		} `json:"response"`
-	}
-	if json.Unmarshal(raw, &reg) == nil && repeatsAMember(reg.Response.ClientDataJSON) {
+	if dpop.RegistrationRepeatsAMember(raw) {
 		return nil, errors.New("has a clientDataJSON that names a member twice")
 	}
 	return e.passkeys.Register(ctx, raw, gateChallenge(thumbprint))
@@ -204,18 +197,11 @@ func (e *Engine) verifyPasskey(ctx context.Context, s *Session, a *PasskeyAssert
 	if e.passkeys == nil {
 		return nil, 0, errPasskeysOff
 	}
-	if repeatsAMember(a.ClientDataJSON) {
+	if dpop.ClientDataRepeatsAMember(a.ClientDataJSON) {
 		return nil, 0, errors.New("auth.webauthn's clientDataJSON names a member twice")
 	}
 	challenge := sha256.Sum256([]byte(actionToken))
 	return e.passkeys.Verify(ctx, s.GateCredential, gateChallenge(s.KeyThumbprint), challenge[:], a)
-}
-
-// repeatsAMember reports whether a base64url clientDataJSON names a member twice: its
-// challenge or origin could then read one way to the engine and another to the bank.
-func repeatsAMember(clientDataJSON string) bool {
-	raw, err := b64url.DecodeString(strings.TrimRight(clientDataJSON, "="))
-	return err == nil && jsonenc.HasDuplicateMembers(raw)
 }
 
 // passkeyDevice is the device key of a session's gate passkey.

@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"strings"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/protocol/webauthncose"
@@ -26,7 +25,6 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/internal/dpop"
-	"github.com/convengine/engine/internal/jsonenc"
 )
 
 var b64url = base64.RawURLEncoding
@@ -86,12 +84,7 @@ func (p *RelyingParty) Register(_ context.Context, raw json.RawMessage, challeng
 	if p == nil {
 		return nil, errors.New("is not accepted: this engine has no WebAuthn relying party")
 	}
-	var reg struct {
-		Response struct {
-			ClientDataJSON string `json:"clientDataJSON"`
-		} `json:"response"`
-	}
-	if json.Unmarshal(raw, &reg) == nil && repeatsAMember(reg.Response.ClientDataJSON) {
+	if dpop.RegistrationRepeatsAMember(raw) {
 		return nil, errors.New("has a clientDataJSON that names a member twice")
 	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes(raw)
@@ -132,7 +125,7 @@ func (p *RelyingParty) Verify(_ context.Context, stored json.RawMessage, user, c
 	if p == nil || json.Unmarshal(stored, &cred) != nil {
 		return nil, 0, errors.New("the session's passkey cannot be checked by this engine")
 	}
-	if repeatsAMember(a.ClientDataJSON) {
+	if dpop.ClientDataRepeatsAMember(a.ClientDataJSON) {
 		return nil, 0, errors.New("auth.webauthn's clientDataJSON names a member twice")
 	}
 	body, _ := json.Marshal(map[string]any{
@@ -209,12 +202,4 @@ func reason(err error) string {
 		return perr.Details
 	}
 	return err.Error()
-}
-
-// repeatsAMember reports whether a base64url clientDataJSON names a member twice: its
-// challenge or origin could then read one way to this package and another to whoever reads
-// the client data again (the bank that gets the assertion).
-func repeatsAMember(clientDataJSON string) bool {
-	raw, err := b64url.DecodeString(strings.TrimRight(clientDataJSON, "="))
-	return err == nil && jsonenc.HasDuplicateMembers(raw)
 }

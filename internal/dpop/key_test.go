@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -202,4 +203,25 @@ func FuzzParsePasskeyKey(f *testing.F) {
 			t.Fatalf("accepted a %T", k.Public)
 		}
 	})
+}
+
+func TestClientDataRepeatsAMember(t *testing.T) {
+	enc := base64.RawURLEncoding.EncodeToString
+	for _, tc := range []struct {
+		clientData string
+		want       bool
+	}{
+		{enc([]byte(`{"type":"webauthn.get","challenge":"a","origin":"https://bank.example"}`)), false},
+		{enc([]byte(`{"type":"webauthn.get","challenge":"a","challenge":"b"}`)), true},
+		{base64.URLEncoding.EncodeToString([]byte(`{"origin":"a","origin":"b"}`)), true}, // padded
+		{"%%%", false},
+	} {
+		if got := ClientDataRepeatsAMember(tc.clientData); got != tc.want {
+			t.Errorf("ClientDataRepeatsAMember(%q) = %v", tc.clientData, got)
+		}
+	}
+	reg := []byte(`{"response":{"clientDataJSON":"` + enc([]byte(`{"type":"webauthn.create","type":"webauthn.get"}`)) + `"}}`)
+	if !RegistrationRepeatsAMember(reg) || RegistrationRepeatsAMember([]byte(`{"response":{}}`)) {
+		t.Error("a registration's clientDataJSON is not read")
+	}
 }
