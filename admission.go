@@ -6,8 +6,10 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/convengine/engine/internal/bound"
 )
@@ -89,22 +91,28 @@ type Work struct {
 // refusals are reported to the Observer's Overload hook under Name, "tenant_"+Name and
 // "user_"+Name. It is safe for concurrent use.
 type Hold struct {
-	Name      string
-	process   bound.Slots
-	perTenant *bound.PerUser
-	perUser   *bound.PerUser
-	what      string // what is held, in the problems' detail
+	Name string
+	what string // what is held, in the problems' detail
+	// userRetry is the Retry-After of a user's refusal: a connection (5 s) is held longer
+	// than a synthesis or a transcription (1 s).
+	userRetry int
+	b         bound.Hold
 }
 
 // NewHold returns a Hold named name (BoundSockets, "calls" ...) of at most max at once (no
 // bound when max < 1), perTenant for a tenant and perUser for a user; what names one in the
 // problems' detail ("voice sockets", "calls").
 func NewHold(name, what string, max, perTenant, perUser int) *Hold {
-	h := &Hold{Name: name, what: what, perTenant: bound.NewPerUser(perTenant, -1), perUser: bound.NewPerUser(perUser, -1)}
+	var process bound.Slots // nil: no bound
 	if max > 0 {
-		h.process = bound.NewSlots(max, max)
+		process = bound.NewSlots(max, max)
 	}
-	return h
+	return newHold(name, what, 5, process, perTenant, perUser)
+}
+
+func newHold(name, what string, userRetry int, process bound.Slots, perTenant, perUser int) *Hold {
+	return &Hold{Name: name, what: what, userRetry: userRetry,
+		b: bound.Hold{Process: process, PerTenant: bound.NewPerUser(perTenant, -1), PerUser: bound.NewPerUser(perUser, -1)}}
 }
 
 // Admit admits work w of c through the engine's admission (admission.go's stages, in order)
@@ -213,6 +221,7 @@ func (e *Engine) admit(ctx context.Context, req *request, w Work) (*Admission, *
 
 // takeSlots is the first stage: the slots of w, all or none, with a.release giving them back.
 func (e *Engine) takeSlots(ctx context.Context, req *request, w Work, a *Admission) *Problem {
+	h := w.Hold
 	switch w.Kind {
 	case WorkTurn:
 		release, ok := e.turnSlots.TryAcquire()
@@ -220,80 +229,54 @@ func (e *Engine) takeSlots(ctx context.Context, req *request, w Work, a *Admissi
 			return e.overloaded(ctx, BoundTurns, req, "the engine is running as many turns as it can; try again in a moment")
 		}
 		a.release = release
+		return nil
 	case WorkSynthesis:
-		return e.takePair(ctx, req, a, e.userSyntheses, BoundUserSyntheses, "syntheses running",
-			e.synthSlots, BoundSyntheses, "the engine is synthesizing as much speech as it can; try again in a moment")
+		h = e.syntheses
 	case WorkTranscription:
-		return e.takePair(ctx, req, a, e.userTranscriptions, BoundUserTranscriptions, "recordings being transcribed",
-			e.transcriptions, BoundTranscriptions, "the engine is transcribing as much speech as it can; try again in a moment")
+		h = e.transcriptions
 	case WorkConnection:
-		if w.Hold == nil {
+		if h == nil {
 			return newProblem(http.StatusInternalServerError, CodeInternal, "the connection's admission names no hold")
 		}
-		return e.takeHold(ctx, req, a, w.Hold)
+	default:
+		return nil
 	}
-	return nil
-}
-
-// takePair takes one of the user's slots in user, then one of the process's.
-func (e *Engine) takePair(ctx context.Context, req *request, a *Admission, user *bound.PerUser, userBound, what string,
-	process bound.Slots, processBound, detail string) *Problem {
-	if !user.Take(req.user) {
-		return e.overloaded(ctx, userBound, req, fmt.Sprintf("this user has %d %s at once; try again when one has ended", user.Limit, what))
+	release, refused := h.b.Take(req.Tenant.Key, req.user)
+	switch refused {
+	case bound.HeldProcess:
+		return e.refuse(ctx, h.Name, req, fmt.Sprintf("the engine has as many %s as it can at once; try again in a moment", h.what), 1)
+	case bound.HeldTenant:
+		return e.refuse(ctx, "tenant_"+h.Name, req, fmt.Sprintf("this assistant has as many %s as it may at once; try again in a moment", h.what), 1)
+	case bound.HeldUser:
+		return e.refuse(ctx, "user_"+h.Name, req, fmt.Sprintf("this user has %d %s at once; try again when one has ended", h.b.PerUser.Limit, h.what), h.userRetry)
 	}
-	release, ok := process.TryAcquire()
-	if !ok {
-		user.Give(req.user)
-		return e.overloaded(ctx, processBound, req, detail)
-	}
-	a.release = func() {
-		release()
-		user.Give(req.user)
-	}
-	return nil
-}
-
-// takeHold takes one of h's places in the process, the tenant's and the user's.
-func (e *Engine) takeHold(ctx context.Context, req *request, a *Admission, h *Hold) *Problem {
-	releaseSlot := func() {}
-	if h.process != nil {
-		var ok bool
-		if releaseSlot, ok = h.process.TryAcquire(); !ok {
-			return e.overloaded(ctx, h.Name, req, fmt.Sprintf("the engine has as many %s open as it can; try again in a moment", h.what))
-		}
-	}
-	tenant := req.Tenant.Key
-	if !h.perTenant.Take(tenant) {
-		releaseSlot()
-		return e.overloaded(ctx, "tenant_"+h.Name, req, fmt.Sprintf("this assistant has as many %s open as it may; try again in a moment", h.what))
-	}
-	if !h.perUser.Take(req.user) {
-		h.perTenant.Give(tenant)
-		releaseSlot()
-		return e.overloaded(ctx, "user_"+h.Name, req, fmt.Sprintf("this user has %d %s open; close one first", h.perUser.Limit, h.what))
-	}
-	a.release = func() {
-		h.perUser.Give(req.user)
-		h.perTenant.Give(tenant)
-		releaseSlot()
-	}
+	a.release = release
 	return nil
 }
 
 // overloaded reports the refusal to the observer and returns its problem: 503 overloaded, or
-// 429 rate_limited for a bound of the user's own, both with Retry-After.
+// 429 rate_limited for a bound of the user's own, both with Retry-After (5 s for a user's
+// sockets, which are held longer).
 func (e *Engine) overloaded(ctx context.Context, bound string, req *request, detail string) *Problem {
+	retry := 1
+	switch bound {
+	case BoundUserSockets:
+		retry = 5
+	case BoundSessions: // room comes back as sessions expire or their users replace them
+		retry = 60
+	}
+	return e.refuse(ctx, bound, req, detail, retry)
+}
+
+// refuse reports the refusal of bound to the observer and returns its problem with Retry-After
+// retry: 429 rate_limited for a bound of the user's own (named user_…), 503 overloaded else.
+func (e *Engine) refuse(ctx context.Context, bound string, req *request, detail string, retry int) *Problem {
 	if e.obs.Overload != nil {
 		e.obs.Overload(ctx, OverloadEvent{Bound: bound, RequestID: req.ID, Tenant: req.Tenant.Key})
 	}
-	status, code, retry := http.StatusServiceUnavailable, CodeOverloaded, 1
-	switch {
-	case bound == BoundUserSyntheses || bound == BoundUserTranscriptions:
+	status, code := http.StatusServiceUnavailable, CodeOverloaded
+	if strings.HasPrefix(bound, "user_") {
 		status, code = http.StatusTooManyRequests, CodeRateLimited
-	case len(bound) > 5 && bound[:5] == "user_": // a user's hold: a socket, a call
-		status, code, retry = http.StatusTooManyRequests, CodeRateLimited, 5
-	case bound == BoundSessions: // room comes back as sessions expire or their users replace them
-		retry = 60
 	}
 	p := newProblem(status, code, detail)
 	p.header = http.Header{"Retry-After": {strconv.Itoa(retry)}}
@@ -364,4 +347,39 @@ func burstOf(perMinute, burst int) int {
 		return burst
 	}
 	return max(1, perMinute/10)
+}
+
+// The engine key is public and any X-Token is accepted, so whatever a stranger can start is
+// bounded: these are the bounds a request can meet besides the rate limits, and their defaults.
+const (
+	defaultMaxConcurrentTurns             = 1024
+	defaultMaxConcurrentSyntheses         = 32
+	defaultMaxSynthesesPerUser            = 4
+	defaultMaxTranscriptions              = 8
+	defaultMaxTranscriptionsPerUser       = 2
+	defaultHeaderMemory             int64 = 16 << 20
+	defaultWriteTimeout                   = 10 * time.Second
+)
+
+// Names of the bounds, in [OverloadEvent].
+const (
+	BoundTurns              = "turns"               // Config.MaxConcurrentTurns
+	BoundSyntheses          = "syntheses"           // Config.MaxConcurrentSyntheses
+	BoundUserSyntheses      = "user_syntheses"      // Config.MaxSynthesesPerUser
+	BoundTranscriptions     = "transcriptions"      // Config.MaxConcurrentTranscriptions
+	BoundUserTranscriptions = "user_transcriptions" // Config.MaxTranscriptionsPerUser
+	BoundSockets            = "sockets"             // voice.Options.MaxSockets
+	BoundUserSockets        = "user_sockets"        // voice.Options.MaxSocketsPerUser
+	BoundAudioMemory        = "audio_memory"        // voice.Options.AudioMemory
+	BoundResumes            = "resumes"             // turns resumed at once (GET /engine/turns/{id})
+	BoundSessions           = "sessions"            // the SessionStore is full (ErrStoreFull): create-session is refused
+	BoundTurnLog            = "turn_log"            // the TurnLog is full (ErrStoreFull): a turn runs without being kept
+	BoundHeaders            = "header_memory"       // header bytes of connections still sending them (Engine.Listener)
+)
+
+// OverloadEvent describes work a bound refused.
+type OverloadEvent struct {
+	Bound     string // BoundTurns, BoundSyntheses, ...
+	RequestID string
+	Tenant    string
 }

@@ -185,8 +185,7 @@ type Engine struct {
 	shutdown      shutdownHooks
 	limits        *rateLimiting
 	turnSlots     bound.Slots
-	synthSlots    bound.Slots
-	userSyntheses *bound.PerUser
+	syntheses     *Hold // the syntheses of the process and of each user
 	headerMemory  *bound.Budget
 	writeTimeout  time.Duration
 	environmentOf func(r *http.Request) string
@@ -202,9 +201,7 @@ type Engine struct {
 	hostWidgets     map[string]*WidgetType
 	hostWidgetSpecs []ToolSpec
 	passkeys        Passkeys
-	// transcriptions bounds the audio being transcribed, userTranscriptions that of each user.
-	transcriptions     bound.Slots
-	userTranscriptions *bound.PerUser
+	transcriptions  *Hold // the audio being transcribed, in the process and of each user
 }
 
 // ErrConfig is wrapped by the errors [New] returns for an incomplete configuration.
@@ -241,16 +238,16 @@ func New(cfg Config) (*Engine, error) {
 		ping:          cfg.PingInterval,
 		now:           cfg.Now,
 		turnSlots:     bound.NewSlots(cfg.MaxConcurrentTurns, defaultMaxConcurrentTurns),
-		synthSlots:    bound.NewSlots(cfg.MaxConcurrentSyntheses, defaultMaxConcurrentSyntheses),
 		headerMemory:  &bound.Budget{Limit: cmp.Or(cfg.HeaderMemory, defaultHeaderMemory)},
 		writeTimeout:  cfg.WriteTimeout,
 		environmentOf: cfg.Environment,
 		identifyHook:  cfg.Identify,
 		passkeys:      cfg.Passkeys,
 	}
-	e.userSyntheses = bound.NewPerUser(cfg.MaxSynthesesPerUser, defaultMaxSynthesesPerUser)
-	e.transcriptions = bound.NewSlots(cfg.MaxConcurrentTranscriptions, defaultMaxTranscriptions)
-	e.userTranscriptions = bound.NewPerUser(cfg.MaxTranscriptionsPerUser, defaultMaxTranscriptionsPerUser)
+	e.syntheses = newHold(BoundSyntheses, "syntheses", 1, bound.NewSlots(cfg.MaxConcurrentSyntheses, defaultMaxConcurrentSyntheses),
+		0, cmp.Or(cfg.MaxSynthesesPerUser, defaultMaxSynthesesPerUser))
+	e.transcriptions = newHold(BoundTranscriptions, "recordings being transcribed", 1,
+		bound.NewSlots(cfg.MaxConcurrentTranscriptions, defaultMaxTranscriptions), 0, cmp.Or(cfg.MaxTranscriptionsPerUser, defaultMaxTranscriptionsPerUser))
 	if e.speechText == nil {
 		e.speechText = verbalize.Text
 	}

@@ -103,3 +103,47 @@ func (u *PerUser) Give(user string) {
 		u.held[user]--
 	}
 }
+
+// Hold bounds what one kind of work holds at once: in the process (a nil Process is no bound),
+// for a tenant and for a user (nil: no bound).
+type Hold struct {
+	Process   Slots
+	PerTenant *PerUser
+	PerUser   *PerUser
+}
+
+// Which bound of a [Hold] refused.
+const (
+	HeldProcess = "process"
+	HeldTenant  = "tenant"
+	HeldUser    = "user"
+)
+
+// Take takes one place in each of h's bounds, in the process, the tenant's and the user's, or
+// none: refused then names the bound that is full.
+func (h *Hold) Take(tenant, user string) (release func(), refused string) {
+	releaseSlot, ok := h.Process.TryAcquire()
+	if !ok {
+		return nil, HeldProcess
+	}
+	if h.PerTenant != nil && !h.PerTenant.Take(tenant) {
+		releaseSlot()
+		return nil, HeldTenant
+	}
+	if h.PerUser != nil && !h.PerUser.Take(user) {
+		if h.PerTenant != nil {
+			h.PerTenant.Give(tenant)
+		}
+		releaseSlot()
+		return nil, HeldUser
+	}
+	return func() {
+		if h.PerUser != nil {
+			h.PerUser.Give(user)
+		}
+		if h.PerTenant != nil {
+			h.PerTenant.Give(tenant)
+		}
+		releaseSlot()
+	}, ""
+}

@@ -204,3 +204,34 @@ func TestPerUserConcurrent(t *testing.T) {
 		t.Fatalf("%d users kept after everything was given back", len(u.held))
 	}
 }
+
+func TestHold(t *testing.T) {
+	h := &Hold{Process: NewSlots(3, 0), PerTenant: NewPerUser(2, 0), PerUser: NewPerUser(1, 0)}
+	a, refused := h.Take("t1", "alice")
+	if refused != "" {
+		t.Fatalf("the first place: %s", refused)
+	}
+	if _, refused := h.Take("t1", "alice"); refused != HeldUser {
+		t.Errorf("alice's second: %q", refused)
+	}
+	if _, refused := h.Take("t1", "bob"); refused != "" {
+		t.Errorf("bob's: %q", refused)
+	}
+	if _, refused := h.Take("t1", "carol"); refused != HeldTenant {
+		t.Errorf("the tenant's third: %q", refused)
+	}
+	if _, refused := h.Take("t2", "dave"); refused != "" {
+		t.Errorf("another tenant's: %q", refused)
+	}
+	if _, refused := h.Take("t3", "erin"); refused != HeldProcess {
+		t.Errorf("the process's fourth: %q", refused)
+	}
+	a()
+	if _, refused := h.Take("t1", "carol"); refused != "" {
+		t.Errorf("carol's once alice's ended: %q", refused)
+	}
+	// A refusal holds nothing: every bound is back where it was.
+	if h.PerTenant.held["t1"] != 2 || h.PerUser.held["alice"] != 0 || len(h.Process) != 3 {
+		t.Errorf("held: %v %v %d", h.PerTenant.held, h.PerUser.held, len(h.Process))
+	}
+}
