@@ -82,18 +82,18 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 	tok, err := e.actionTokens.Sign(token.ActionClaims{
 		Claims: jwt.Claims{ID: jti, IssuedAt: jwt.NewNumericDate(now), Expiry: jwt.NewNumericDate(exp)},
 		Tenant: t.req.Tenant.Key, Env: t.req.Environment.Name, User: e.userOf(t.req),
-		Session: t.sessionID, Tool: call.Name, ArgsHash: hash, Sealed: sealed,
+		Session: t.sessionID, Conversation: t.conversationID, Turn: t.turnID, Tool: call.Name, ArgsHash: hash, Sealed: sealed,
 	})
 	if err != nil {
 		return widgets.Confirm{}, fmt.Errorf("signing action token: %w", err)
 	}
-	return widgets.Confirm{
-		ID:           jti,
-		Title:        t.toUser(fill.Args(cp.Title, args)),
-		Body:         t.toUser(fill.Args(cp.Body, args)),
-		ConfirmLabel: t.toUser(fill.Args(cp.ConfirmLabel, args)),
-		CancelLabel:  t.toUser(fill.Args(cp.CancelLabel, args)),
-		ExpiresAt:    exp.UTC(),
-		Execute:      widgets.Execute{Tool: call.Name, Arguments: shown, Token: tok},
-	}, nil
+	w := confirmCopy(cp, args, t.toUser)
+	w.ID, w.ExpiresAt, w.Execute = jti, exp.UTC(), widgets.Execute{Tool: call.Name, Arguments: shown, Token: tok}
+	return w, nil
+}
+
+// confirmCopy fills the tenant's confirm copy with the arguments, as the user reads it.
+func confirmCopy(cp ConfirmCopy, args map[string]any, toUser func(string) string) widgets.Confirm {
+	return widgets.Confirm{Title: toUser(fill.Args(cp.Title, args)), Body: toUser(fill.Args(cp.Body, args)),
+		ConfirmLabel: toUser(fill.Args(cp.ConfirmLabel, args)), CancelLabel: toUser(fill.Args(cp.CancelLabel, args))}
 }

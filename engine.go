@@ -129,6 +129,9 @@ type Config struct {
 	// are still read from Authorization and DPoP, so the host's credential travels elsewhere
 	// (a cookie, a header of its own).
 	Identify func(r *http.Request) (Identity, error)
+	// Recorder keeps the conversation record: each turn, and each action's evidence before it
+	// runs (package record). Nil keeps none.
+	Recorder Recorder
 	// TurnLog keeps the events of each turn of the turn stream, so that a client whose stream
 	// broke resumes it with GET /engine/turns/{turnId} on any replica sharing the log
 	// (MemoryTurnLog for one replica, redisstore for several). With it, a turn whose client
@@ -190,6 +193,7 @@ type Engine struct {
 	writeTimeout  time.Duration
 	environmentOf func(r *http.Request) string
 	identifyHook  func(r *http.Request) (Identity, error)
+	recorder      Recorder
 	guards        Guards
 	budget        Budget
 	privacy       Privacy
@@ -242,6 +246,7 @@ func New(cfg Config) (*Engine, error) {
 		writeTimeout:  cfg.WriteTimeout,
 		environmentOf: cfg.Environment,
 		identifyHook:  cfg.Identify,
+		recorder:      cfg.Recorder,
 		passkeys:      cfg.Passkeys,
 	}
 	e.syntheses = newHold(BoundSyntheses, "syntheses", 1, bound.NewSlots(cfg.MaxConcurrentSyntheses, defaultMaxConcurrentSyntheses),

@@ -114,7 +114,7 @@ func (e *Engine) execute(ctx context.Context, req *request, body *executeRequest
 		}
 		locale = body.Context.Locale
 	}
-	return e.runAction(ctx, req, claims, body.Execute.Tool, canon, sent, locale, proof)
+	return e.runAction(ctx, req, claims, body, canon, sent, locale, proof)
 }
 
 // checkExecute applies the checks of docs/actions.md, in their order, and returns the token's claims
@@ -262,7 +262,8 @@ func (e *Engine) checkPasskeyProof(ctx context.Context, req *request, b *execute
 // client that goes away mid-call must not cancel a payment half-made, release the claim, and
 // have its retry make the payment again. A failure that leaves the outcome unknown (a time-out,
 // a broken answer) is recorded as such, so that the token never calls the backend again.
-func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionClaims, tool string, canon, sent json.RawMessage, locale string, proof *ActionProof) ([]byte, bool, *Problem) {
+func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionClaims, b *executeRequest, canon, sent json.RawMessage, locale string, proof *ActionProof) ([]byte, bool, *Problem) {
+	tool := b.Execute.Tool
 	id := req.Tenant.Key + ":" + c.ID
 	owner := uuid.NewString()
 	timeout := req.Tenant.Limits.ToolTimeout.or(defaultToolLimit)
@@ -280,27 +281,47 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 	}
 	// From here the claim must end: recorded, or released when nothing reached the backend.
 	actx := context.WithoutCancel(ctx)
+	release := func() {
+		if err := e.actions.AbandonAction(actx, id, owner); err != nil {
+			e.log.ErrorContext(ctx, "releasing an action failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		}
+	}
+	// Its evidence is kept before anything moves: an action that cannot be recorded is refused.
+	recorded, p := e.recordAction(actx, req, c, b, canon, locale, proof)
+	if p != nil {
+		release()
+		return nil, false, p
+	}
 	env := req.toolEnv()
 	env.IdempotencyKey = c.ID
 	env.Proof = proof
 	res, callErr := e.callAction(actx, req, env, ToolCall{ID: c.ID, Name: tool, Arguments: sent}, timeout)
+	outcome := &ActionOutcome{Outcome: "ok"}
 	if errors.Is(callErr, ErrToolNotReached) || errors.Is(callErr, ErrToolNotFound) {
-		if err := e.actions.AbandonAction(actx, id, owner); err != nil {
-			e.log.ErrorContext(ctx, "releasing an action failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
-		}
+		release()
+		recorded(actx, &ActionOutcome{Time: e.now(), Outcome: "not_run"})
 		e.log.WarnContext(ctx, "action failed", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "err", callErr)
 		return nil, false, newProblem(http.StatusBadGateway, CodeToolUnavailable, "the service could not be reached; nothing was done, try again")
 	}
 	var reply []byte
 	if callErr != nil {
 		e.log.ErrorContext(ctx, "action outcome unknown", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "err", callErr)
-		reply, _ = json.Marshal(unknownOutcome(locale))
+		r := unknownOutcome(locale)
+		outcome.Outcome, outcome.Reply = "unknown", &r
+		reply, _ = json.Marshal(r)
 	} else {
-		reply, err = json.Marshal(e.maskReply(req.Tenant, e.actionReply(req.Tenant, tool, canon, res, locale)))
+		r := e.maskReply(req.Tenant, e.actionReply(req.Tenant, tool, canon, res, locale))
+		outcome.Reply, outcome.Result = &r, e.maskText(req.Tenant, string(res.Content))
+		if res.IsError {
+			outcome.Outcome = "declined"
+		}
+		reply, err = json.Marshal(r)
 		if err != nil {
 			reply = []byte(`{"done":{"type":"success","title":"Done","line1":"","line2":""},"speak":"Done."}`)
 		}
 	}
+	outcome.Time = e.now()
+	recorded(actx, outcome)
 	if err := e.actions.FinishAction(actx, id, owner, reply, c.Expiry.Time()); err != nil {
 		// The action ran: answer it, and say loudly that a replay could run it again.
 		e.log.ErrorContext(ctx, "recording an action failed", "requestId", req.ID, "tenant", req.Tenant.Key, "tool", tool, "err", err)
@@ -313,14 +334,20 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 // maskReply masks, under a privacy policy, what the done card shows of the backend's reply:
 // the user and the action record see it as the turn's widgets are seen.
 func (e *Engine) maskReply(t *Tenant, r ExecuteResult) ExecuteResult {
+	r.Done.Title, r.Done.Line1, r.Done.Line2 = e.maskText(t, r.Done.Title), e.maskText(t, r.Done.Line1), e.maskText(t, r.Done.Line2)
+	r.Speak = e.maskText(t, r.Speak)
+	return r
+}
+
+// maskText masks s as the tenant's users are shown values.
+func (e *Engine) maskText(t *Tenant, s string) string {
 	if e.privacy == nil {
-		return r
+		return s
 	}
 	if sh := e.privacy.Turn(t); sh != nil {
-		r.Done.Title, r.Done.Line1, r.Done.Line2 = sh.ToUser(r.Done.Title), sh.ToUser(r.Done.Line1), sh.ToUser(r.Done.Line2)
-		r.Speak = sh.ToUser(r.Speak)
+		return sh.ToUser(s)
 	}
-	return r
+	return s
 }
 
 // unknownOutcome is the reply of an action whose backend may have run it but did not say so.

@@ -25,6 +25,9 @@ type Identity struct {
 	UserToken string
 	// Environment is EnvProduction (the default) or EnvStaging.
 	Environment string
+	// UserID is the host's stable id of the user, when it has one: the conversation record
+	// (Config.Recorder) names the user by it, as tokens rotate. Empty: a keyed hash of the token.
+	UserID string
 }
 
 // Caller is who asks for an in-process call ([Engine.Turn], [Engine.Execute],
@@ -36,6 +39,8 @@ type Caller struct {
 	EngineKey string
 	// UserToken is the end user's token, passed to the tenant's tools (X-Token). Required.
 	UserToken string
+	// UserID is the host's stable id of the user, as Identity's.
+	UserID string
 	// Environment is EnvProduction (the default) or EnvStaging.
 	Environment string
 	// RequestID identifies the call in logs and to the tenant's backend, which gets it as is.
@@ -228,7 +233,7 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 		// As over HTTP: without the host's word, the prefix chooses the environment.
 		env = EnvStaging
 	}
-	req := &request{ID: id}
+	req := &request{ID: id, userID: c.UserID}
 	p := e.identify(ctx, req, c.EngineKey, env, c.UserToken)
 	if p != nil {
 		return req, p

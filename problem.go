@@ -49,6 +49,7 @@ const (
 	CodeQuotaExceeded          = "quota_exceeded"          // 429, with Retry-After: a Budget's limit
 	CodeTenantUnavailable      = "tenant_unavailable"      // 503
 	CodeStoreUnavailable       = "store_unavailable"       // 503
+	CodeRecordUnavailable      = "record_unavailable"      // 503: an action whose evidence cannot be recorded
 	CodeHeadersTooLarge        = "headers_too_large"       // 431: past the server's header limit (Engine.Listener)
 
 	// Stream tickets, on the voice socket's upgrade.

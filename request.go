@@ -59,6 +59,7 @@ type request struct {
 	// another name before it has a user token (Work.Unverified).
 	user       string
 	unverified bool
+	userID     string // the host's stable id of the user (Identity.UserID), "" without one
 }
 
 // sessionID returns the id of the request's verified session, or "".
@@ -199,6 +200,7 @@ func (e *Engine) readIdentified(r *http.Request) (*request, *Problem) {
 		e.log.ErrorContext(r.Context(), "Config.Identify failed", "requestId", req.ID, "err", err)
 		return req, newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged")
 	}
+	req.userID = id.UserID
 	return req, e.identify(r.Context(), req, id.EngineKey, id.Environment, id.UserToken)
 }
 
@@ -350,7 +352,7 @@ func (e *Engine) CallerFromRequest(r *http.Request) (*Caller, error) {
 		p.RequestID = req.idOrEmpty()
 		return nil, p
 	}
-	return &Caller{EngineKey: req.Tenant.Key, UserToken: string(req.UserToken), Environment: req.Environment.Name,
+	return &Caller{EngineKey: req.Tenant.Key, UserToken: string(req.UserToken), UserID: req.userID, Environment: req.Environment.Name,
 		RequestID: req.ID, SessionID: req.sessionID(), Metadata: req.Metadata, Forward: http.Header(req.Forward)}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/convengine/engine/internal/jsonenc"
 	localepkg "github.com/convengine/engine/internal/locale"
@@ -72,6 +73,13 @@ type Tenant struct {
 	Limits      Limits `json:"limits,omitempty"`
 	// Privacy is the tenant's policy for personal data, read by Config.Privacy (package pii).
 	Privacy json.RawMessage `json:"privacy,omitempty"`
+	// Disclosure is the line, by locale, that tells the user they talk to an AI (the EU AI
+	// Act's article 50): the start event of a conversation's first turn carries it, to be shown
+	// before the answer and, on voice, said first. Empty: none.
+	Disclosure map[string]string `json:"disclosure,omitempty"`
+	// Records configures the conversation record of the tenant, read by Config.Recorder
+	// (package record).
+	Records json.RawMessage `json:"records,omitempty"`
 }
 
 // Environment is one deployment of a tenant's backend.
@@ -267,6 +275,14 @@ func (t *Tenant) Validate() error {
 	}
 	if len(t.Theme) > 0 && !jsonenc.IsObject(t.Theme) {
 		bad("theme", "must be an object")
+	}
+	if len(t.Records) > 0 && !jsonenc.IsObject(t.Records) {
+		bad("records", "must be an object")
+	}
+	for tag, line := range t.Disclosure {
+		if !ValidLocale(tag) || strings.TrimSpace(line) == "" || utf8.RuneCountInString(line) > 500 {
+			bad("disclosure."+tag, "must be a BCP 47 language tag and a line of 1 to 500 characters")
+		}
 	}
 	if t.DeviceCheck != "" && (!strings.HasPrefix(t.DeviceCheck, "/") || strings.ContainsAny(t.DeviceCheck, "?#") || len(t.DeviceCheck) > 256) {
 		bad("device_check", "must be a path such as /devices/check, without query or fragment")

@@ -116,6 +116,14 @@ func (e *Engine) handleCalls(ctx context.Context, t *turn, calls []ToolCall) ([]
 	if g != nil {
 		g.Wait()
 	}
+	if e.recorder != nil {
+		for i, c := range calls { // the widgets and confirms are in the spec the record keeps
+			if !widgets.IsUITool(c.Name) && e.hostWidgets[c.Name] == nil && !t.req.Tenant.IsAction(c.Name) {
+				t.records = append(t.records, ToolRecord{ID: c.ID, Name: c.Name, Arguments: t.toUser(string(c.Arguments)),
+					Result: t.toUser(results[i].Content), IsError: results[i].IsError})
+			}
+		}
+	}
 	return results, seeResults
 }
 

@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -88,12 +91,7 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 // starts.
 func (e *Engine) hearTurn(ctx context.Context, t *turn, b *turnRequest) *Problem {
 	if b.pcm != nil {
-		text, p := e.hear(ctx, t.req, b.pcm, t.locale)
-		if p != nil {
-			return p
-		}
-		t.transcript, t.heard, t.unclear = text, true, text == ""
-		return nil
+		return e.hearPCM(ctx, t, b.pcm)
 	}
 	if b.AudioBase64 == nil && b.wav == nil {
 		return nil
@@ -112,10 +110,20 @@ func (e *Engine) hearTurn(ctx context.Context, t *turn, b *turnRequest) *Problem
 	if err != nil {
 		return newProblem(http.StatusUnprocessableEntity, CodeInvalidAudio, strings.TrimPrefix(err.Error(), audio.ErrInvalid.Error()+": "))
 	}
+	return e.hearPCM(ctx, t, pcm)
+}
+
+// hearPCM transcribes a turn's speech; the record keeps its length and hash.
+func (e *Engine) hearPCM(ctx context.Context, t *turn, pcm []int16) *Problem {
 	text, p := e.hear(ctx, t.req, pcm, t.locale)
 	if p != nil {
 		return p
 	}
 	t.transcript, t.heard, t.unclear = text, true, text == ""
+	if e.recorder != nil {
+		h := sha256.New()
+		_ = binary.Write(h, binary.LittleEndian, pcm)
+		t.audio = &HeardAudio{Seconds: float64(len(pcm)) / inputSampleRate, SHA256: hex.EncodeToString(h.Sum(nil))}
+	}
 	return nil
 }

@@ -128,7 +128,10 @@ type turn struct {
 	guardAnswer    string // the BeforeTurn guard's answer: the turn only says it
 	history        []Message
 	shield         Shield // Config.Privacy's for the turn, nil without one
-	held           string // speech held back until a placeholder or number is complete
+	disclosure     string // the AI disclosure its start event carries, on a conversation's first turn
+	audio          *HeardAudio
+	records        []ToolRecord // its tool calls, for Config.Recorder
+	held           string       // speech held back until a placeholder or number is complete
 
 	tools map[string]Tool
 	specs []ToolSpec
@@ -253,7 +256,14 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 	sink.to, sink.ctx, sink.cancel, sink.requestID = to, tctx, cancel, req.ID
 	t.out, t.counted = sink, 1
 	to.started(t)
-	if sink.send(Event{Type: EventStart, TurnID: t.turnID, ConversationID: t.conversationID, Transcript: t.toUser(t.transcript), Locale: t.locale}) != nil {
+	if len(t.history) == 0 {
+		t.disclosure, _ = locale.Lookup(req.Tenant.Disclosure, t.locale, req.Tenant.Locale)
+	}
+	if e.recorder != nil {
+		defer func() { e.recordTurn(ctx, t, sink.done()) }()
+	}
+	if sink.send(Event{Type: EventStart, TurnID: t.turnID, ConversationID: t.conversationID, Transcript: t.toUser(t.transcript),
+		Locale: t.locale, Disclosure: t.disclosure}) != nil {
 		return
 	}
 	e.runTurnSafely(tctx, t)
@@ -304,7 +314,7 @@ func (s *sseTurn) yield(ev Event, err error) bool {
 	s.n++
 	if ev.Type == EventStart && s.e.turnLog != nil {
 		// The engine keeps turns: the start event says whether it keeps this one.
-		data := sse.AppendStartResumable(nil, ev.TurnID, ev.ConversationID, s.rec != nil)
+		data := sse.AppendStartResumable(nil, ev.TurnID, ev.ConversationID, ev.Disclosure, s.rec != nil)
 		if s.rec == nil {
 			return s.stream.Replay(s.n, ev.Type, data) == nil
 		}
@@ -315,8 +325,11 @@ func (s *sseTurn) yield(ev Event, err error) bool {
 		return true
 	}
 	if s.rec == nil {
-		if ev.Type == EventStart {
+		if ev.Type == EventStart && ev.Disclosure == "" {
 			return s.stream.Start(ev.TurnID, ev.ConversationID) == nil
+		}
+		if ev.Type == EventStart {
+			return s.stream.Replay(s.n, ev.Type, sse.AppendStart(nil, ev.TurnID, ev.ConversationID, ev.Disclosure)) == nil
 		}
 		return deliver(s.stream, ev) == nil
 	}

@@ -25,6 +25,10 @@ type Event struct {
 	// done event's Spec.Meta holds them.
 	Transcript string
 	Locale     string
+	// Disclosure: start, on a conversation's first turn when the tenant has one
+	// (Tenant.Disclosure): the line telling the user they talk to an AI, to show before the
+	// answer and, on voice, to say first.
+	Disclosure string
 	// Delta: speak. The deltas of a turn, joined, are its Spec.Speak.
 	Delta string
 	// Status and Tool: status, when a data tool starts running.
@@ -57,7 +61,7 @@ func (e *TurnError) Error() string { return "engine: turn failed: " + e.Code + "
 func (ev Event) Data() ([]byte, error) {
 	switch ev.Type {
 	case EventStart:
-		return sse.AppendStart(nil, ev.TurnID, ev.ConversationID), nil
+		return sse.AppendStart(nil, ev.TurnID, ev.ConversationID, ev.Disclosure), nil
 	case EventStatus:
 		return sse.AppendStatus(nil, ev.Status, ev.Tool), nil
 	case EventSpeak:
@@ -133,6 +137,7 @@ type eventSink struct {
 	requestID string
 	gone      bool
 	spec      widgets.Spec // done's, which the event points to
+	finished  bool         // done was sent
 }
 
 // deadline returns the turn's deadline.
@@ -165,6 +170,14 @@ func (s *eventSink) Fail(code, message string, retryable bool) {
 }
 
 func (s *eventSink) Done(spec widgets.Spec) error {
-	s.spec = spec
+	s.spec, s.finished = spec, true
 	return s.send(Event{Type: EventDone, Spec: &s.spec})
+}
+
+// done returns the spec of the done event sent, nil before it.
+func (s *eventSink) done() *widgets.Spec {
+	if !s.finished {
+		return nil
+	}
+	return &s.spec
 }

@@ -13,18 +13,22 @@ import (
 // that both say the same bytes.
 
 // AppendStart appends the data of a start event.
-func AppendStart(b []byte, turnID, conversationID string) []byte {
+func AppendStart(b []byte, turnID, conversationID, disclosure string) []byte {
 	b = append(b, `{"conversationId":`...)
 	b = jsonenc.AppendString(b, conversationID)
 	b = append(b, `,"turnId":`...)
 	b = jsonenc.AppendString(b, turnID)
+	if disclosure != "" {
+		b = append(b, `,"disclosure":`...)
+		b = jsonenc.AppendString(b, disclosure)
+	}
 	return append(b, '}')
 }
 
 // AppendStartResumable appends the data of a start event that says whether the turn is kept
 // for resumes.
-func AppendStartResumable(b []byte, turnID, conversationID string, resumable bool) []byte {
-	b = AppendStart(b, turnID, conversationID)
+func AppendStartResumable(b []byte, turnID, conversationID, disclosure string, resumable bool) []byte {
+	b = AppendStart(b, turnID, conversationID, disclosure)
 	b = append(b[:len(b)-1], `,"resumable":`...)
 	return append(strconv.AppendBool(b, resumable), '}')
 }

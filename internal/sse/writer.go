@@ -88,7 +88,7 @@ func (s *Writer) Start(turnID, conversationID string) error {
 		defer s.mu.Unlock()
 		return s.err
 	}
-	s.pending = AppendStart(s.header(eventStart), turnID, conversationID)
+	s.pending = AppendStart(s.header(eventStart), turnID, conversationID, "")
 	return s.endUnlock(eventStart)
 }
 

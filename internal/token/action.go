@@ -21,6 +21,10 @@ type ActionClaims struct {
 	// User is the keyed hash of the X-Token of that turn, never the token.
 	User      string `json:"uth"`
 	Session   string `json:"sid,omitempty"`
+	// Conversation and Turn name the conversation and the turn that offered the action, so
+	// that its record joins the conversation's.
+	Conversation string `json:"cid,omitempty"`
+	Turn         string `json:"trn,omitempty"`
 	Tool      string `json:"tool"`
 	ArgsHash  string `json:"args"`
 	TokenType string `json:"typ"`
