@@ -19,6 +19,8 @@
 //   - speak: TEXT_MESSAGE_START (role assistant), TEXT_MESSAGE_CONTENT, ..., TEXT_MESSAGE_END;
 //   - widget: CUSTOM named "widget", the widget's JSON as value;
 //   - status: CUSTOM named "status";
+//   - the tenant's AI disclosure, on a conversation's first run: CUSTOM named "disclosure",
+//     {"text": …}, right after RUN_STARTED;
 //   - done: RUN_FINISHED, the render spec as result; its outcome is "success", or
 //     "interrupt" when the turn has a confirm widget;
 //   - error: the apology still streams as text, then RUN_ERROR with the engine's code.

@@ -21,6 +21,9 @@ const (
 	CustomWidget = "widget"
 	// CustomStatus carries a turn's status: {"status": …, "tool": …} as its status event.
 	CustomStatus = "status"
+	// CustomDisclosure carries the tenant's AI disclosure on a conversation's first run:
+	// {"text": …}, to show before the answer.
+	CustomDisclosure = "disclosure"
 	// CustomDone carries the card of a confirmed action that ran: {"type", "title", "line1",
 	// "line2"}.
 	CustomDone = "done"

@@ -42,6 +42,10 @@ func (h *handler) turn(w http.ResponseWriter, r *http.Request, caller *engine.Ca
 		switch ev.Type {
 		case engine.EventStart:
 			ok = s.runStarted(map[string]any{"turnId": ev.TurnID, "conversationId": ev.ConversationID})
+			if ok && ev.Disclosure != "" {
+				data, _ := json.Marshal(map[string]string{"text": ev.Disclosure})
+				ok = s.custom(CustomDisclosure, data)
+			}
 		case engine.EventStatus:
 			data, _ := ev.Data()
 			ok = s.custom(CustomStatus, data)

@@ -615,10 +615,13 @@ turn:
 		switch ev.Type {
 		case engine.EventStart:
 			user = ev.Transcript
-			if !c.send(ctx, transcriptMessage(ev.TurnID, ev.Transcript)) {
+			if !c.send(ctx, transcriptMessage(ev.TurnID, ev.Transcript, ev.Disclosure)) {
 				break turn
 			}
 			sink = newVoiceSink(ctx, c, ev.TurnID, ev.Locale, answered)
+			if ev.Disclosure != "" {
+				sink.sayFirst(ev.Disclosure)
+			}
 			continue
 		case engine.EventError:
 			errCode = ev.Error.Code

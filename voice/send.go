@@ -218,9 +218,14 @@ func (c *voiceConn) checkIdle() {
 
 // Messages of the server (docs/voice.md).
 
-func transcriptMessage(turnID, text string) []byte {
+// transcriptMessage starts a turn: what the user said, and on a conversation's first turn the
+// tenant's AI disclosure, whose audio comes first.
+func transcriptMessage(turnID, text, disclosure string) []byte {
 	b := jsonenc.AppendString([]byte(`{"type":"transcript","text":`), text)
 	b = jsonenc.AppendString(append(b, `,"turnId":`...), turnID)
+	if disclosure != "" {
+		b = jsonenc.AppendString(append(b, `,"disclosure":`...), disclosure)
+	}
 	return append(b, '}')
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/internal/verbalize"
@@ -49,6 +50,26 @@ func newVoiceSink(ctx context.Context, c *voiceConn, turnID, locale string, answ
 		s.startWorker()
 	}
 	return s
+}
+
+// disclosureTimeout bounds the speech of the AI disclosure, which a barge-in does not cut.
+const disclosureTimeout = 15 * time.Second
+
+// sayFirst speaks the tenant's AI disclosure before the answer, to its end: it is said on the
+// turn's goroutine, on a context a barge-in does not cancel, so that the turn is stopped only
+// once the disclosure's audio has all been sent.
+func (s *voiceSink) sayFirst(text string) {
+	if s.speaker == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), disclosureTimeout)
+	defer cancel()
+	sentences, rest := verbalize.CutSentences(text)
+	for _, sentence := range append(sentences, rest) {
+		if strings.TrimSpace(sentence) != "" {
+			s.say(ctx, sentence)
+		}
+	}
 }
 
 // deliver hands a turn's event to the sink; an error says that nobody listens any more.

@@ -43,6 +43,12 @@ func Tenant(productionURL, stagingURL string) (*engine.Tenant, error) {
 		Intents: intents,
 		// Cards and IBANs reach the model as placeholders and the user masked (package pii).
 		Privacy: json.RawMessage(`{"preset":"banking"}`),
+		// Said and shown before a conversation's first answer (the EU AI Act's article 50).
+		Disclosure: map[string]string{
+			"en": "You are talking to Demo Bank's automated assistant.",
+			"es": "Está hablando con el asistente automático de Demo Bank.",
+			"ar": "أنت تتحدث مع المساعد الآلي لبنك ديمو.",
+		},
 		Actions: map[string]*engine.Action{
 			"transfer": {
 				Confirm: map[string]engine.ConfirmCopy{

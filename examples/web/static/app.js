@@ -230,6 +230,7 @@ async function runTurn(input, { label, mode = "text", speakAfter = state.autospe
       switch (event) {
         case "start":
           if (data.conversationId) state.conversationId = data.conversationId;
+          if (typeof data.disclosure === "string") showDisclosure(view, data.disclosure);
           break;
         case "status":
           view.status.textContent = data.text || "";
@@ -274,6 +275,14 @@ async function runTurn(input, { label, mode = "text", speakAfter = state.autospe
   setBusy(false);
   scrollToEnd();
   return spec;
+}
+
+/** showDisclosure shows the tenant's AI disclosure above a conversation's first answer. */
+function showDisclosure(view, text) {
+  const p = document.createElement("p");
+  p.className = "disclosure";
+  p.textContent = text;
+  view.answer.prepend(p);
 }
 
 function errorLine(err) {
@@ -511,6 +520,7 @@ const live = new LiveVoice({
     onTranscript(turn) {
       turn.view ??= newTurnView(turn.transcript, { voice: true });
       turn.view.userText.textContent = turn.transcript || t("voiceUnheard");
+      if (turn.disclosure) showDisclosure(turn.view, turn.disclosure);
       scrollToEnd();
     },
     onSpeak(turn, delta) {

@@ -493,6 +493,8 @@ export class LiveVoice {
         const turn = this.waiting() ?? this.endUtteranceByEngine();
         turn.transcript = String(msg.text ?? "");
         turn.turnId = msg.turnId || "";
+        // A conversation's first answer is preceded by the tenant's AI disclosure, said first.
+        turn.disclosure = typeof msg.disclosure === "string" ? msg.disclosure : "";
         turn.stats.transcriptReceived = now;
         turn.stats.transcript = turn.transcript;
         this.emit("onTranscript", turn);
