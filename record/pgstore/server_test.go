@@ -10,7 +10,9 @@ import (
 
 	"github.com/convengine/engine/internal/proc"
 	"github.com/convengine/engine/internal/testkit"
+	"github.com/convengine/engine/record"
 	"github.com/convengine/engine/record/pgstore"
+	"github.com/convengine/engine/record/recordtest"
 	"go.uber.org/goleak"
 )
 
@@ -69,4 +71,8 @@ func open(t testing.TB, url string) *pgstore.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+func TestConformance(t *testing.T) {
+	recordtest.Run(t, func(t *testing.T) record.Store { return open(t, database(t)) })
 }
