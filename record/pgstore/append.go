@@ -22,20 +22,25 @@ func (s *Store) Append(ctx context.Context, c record.Chain, entries []record.Ent
 		ids[i] = e.ID
 	}
 	var head record.Head
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// One round trip: the chain's row made if new, then locked, then the entries already
-		// kept, read once the lock is held so that a concurrent append of the same entries
-		// has committed.
+	err := func() error {
+		// One round trip: the transaction begun, the chain's row made if new, then locked,
+		// then the entries already kept, read once the lock is held so that a concurrent
+		// append of the same entries has committed.
 		b := &pgx.Batch{}
+		b.BeginTx(pgx.TxOptions{})
 		b.Queue(`INSERT INTO record_chains (chain, tenant, environment, user_id, conversation_id, head_hash)
 			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (chain) DO NOTHING`,
 			c.ID, c.Tenant, c.Environment, c.User, c.Conversation, make([]byte, record.HashSize))
 		b.Queue("SELECT head_seq, head_hash FROM record_chains WHERE chain = $1 FOR UPDATE", c.ID)
 		b.Queue("SELECT id FROM record_entries WHERE id = ANY($1)", ids)
-		res := tx.SendBatch(ctx, b)
-		if _, err := res.Exec(); err != nil {
-			res.Close()
-			return err
+		res := s.pool.SendBatch(ctx, b)
+		tx := res.Tx()
+		defer tx.Rollback(context.WithoutCancel(ctx))
+		for range 2 { // begin, and the chain's row
+			if _, err := res.Exec(); err != nil {
+				res.Close()
+				return err
+			}
 		}
 		head.Chain = c.ID
 		if err := res.QueryRow().Scan(&head.Seq, &head.Hash); err != nil {
@@ -84,9 +89,12 @@ func (s *Store) Append(ctx context.Context, c record.Chain, entries []record.Ent
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
+		if err := tx.Commit(ctx); err != nil {
+			return err
+		}
 		head.Seq, head.Hash = end.Seq, end.Hash
 		return nil
-	})
+	}()
 	var le errLink
 	switch {
 	case err == nil, errors.Is(err, errNothingLeft):
