@@ -1,8 +1,14 @@
 package record
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gowebpki/jcs"
 )
 
 // ChainID is the id of a conversation's chain: the lowercase hex of
@@ -17,3 +23,94 @@ func ChainID(tenant, environment, user, conversation string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// Header is what an entry's hash commits to, as JSON: the entry's hash is the SHA-256 of the
+// RFC 8785 canonical form of this object. Personal and Evidence are the hex SHA-256 of the
+// sealed contents ("" when none), so that the contents can be destroyed while the chain holds.
+type Header struct {
+	V            int    `json:"v"`
+	ID           string `json:"id"`
+	Chain        string `json:"chain"`
+	Seq          int64  `json:"seq"`
+	Kind         Kind   `json:"kind"`
+	At           string `json:"at"`
+	Tenant       string `json:"tenant"`
+	Environment  string `json:"environment"`
+	User         string `json:"user"`
+	Session      string `json:"session"`
+	Conversation string `json:"conversation"`
+	Turn         string `json:"turn"`
+	Request      string `json:"request"`
+	Prev         string `json:"prev"`
+	Personal     string `json:"personal"`
+	Evidence     string `json:"evidence"`
+}
+
+// HeaderOf is e's header.
+func HeaderOf(e *Entry) Header {
+	return Header{V: 1, ID: e.ID, Chain: e.Chain, Seq: e.Seq, Kind: e.Kind, At: e.At.UTC().Format(time.RFC3339Nano),
+		Tenant: e.Tenant, Environment: e.Environment, User: e.User, Session: e.Session, Conversation: e.Conversation,
+		Turn: e.Turn, Request: e.Request, Prev: hex.EncodeToString(e.Prev),
+		Personal: hex.EncodeToString(e.PersonalHash), Evidence: hex.EncodeToString(e.EvidenceHash)}
+}
+
+// Hash is the entry hash of h: SHA-256 of its canonical JSON.
+func (h *Header) Hash() []byte {
+	raw, err := json.Marshal(h)
+	if err != nil {
+		panic(err) // strings and integers always marshal
+	}
+	c, err := canonical(raw)
+	if err != nil {
+		panic(err)
+	}
+	s := sha256.Sum256(c)
+	return s[:]
+}
+
+func canonical(raw []byte) ([]byte, error) {
+	c, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, fmt.Errorf("canonicalising: %w", err)
+	}
+	return c, nil
+}
+
+func entryHash(e *Entry) []byte {
+	h := HeaderOf(e)
+	return h.Hash()
+}
+
+// linkEntries is the link callback of every append: it chains entries from the head.
+func linkEntries(head Head, es []Entry) error {
+	prev := head.Hash
+	if len(prev) == 0 {
+		prev = make([]byte, HashSize)
+	}
+	for i := range es {
+		es[i].Seq = head.Seq + int64(i) + 1
+		es[i].Prev = prev
+		es[i].Hash = entryHash(&es[i])
+		prev = es[i].Hash
+	}
+	return nil
+}
+
+// checkEntry says what is wrong with e on its own: its sealed contents against their hashes
+// and its hash against its header. "" when nothing.
+func checkEntry(e *Entry) string {
+	if e.Personal != nil && !bytes.Equal(sum(e.Personal), e.PersonalHash) {
+		return "its personal content does not match its hash"
+	}
+	if e.Evidence != nil && !bytes.Equal(sum(e.Evidence), e.EvidenceHash) {
+		return "its evidence does not match its hash"
+	}
+	if !bytes.Equal(entryHash(e), e.Hash) {
+		return "its hash does not match its header"
+	}
+	return ""
+}
+
+// microseconds is t as entries keep it: UTC, microsecond precision (PostgreSQL's), no
+// monotonic reading, so that it reads back exactly as it was hashed.
+func microseconds(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond).Round(0) }

@@ -142,7 +142,6 @@ func parseTS(s string) (time.Time, error) {
 	return time.Parse(tsLayout, s)
 }
 
-
 func (s *Store) Append(ctx context.Context, c record.Chain, entries []record.Entry, link func(record.Head, []record.Entry) error) (record.Head, error) {
 	if err := ctx.Err(); err != nil {
 		return record.Head{}, err
