@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/convengine/engine"
@@ -43,7 +44,9 @@ const (
 
 type options struct {
 	addr, tenants, publicURL, logLevel, redisURL, speech string
-	metrics, version                                     bool
+	// records is where the conversation record is kept (-records): see parseRecords.
+	records          string
+	metrics, version bool
 
 	// debugAddr serves runtime figures and profiles, for soaks and diagnosis; off when empty.
 	debugAddr string
@@ -86,15 +89,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log := slog.New(logHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}), privacy))
 
-	key, generated, err := signingKey(getenv("ENGINE_SIGNING_KEY"))
+	place, err := parseRecords(opts.records, getenv)
 	if err != nil {
 		return err
 	}
-	if generated && opts.redisURL != "" {
-		return errors.New("ENGINE_SIGNING_KEY is required with Redis: replicas sharing a store must sign and verify tokens with the same key, and a generated key is known to this process alone")
+	if place.why != "" {
+		log.Warn("the conversation record is off: " + place.why)
 	}
-	if generated {
-		log.Warn("ENGINE_SIGNING_KEY is not set: generated a key for this process; tokens will not survive a restart or work across replicas")
+	key, err := engineKey(getenv("ENGINE_SIGNING_KEY"), opts.redisURL != "", place, log)
+	if err != nil {
+		return err
 	}
 	stores, closeStores, err := openStores(ctx, opts.redisURL, key)
 	if err != nil {
@@ -139,9 +143,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		passkeys = p
 	}
+	// The tenants served now, as the last load made them: the record's retention reads them.
+	var current atomic.Pointer[engine.TenantStore]
 	if opts.tenants != "" {
 		load := func() (engine.TenantStore, error) {
-			return loadTenants(opts.tenants, getenv, intents, router, privacy, log)
+			s, err := loadTenants(opts.tenants, getenv, intents, router, privacy, log)
+			if err == nil {
+				current.Store(&s)
+			}
+			return s, err
 		}
 		store, err := load()
 		if err != nil {
@@ -165,6 +175,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err != nil {
 			return err
 		}
+		current.Store(&tenants)
 	}
 
 	if err := chosen.addSpeech(opts.speech, log); err != nil {
@@ -229,6 +240,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}()
 	cfg.Observer = meter.Observer(obs)
 	cfg.Passkeys = passkeys
+	records, closeRecords, err := openRecorder(ctx, place, key, tenantsOf(&current), log)
+	if err != nil {
+		return err
+	}
+	defer closeRecords() // after the engine's shutdown: the last turns are written and checkpointed
+	if records != nil {
+		cfg.Recorder = records
+	}
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return err
@@ -257,14 +276,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if demoWeb {
 		fmt.Fprintf(&banner, "\nWeb client: %s/demo/\n", base)
 	}
+	fmt.Fprintf(&banner, "\nConversation record: %s\n", place)
 	if opts.debugAddr != "" {
-		stopDebug, addr, err := serveDebug(opts.debugAddr, mx, usage.Handler(ledger), log)
+		stopDebug, addr, err := serveDebug(opts.debugAddr, mx, usage.Handler(ledger), records, log)
 		if err != nil {
 			return err
 		}
 		defer stopDebug()
 		fmt.Fprintf(&banner, "\nDebug figures and profiles (private): http://%s/debug/stats\n", addr)
 		fmt.Fprintf(&banner, "Usage by tenant (private): http://%s/usage?tenant=\n", addr)
+		if records != nil {
+			fmt.Fprintf(&banner, "Conversation record (private): http://%s/records/conversations?tenant=, its public key at /records/public-key\n", addr)
+		}
 		if mx != nil && mx.handler != nil {
 			fmt.Fprintf(&banner, "Prometheus metrics (private): http://%s/metrics\n", addr)
 		}
@@ -314,6 +337,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.addr, "addr", env("ENGINE_ADDR", "127.0.0.1:8080"), "listen address (ENGINE_ADDR)")
 	fs.StringVar(&o.tenants, "tenants", env("ENGINE_TENANTS", ""), "tenants file, YAML or JSON; replaces the demo tenant (ENGINE_TENANTS)")
 	fs.StringVar(&o.publicURL, "public-url", env("ENGINE_PUBLIC_URL", ""), "public base URL of the engine (ENGINE_PUBLIC_URL)")
+	fs.StringVar(&o.records, "records", env("ENGINE_RECORDS", ""), "the conversation record: sqlite:PATH, a postgres:// URL, or off; empty is a SQLite file in the user's data directory (ENGINE_RECORDS)")
 	fs.StringVar(&o.redisURL, "redis", env("ENGINE_REDIS_URL", ""), "Redis URL (redis://, rediss://, redis+cluster://) shared by every replica; empty keeps state in memory (ENGINE_REDIS_URL)")
 	fs.BoolVar(&o.metrics, "metrics", env("ENGINE_METRICS", "") == "true", "serve Prometheus metrics at /metrics of -debug-addr, which it needs (ENGINE_METRICS=true)")
 	fs.StringVar(&o.logLevel, "log-level", env("ENGINE_LOG_LEVEL", "info"), "debug, info, warn or error (ENGINE_LOG_LEVEL)")

@@ -63,6 +63,19 @@ func debugEnv(env map[string]string) func(string) string {
 	}
 }
 
+// withRecords keeps the server's conversation record in the test's directory, as the default
+// SQLite record does in the user's: every test of the server records what it does.
+func withRecords(t *testing.T, env map[string]string) map[string]string {
+	if _, ok := env["ENGINE_RECORDS"]; ok {
+		return env
+	}
+	with := map[string]string{"XDG_DATA_HOME": t.TempDir()}
+	for k, v := range env {
+		with[k] = v
+	}
+	return with
+}
+
 // startServer runs the reference server with args and returns its base URL.
 func startServer(t *testing.T, args []string, env map[string]string) (string, *lineWriter) {
 	t.Helper()
@@ -77,6 +90,7 @@ func startServerLogs(t *testing.T, args []string, env map[string]string) (string
 	out := &lineWriter{re: regexp.MustCompile(`engine listening on (\S+)`), found: make(chan string, 1)}
 	logs := &lineWriter{re: regexp.MustCompile(`^\b$`), found: make(chan string, 1)}
 	done := make(chan error, 1)
+	env = withRecords(t, env)
 	go func() {
 		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), debugEnv(env), out, logs)
 	}()

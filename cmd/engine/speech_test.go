@@ -50,7 +50,7 @@ func TestDemoSpeaksAndListens(t *testing.T) {
 	logs := &lineWriter{re: regexp.MustCompile(`^\b$`), found: make(chan string, 1)}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, debugEnv(nil), out, logs)
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, debugEnv(withRecords(t, nil)), out, logs)
 	}()
 	var base string
 	select {
