@@ -10,6 +10,8 @@
 //	-tenants     ENGINE_TENANTS      tenants file, YAML or JSON
 //	-public-url  ENGINE_PUBLIC_URL   the engine's public base URL
 //	-log-level   ENGINE_LOG_LEVEL    debug, info, warn or error (default info)
+//	-records     ENGINE_RECORDS      the conversation record: sqlite:PATH, a postgres:// URL, or
+//	                                 off (default: a SQLite file in the user's data directory)
 //	-speech      ENGINE_SPEECH       auto (default): speak with espeak-ng and listen with
 //	                                 pocketsphinx when they are installed; off: no speech
 //	             ENGINE_SIGNING_KEY  base64 of at least 32 random bytes that sign session and
@@ -37,6 +39,10 @@
 // OTEL_EXPORTER_OTLP_METRICS_ENDPOINT the metrics too; the other standard OTEL_* variables apply
 // (see docs/usage.md).
 //
+// "engine records COMMAND" exports, verifies, erases and holds the conversation record
+// (-records / ENGINE_RECORDS: sqlite:PATH, a postgres:// URL, or off; by default a SQLite file
+// in the user's data directory): see docs/records.md.
+//
 // "engine test [flags] PATH..." runs conversation scenarios against the same tenants, model,
 // tools and speech, in-process, and exits 1 when one fails, 2 on bad input, 3 when SIGINT or
 // SIGTERM interrupted it (see docs/testing-tenants.md).
@@ -51,6 +57,12 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "records" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := recordsCommand(ctx, os.Args[2:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
 	if len(os.Args) > 1 && os.Args[1] == "test" {
 		st, err := os.Stdout.Stat()
 		terminal := err == nil && st.Mode()&os.ModeCharDevice != 0
