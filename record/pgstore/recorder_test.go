@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -76,6 +77,15 @@ func check(t *testing.T, s record.Store) stored {
 			t.Fatal(err)
 		}
 		if len(cs) == 0 {
+			// And as an auditor checks it: the chains, the checkpoints and their leaves.
+			pub, err := record.PublicKey(recordKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := record.Verify(ctx, s, []ed25519.PublicKey{pub})
+			if err != nil || !rep.OK() {
+				t.Fatalf("Verify: %v %v", err, rep.Err())
+			}
 			return z
 		}
 		for _, c := range cs {
