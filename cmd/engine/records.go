@@ -95,7 +95,11 @@ func recordsCommand(ctx context.Context, args []string, getenv func(string) stri
 		return 0
 	}
 	if cmd == "verify" {
-		return verifyRecords(ctx, place, key, *publicKey, fs.Args(), stdin, stdout, stderr)
+		previous, err := previousKeys(getenv("ENGINE_PREVIOUS_SIGNING_KEYS"))
+		if err != nil {
+			return fail(err)
+		}
+		return verifyRecords(ctx, place, append([][]byte{key}, previous...), *publicKey, fs.Args(), stdin, stdout, stderr)
 	}
 
 	// export, erase and hold name one user of one tenant.
@@ -116,7 +120,11 @@ func recordsCommand(ctx context.Context, args []string, getenv func(string) stri
 		return fail(err)
 	}
 	defer store.Close()
-	rec, err := record.New(store, &record.Options{Key: key})
+	previous, err := previousKeys(getenv("ENGINE_PREVIOUS_SIGNING_KEYS"))
+	if err != nil {
+		return fail(err)
+	}
+	rec, err := record.New(store, &record.Options{Key: key, PreviousKeys: previous})
 	if err != nil {
 		return fail(err)
 	}
@@ -149,8 +157,8 @@ func recordsCommand(ctx context.Context, args []string, getenv func(string) stri
 }
 
 // verifyRecords verifies the store, or the exports named in files, against the public keys of
-// keyFile or else the one derived from the engine's key.
-func verifyRecords(ctx context.Context, place recordsPlace, key []byte, keyFile string, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// keyFile or else those derived from the engine's keys (current and previous).
+func verifyRecords(ctx context.Context, place recordsPlace, engineKeys [][]byte, keyFile string, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var keys []ed25519.PublicKey
 	if keyFile != "" {
 		b, err := os.ReadFile(keyFile)
@@ -162,12 +170,14 @@ func verifyRecords(ctx context.Context, place recordsPlace, key []byte, keyFile 
 			return 2
 		}
 	} else {
-		pub, err := record.PublicKey(key)
-		if err != nil {
-			fmt.Fprintln(stderr, "engine records verify:", err)
-			return 1
+		for _, k := range engineKeys {
+			pub, err := record.PublicKey(k)
+			if err != nil {
+				fmt.Fprintln(stderr, "engine records verify:", err)
+				return 1
+			}
+			keys = append(keys, pub)
 		}
-		keys = []ed25519.PublicKey{pub}
 	}
 	var (
 		rep *record.Report

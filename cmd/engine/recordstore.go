@@ -174,12 +174,12 @@ func engineKey(b64 string, redis bool, place recordsPlace, log *slog.Logger) ([]
 // openRecorder opens the record's store and its Recorder, whose retention sweeper reads the
 // tenants' records sections; nil when records are off. close flushes the last turns, writes
 // the last checkpoint and closes the store.
-func openRecorder(ctx context.Context, place recordsPlace, key []byte, tenants func() []*engine.Tenant, log *slog.Logger) (*record.Recorder, func(), error) {
+func openRecorder(ctx context.Context, place recordsPlace, key []byte, previous [][]byte, tenants func() []*engine.Tenant, log *slog.Logger) (*record.Recorder, func(), error) {
 	store, err := place.open(ctx)
 	if err != nil || store == nil {
 		return nil, func() {}, err
 	}
-	rec, err := record.New(store, &record.Options{Key: key, Logger: log,
+	rec, err := record.New(store, &record.Options{Key: key, PreviousKeys: previous, Logger: log,
 		OnAlarm: func(a record.Alarm) { log.Error("the conversation record dropped an entry", "alarm", a) },
 		Retention: func(context.Context) (map[string]record.Retention, error) {
 			out := map[string]record.Retention{}
@@ -218,4 +218,22 @@ func tenantsOf(current *atomic.Pointer[engine.TenantStore]) func() []*engine.Ten
 		}
 		return nil
 	}
+}
+
+// previousKeys decodes ENGINE_PREVIOUS_SIGNING_KEYS: the keys the engine signed with before a
+// rotation, newest first, comma-separated base64, so that the record sealed and signed under
+// them stays readable and verifiable.
+func previousKeys(list string) ([][]byte, error) {
+	var keys [][]byte
+	for i, b64 := range strings.Split(list, ",") {
+		if strings.TrimSpace(b64) == "" {
+			continue
+		}
+		key, _, err := signingKey(b64)
+		if err != nil {
+			return nil, fmt.Errorf("ENGINE_PREVIOUS_SIGNING_KEYS, key %d: %w", i+1, err)
+		}
+		keys = append(keys, key)
+	}
+	return keys, nil
 }

@@ -240,7 +240,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}()
 	cfg.Observer = meter.Observer(obs)
 	cfg.Passkeys = passkeys
-	records, closeRecords, err := openRecorder(ctx, place, key, tenantsOf(&current), log)
+	previous, err := previousKeys(getenv("ENGINE_PREVIOUS_SIGNING_KEYS"))
+	if err != nil {
+		return err
+	}
+	records, closeRecords, err := openRecorder(ctx, place, key, previous, tenantsOf(&current), log)
 	if err != nil {
 		return err
 	}
