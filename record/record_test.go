@@ -55,7 +55,7 @@ func (f *fixture) open(t testing.TB, o *record.Options) {
 		t.Fatal(err)
 	}
 	f.store, f.rec = s, r
-	pub, _ := record.PublicKey(testKey)
+	pub, _ := record.PublicKey(o.Key)
 	f.pub = []ed25519.PublicKey{pub}
 	t.Cleanup(func() { f.close(t) })
 }
