@@ -279,16 +279,17 @@ func (r *Recorder) outcome(ctx context.Context, k *engine.RecordKey, action stri
 
 // writeNow appends p after its chain's queued entries, holding the chain.
 func (r *Recorder) writeNow(ctx context.Context, p *pending) error {
-	if err := r.lockChain(ctx, p.chain.ID); err != nil {
+	id := p.chain.ID
+	if err := r.lockChain(ctx, id); err != nil {
 		return err
 	}
-	defer r.unlockChain(p.chain.ID)
+	defer r.unlockChain(id)
 	for {
-		more, err := r.writeChain(ctx, p.chain.ID, p)
+		// p goes with the last batch of the chain's queued entries.
+		more, err := r.writeChain(ctx, id, p)
 		if err != nil || !more {
 			return err
 		}
-		p = nil // its queued entries were more than a batch: p went with the first
 	}
 }
 

@@ -340,7 +340,11 @@ func (w *walker) step(cur, nxt *Entry) bool {
 	w.rep.Entries++
 	switch {
 	case cur.Seq > w.i:
-		w.add(Removed, w.i, "entries %d to %d are missing", w.i, cur.Seq-1)
+		if cur.Seq == w.i+1 {
+			w.add(Removed, w.i, "entry %d is missing", w.i)
+		} else {
+			w.add(Removed, w.i, "entries %d to %d are missing", w.i, cur.Seq-1)
+		}
 		w.i, w.prev = cur.Seq, cur.Prev // follow on from the gap
 	case cur.Seq < w.i:
 		w.add(Inserted, cur.Seq, "seq %d comes again after seq %d", cur.Seq, w.i-1)
@@ -355,7 +359,8 @@ func (w *walker) step(cur, nxt *Entry) bool {
 		return true
 	}
 	if why := checkEntry(cur); why != "" {
-		w.add(w.misplaced(cur), cur.Seq, "%s", why)
+		what, detail := w.misplaced(cur, why)
+		w.add(what, cur.Seq, "%s", detail)
 	} else if !bytes.Equal(cur.Prev, w.prev) {
 		if w.i == 1 {
 			w.add(Altered, 1, "it does not start a chain")
@@ -372,21 +377,21 @@ func (w *walker) step(cur, nxt *Entry) bool {
 
 // misplaced tells an altered entry from one renumbered after a removal or an insertion: an
 // entry whose hash recomputes at another seq was moved there.
-func (w *walker) misplaced(e *Entry) Breakage {
+func (w *walker) misplaced(e *Entry, why string) (Breakage, string) {
 	if e.Personal != nil && !bytes.Equal(sum(e.Personal), e.PersonalHash) || e.Evidence != nil && !bytes.Equal(sum(e.Evidence), e.EvidenceHash) {
-		return Altered
+		return Altered, why
 	}
 	for _, k := range []int64{1, -1, 2, -2, 3, -3} {
 		c := *e
 		c.Seq += k
 		if c.Seq > 0 && bytes.Equal(entryHash(&c), e.Hash) {
 			if k > 0 {
-				return Removed
+				return Removed, fmt.Sprintf("it was written as seq %d: entries before it were removed and the chain renumbered", c.Seq)
 			}
-			return Inserted
+			return Inserted, fmt.Sprintf("it was written as seq %d: entries were inserted before it", c.Seq)
 		}
 	}
-	return Altered
+	return Altered, why
 }
 
 // check compares the entry at seq with the leaf that covers it, if any.
