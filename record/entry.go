@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
 )
@@ -56,6 +58,87 @@ func HeaderOf(e *Entry) Header {
 
 // Hash is the entry hash of h: SHA-256 of its canonical JSON.
 func (h *Header) Hash() []byte {
+	s := sha256.Sum256(h.canonical())
+	return s[:]
+}
+
+// canonical is h's RFC 8785 form, written directly: its members in the order of their names,
+// its strings escaped as RFC 8785 says (", \ and control characters only). Every entry is
+// hashed when written and when verified, and parsing JSON again to canonicalise it cost more
+// than the rest of a turn's record. A string that is not valid UTF-8 takes the general path.
+func (h *Header) canonical() []byte {
+	fields := [...]string{h.At, h.Chain, h.Conversation, h.Environment, h.Evidence, h.ID, string(h.Kind), h.Personal,
+		h.Prev, h.Request, h.Session, h.Tenant, h.Turn, h.User}
+	n := 256
+	for _, f := range fields {
+		if !utf8.ValidString(f) {
+			return h.canonicalSlow()
+		}
+		n += len(f)
+	}
+	b := make([]byte, 0, n)
+	str := func(name, v string) {
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `":`...)
+		b = appendJCSString(b, v)
+		b = append(b, ',')
+	}
+	b = append(b, '{')
+	str("at", h.At)
+	str("chain", h.Chain)
+	str("conversation", h.Conversation)
+	str("environment", h.Environment)
+	str("evidence", h.Evidence)
+	str("id", h.ID)
+	str("kind", string(h.Kind))
+	str("personal", h.Personal)
+	str("prev", h.Prev)
+	str("request", h.Request)
+	b = append(b, `"seq":`...)
+	b = strconv.AppendInt(b, h.Seq, 10)
+	b = append(b, ',')
+	str("session", h.Session)
+	str("tenant", h.Tenant)
+	str("turn", h.Turn)
+	str("user", h.User)
+	b = append(b, `"v":`...)
+	b = strconv.AppendInt(b, int64(h.V), 10)
+	return append(b, '}')
+}
+
+// appendJCSString appends s as an RFC 8785 string (section 3.2.2.2): '"' and '\\' escaped,
+// control characters as \b \t \n \f \r or \u00xx, everything else as it is.
+func appendJCSString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c >= 0x20:
+			b = append(b, c)
+		case c == '\b':
+			b = append(b, '\\', 'b')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\f':
+			b = append(b, '\\', 'f')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+	}
+	return append(b, '"')
+}
+
+// canonicalSlow is h's RFC 8785 form by the general transform: the reference canonical
+// follows, and the path of strings that are not valid UTF-8 (which encoding/json replaces).
+func (h *Header) canonicalSlow() []byte {
 	raw, err := json.Marshal(h)
 	if err != nil {
 		panic(err) // strings and integers always marshal
@@ -64,8 +147,7 @@ func (h *Header) Hash() []byte {
 	if err != nil {
 		panic(err)
 	}
-	s := sha256.Sum256(c)
-	return s[:]
+	return c
 }
 
 func canonical(raw []byte) ([]byte, error) {
