@@ -25,6 +25,7 @@ const (
 	ArtifactTurnLog = "turnlog" // the data of an event a TurnLog was given
 	ArtifactTrace   = "trace"   // a span or a trace export
 	ArtifactEvents  = "events"  // what a client received from the engine
+	ArtifactRecord  = "record"  // the conversation record's files as they rest, and its exports
 )
 
 // artifactsDir is the directory ArtifactsEnv names, read once: Logs writes through it on

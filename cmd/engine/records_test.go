@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/convengine/engine/client"
+	"github.com/convengine/engine/enginetest"
 )
 
 // serveUntil runs the reference server until the function it returns stops it, cleanly, as
@@ -116,6 +117,14 @@ func TestTheReferenceServerKeepsTheRecord(t *testing.T) {
 	if code, out := records(t, map[string]string{}, edited, "verify", "-public-key", keyFile, "-"); code != 1 {
 		t.Fatalf("an export edited by hand: %d\n%s", code, out)
 	}
+
+	var files []byte
+	for _, suffix := range []string{"", "-wal"} {
+		b, _ := os.ReadFile(db + suffix)
+		files = append(files, b...)
+	}
+	enginetest.KeepArtifact(enginetest.ArtifactRecord, files)
+	enginetest.KeepArtifact(enginetest.ArtifactRecord, []byte(export))
 
 	// One byte of a stored entry, changed and put back.
 	sqlDB, err := sql.Open("sqlite", db)
