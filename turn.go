@@ -560,6 +560,8 @@ func (e *Engine) stepFailed(ctx context.Context, t *turn, err error) {
 		// Nobody is listening: nothing to report.
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		t.fail(CodeTurnTimeout, "The answer took too long.", true)
+	case errors.Is(err, ErrModelUnavailable): // every model of a chain is down (package fallback)
+		t.fail(CodeModelUnavailable, "The assistant cannot answer right now.", true)
 	default:
 		e.log.WarnContext(ctx, "model failed", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "err", err)
 		t.fail(CodeModelError, "The assistant could not answer.", true)
