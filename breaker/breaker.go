@@ -161,18 +161,15 @@ func (s *Set) Allow(name string) (done func(Outcome), err error) {
 	if err != nil {
 		return nil, &OpenError{Name: name, RetryAfter: s.openFor(e)}
 	}
-	var once sync.Once
 	return func(o Outcome) {
-		once.Do(func() {
-			switch o {
-			case Success:
-				report(nil)
-			case Failure:
-				report(errFailed)
-			default:
-				report(errIgnored)
-			}
-		})
+		switch o {
+		case Success:
+			report(nil)
+		case Failure:
+			report(errFailed)
+		default:
+			report(errIgnored)
+		}
 	}, nil
 }
 

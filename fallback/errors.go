@@ -20,12 +20,15 @@ type UnavailableError struct {
 	RetryAfter time.Duration
 }
 
-func (u *UnavailableError) add(name string, err error, wait time.Duration) {
-	if len(u.Models) == 0 || wait < u.RetryAfter {
-		u.RetryAfter = wait
+// add notes why a model did not answer, making u on the first; it returns u.
+func (u *UnavailableError) add(name string, err error, wait time.Duration) *UnavailableError {
+	if u == nil {
+		u = &UnavailableError{RetryAfter: wait}
 	}
+	u.RetryAfter = min(u.RetryAfter, wait)
 	u.Models = append(u.Models, name)
 	u.Errs = append(u.Errs, err)
+	return u
 }
 
 // Error names the models and their failures; the failures' texts never hold what a server

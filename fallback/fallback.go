@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/convengine/engine"
@@ -138,13 +139,13 @@ func (c *Chain) Available() (wait time.Duration, ok bool) {
 // and counts in Retries the attempts that failed before it, the models' own and the chain's.
 func (c *Chain) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
 	return func(yield func(engine.ModelEvent, error) bool) {
-		u := &UnavailableError{}
+		var u *UnavailableError // made once a model did not answer
 		failed := 0
 		for i := range c.models {
 			m := &c.models[i]
 			done, err := c.breakers.Allow(m.Name)
 			if err != nil {
-				u.add(m.Name, err, breakerWait(err))
+				u = u.add(m.Name, err, breakerWait(err))
 				continue
 			}
 			r := c.try(ctx, m, req, failed, yield)
@@ -158,7 +159,7 @@ func (c *Chain) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[
 			case r.wait > 0:
 				c.breakers.Hold(m.Name, r.wait)
 			}
-			u.add(m.Name, r.err, r.wait)
+			u = u.add(m.Name, r.err, r.wait)
 			failed++
 		}
 		yield(engine.ModelEvent{}, u)
@@ -198,7 +199,6 @@ func (c *Chain) try(ctx context.Context, m *Named, req *engine.ModelRequest, pri
 			failure = err
 			break
 		}
-		w.beat()
 		if ev.Kind == engine.EventFinish {
 			ev.Retries += prior
 			if ev.Model == "" {
@@ -209,14 +209,14 @@ func (c *Chain) try(ctx context.Context, m *Named, req *engine.ModelRequest, pri
 			}
 		}
 		yielded = true
-		w.hold() // a slow client is no stall of the model's
+		w.hold()
 		if !yield(ev, nil) {
 			stopped = true
 			break
 		}
-		w.beat()
+		w.release()
 	}
-	if cause := context.Cause(tctx); ctx.Err() == nil && (cause == ErrNoFirstToken || cause == ErrStalled) {
+	if cause := context.Cause(tctx); failure != nil && ctx.Err() == nil && (cause == ErrNoFirstToken || cause == ErrStalled) {
 		failure = fmt.Errorf("%s: %w", m.Name, cause)
 	}
 	switch {
@@ -271,59 +271,64 @@ func breakerWait(err error) time.Duration {
 	return 0
 }
 
-// watch cancels a try whose answer does not start, or stops, in time.
+// watch cancels a try whose answer does not start, or stops, in time. A piece of the answer
+// only counts: the timer, which wakes four times in a stall time-out once the answer started,
+// looks whether the count moved, so that a chunk costs an atomic add rather than a clock read
+// or a timer's reset. The count is odd while the chain's caller has the latest piece: a slow
+// client is no stall of the model's.
 type watch struct {
-	mu      sync.Mutex
-	timer   *time.Timer
-	stall   time.Duration
-	cancel  context.CancelCauseFunc
-	started bool
-	stopped bool
+	timer  *time.Timer
+	tick   time.Duration // a quarter of the stall time-out
+	cancel context.CancelCauseFunc
+	count  atomic.Int64
+
+	mu    sync.Mutex // fire's
+	seen  int64      // the count at the last wake
+	quiet int        // wakes in a row without a piece
 }
 
+const ticksPerStall = 4
+
 func newWatch(m *Named, cancel context.CancelCauseFunc) *watch {
-	w := &watch{stall: m.StallTimeout, cancel: cancel}
-	w.timer = time.AfterFunc(m.FirstTokenTimeout, func() { w.fire() })
+	w := &watch{tick: max(m.StallTimeout/ticksPerStall, time.Millisecond), cancel: cancel}
+	w.timer = time.AfterFunc(m.FirstTokenTimeout, w.fire)
 	return w
 }
 
-// beat is called for each piece of the answer: the stall timer starts again.
-func (w *watch) beat() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.stopped {
-		return
+// beat is called by the model for each piece of the answer it reads.
+func (w *watch) beat() { w.add(2) }
+
+// hold is called when the chain hands a piece to its caller, release when the caller is done.
+func (w *watch) hold()    { w.add(1) }
+func (w *watch) release() { w.add(1) }
+
+func (w *watch) add(n int64) {
+	if w.count.Add(n) == n {
+		w.timer.Reset(w.tick) // the first piece: the stall watch starts
 	}
-	w.started = true
-	w.timer.Reset(w.stall)
 }
 
 func (w *watch) fire() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.stopped {
+	n := w.count.Load()
+	switch {
+	case n == 0:
+		w.cancel(ErrNoFirstToken)
+		return
+	case n != w.seen || n%2 == 1:
+		w.seen, w.quiet = n, 0
+	default:
+		w.quiet++
+	}
+	if w.quiet >= ticksPerStall {
+		w.cancel(ErrStalled)
 		return
 	}
-	if w.started {
-		w.cancel(ErrStalled)
-	} else {
-		w.cancel(ErrNoFirstToken)
-	}
+	w.timer.Reset(w.tick)
 }
 
-// hold stops the timer while the chain's caller has the answer's latest piece.
-func (w *watch) hold() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.timer.Stop()
-}
-
-func (w *watch) stop() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.stopped = true
-	w.timer.Stop()
-}
+func (w *watch) stop() { w.timer.Stop() }
 
 // Warm warms the first model of the chain that would be tried now, when it is a
 // [engine.Warmer].
