@@ -360,8 +360,7 @@ func deliver(s turnSink, ev Event) error {
 
 // problemOf returns err as a problem: turnEvents yields only problems.
 func problemOf(err error) *Problem {
-	var p *Problem
-	if errors.As(err, &p) {
+	if p, ok := errors.AsType[*Problem](err); ok {
 		return p
 	}
 	return newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged")
