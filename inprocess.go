@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/body"
 	"github.com/convengine/engine/internal/headers"
 	"github.com/convengine/engine/widgets"
 )
@@ -260,7 +261,7 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 
 // body is the input as the body of POST /engine, checked by the same code.
 func (in *TurnInput) body() (*turnRequest, *Problem) {
-	b := &turnRequest{Context: &turnContext{SessionID: in.ConversationID, CountryCode: in.CountryCode}}
+	b := &turnRequest{Turn: body.Turn{Context: &body.TurnContext{SessionID: in.ConversationID, CountryCode: in.CountryCode}}}
 	if in.Transcript != "" {
 		b.Transcript = &in.Transcript
 	}
@@ -290,13 +291,13 @@ func (in *TurnInput) body() (*turnRequest, *Problem) {
 		b.Mode = &m
 	}
 	for _, m := range in.Messages {
-		b.Messages = append(b.Messages, historyMessage{Role: string(m.Role), Content: m.Content})
+		b.Messages = append(b.Messages, body.Message{Role: string(m.Role), Content: m.Content})
 	}
 	if in.Screen != "" {
 		b.Context.Screen, _ = json.Marshal(in.Screen)
 	}
 	if in.Locale != "" {
-		b.Meta = &turnMeta{Locale: in.Locale}
+		b.Meta = &body.TurnMeta{Locale: in.Locale}
 	}
 	return b, nil
 }
