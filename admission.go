@@ -139,8 +139,7 @@ func (e *Engine) Admit(ctx context.Context, c *Caller, w Work) (*Admission, erro
 		a, p = e.admit(ctx, req, w)
 	}
 	if p != nil {
-		p.RequestID = req.idOrEmpty()
-		return nil, p
+		return nil, p.withID(req)
 	}
 	return a, nil
 }

@@ -32,23 +32,29 @@ const (
 
 // executeRequest is the body of POST /engine/execute.
 type executeRequest struct {
-	Execute *struct {
-		Tool      string          `json:"tool"`
-		Arguments json.RawMessage `json:"arguments"`
-		Token     string          `json:"token"`
-	} `json:"execute"`
-	Auth *struct {
-		Method     string          `json:"method"`
-		VerifiedAt json.RawMessage `json:"verifiedAt"`
-		// Proof is the device's proof of this action, signed by the session's gate key.
-		Proof *string `json:"proof"`
-		// WebAuthn is, instead, an assertion of the session's gate passkey.
-		WebAuthn *PasskeyAssertion `json:"webauthn"`
-	} `json:"auth"`
-	Context *struct {
-		SessionID string `json:"sessionId"`
-		Locale    string `json:"locale"`
-	} `json:"context"`
+	Execute *executeCall    `json:"execute"`
+	Auth    *executeAuth    `json:"auth"`
+	Context *executeContext `json:"context"`
+}
+
+type executeCall struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Token     string          `json:"token"`
+}
+
+type executeAuth struct {
+	Method     string          `json:"method"`
+	VerifiedAt json.RawMessage `json:"verifiedAt"`
+	// Proof is the device's proof of this action, signed by the session's gate key.
+	Proof *string `json:"proof"`
+	// WebAuthn is, instead, an assertion of the session's gate passkey.
+	WebAuthn *PasskeyAssertion `json:"webauthn"`
+}
+
+type executeContext struct {
+	SessionID string `json:"sessionId"`
+	Locale    string `json:"locale"`
 }
 
 // Card is the terminal card the execute endpoint answers with.

@@ -165,15 +165,13 @@ func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[E
 			req = a.req // checked when the admission was taken
 		}
 		if p != nil {
-			p.RequestID = req.idOrEmpty()
-			yield(Event{}, p)
+			yield(Event{}, p.withID(req))
 			return
 		}
 		defer release()
 		body, p := in.body()
 		if p != nil {
-			p.RequestID = req.ID
-			yield(Event{}, p)
+			yield(Event{}, p.withID(req))
 			return
 		}
 		var (
@@ -336,47 +334,29 @@ func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*Exe
 		p = invalidField("execute", "is required: the execute object of the confirm widget")
 	}
 	if p != nil {
-		p.RequestID = req.idOrEmpty()
-		return nil, p
+		return nil, p.withID(req)
 	}
-	var body executeRequest
 	x := in.Execute
-	body.Execute = &struct {
-		Tool      string          `json:"tool"`
-		Arguments json.RawMessage `json:"arguments"`
-		Token     string          `json:"token"`
-	}{x.Tool, x.Arguments, x.Token}
 	verified, _ := json.Marshal(in.VerifiedAt.UTC().Format(time.RFC3339Nano))
 	if len(in.VerifiedAtJSON) > 0 {
 		verified = in.VerifiedAtJSON
 	}
-	body.Auth = &struct {
-		Method     string            `json:"method"`
-		VerifiedAt json.RawMessage   `json:"verifiedAt"`
-		Proof      *string           `json:"proof"`
-		WebAuthn   *PasskeyAssertion `json:"webauthn"`
-	}{Method: in.Method, VerifiedAt: verified}
+	body := executeRequest{Execute: &executeCall{x.Tool, x.Arguments, x.Token}, Auth: &executeAuth{Method: in.Method, VerifiedAt: verified}}
 	if in.Proof != "" {
 		body.Auth.Proof = &in.Proof
 	}
 	if len(in.WebAuthn) > 0 {
 		body.Auth.WebAuthn = new(PasskeyAssertion)
-		if p := unmarshalStrictly(in.WebAuthn, body.Auth.WebAuthn); p != nil {
-			p = invalidField("auth.webauthn", "must be the assertion object of the session's passkey")
-			p.RequestID = req.ID
-			return nil, p
+		if unmarshalStrictly(in.WebAuthn, body.Auth.WebAuthn) != nil {
+			return nil, invalidField("auth.webauthn", "must be the assertion object of the session's passkey").withID(req)
 		}
 	}
 	if in.Locale != "" {
-		body.Context = &struct {
-			SessionID string `json:"sessionId"`
-			Locale    string `json:"locale"`
-		}{Locale: in.Locale}
+		body.Context = &executeContext{Locale: in.Locale}
 	}
 	reply, replayed, p := e.execute(ctx, req, &body)
 	if p != nil {
-		p.RequestID = req.ID
-		return nil, p
+		return nil, p.withID(req)
 	}
 	res := ExecuteResult{Replayed: replayed}
 	if err := json.Unmarshal(reply, &res); err != nil {
@@ -407,8 +387,7 @@ func (e *Engine) Synthesize(ctx context.Context, c *Caller, text, voice string) 
 			return speech, nil
 		}
 	}
-	p.RequestID = req.idOrEmpty()
-	return nil, p
+	return nil, p.withID(req)
 }
 
 // SessionInput is what the body of create-session carries, for [Engine.CreateSession]: all
@@ -459,6 +438,5 @@ func (e *Engine) CreateSession(ctx context.Context, c *Caller, in *SessionInput)
 				Theme: res.Theme}, nil
 		}
 	}
-	p.RequestID = req.idOrEmpty()
-	return nil, p
+	return nil, p.withID(req)
 }

@@ -325,6 +325,12 @@ func (e *Engine) validRequestID(r *http.Request) string {
 	return id
 }
 
+// withID sets p's request id to req's, "" for none, and returns p.
+func (p *Problem) withID(req *request) *Problem {
+	p.RequestID = req.idOrEmpty()
+	return p
+}
+
 func (r *request) idOrEmpty() string {
 	if r == nil {
 		return ""
@@ -349,8 +355,7 @@ func (e *Engine) hostChoosesEnvironment() bool {
 func (e *Engine) CallerFromRequest(r *http.Request) (*Caller, error) {
 	req, p := e.readAllHeaders(r, true)
 	if p != nil {
-		p.RequestID = req.idOrEmpty()
-		return nil, p
+		return nil, p.withID(req)
 	}
 	return &Caller{EngineKey: req.Tenant.Key, UserToken: string(req.UserToken), UserID: req.userID, Environment: req.Environment.Name,
 		RequestID: req.ID, SessionID: req.sessionID(), Metadata: req.Metadata, Forward: http.Header(req.Forward)}, nil
