@@ -194,11 +194,7 @@ func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[E
 			yield(Event{}, failed)
 		}
 		if t != nil {
-			e.log.LogAttrs(ctx, slog.LevelInfo, "turn",
-				slog.String("requestId", req.ID), slog.String("tenant", req.Tenant.Key), slog.String("env", req.Environment.Name),
-				slog.Bool("inProcess", true), slog.String("mode", string(t.mode)), slog.Int("steps", t.steps),
-				slog.Int("toolCalls", t.toolCalls), slog.Int("widgets", len(t.widgets)), slog.String("error", t.errCode),
-				slog.Float64("ms", float64(e.now().Sub(start).Microseconds())/1000))
+			e.logTurn(ctx, req, t, start, slog.Bool("inProcess", true))
 		}
 	}
 }

@@ -167,11 +167,15 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 	if t == nil {
 		return
 	}
-	e.log.LogAttrs(r.Context(), slog.LevelInfo, "turn",
-		slog.String("requestId", req.ID), slog.String("tenant", req.Tenant.Key), slog.String("env", req.Environment.Name),
+	e.logTurn(r.Context(), req, t, start, slog.Bool("clientGone", r.Context().Err() != nil))
+}
+
+// logTurn logs a turn that is over, started at start; how says what carried it.
+func (e *Engine) logTurn(ctx context.Context, req *request, t *turn, start time.Time, how slog.Attr) {
+	e.log.LogAttrs(ctx, slog.LevelInfo, "turn",
+		slog.String("requestId", req.ID), slog.String("tenant", req.Tenant.Key), slog.String("env", req.Environment.Name), how,
 		slog.String("mode", string(t.mode)), slog.Int("steps", t.steps), slog.Int("toolCalls", t.toolCalls),
-		slog.Int("widgets", len(t.widgets)), slog.String("error", t.errCode), slog.Bool("clientGone", r.Context().Err() != nil),
-		slog.Float64("ms", float64(e.now().Sub(start).Microseconds())/1000))
+		slog.Int("widgets", len(t.widgets)), slog.String("error", t.errCode), slog.Float64("ms", float64(e.now().Sub(start).Microseconds())/1000))
 }
 
 // turnEvents is the one path of every turn, whatever carries it: it validates body, hears
@@ -284,31 +288,24 @@ func (s *sseTurn) yield(ev Event, err error) bool {
 		s.stream.KeepAlive(s.e.ping)
 	}
 	s.n++
-	if ev.Type == EventStart && s.e.turnLog != nil {
+	var data []byte
+	switch {
+	case ev.Type == EventStart && s.e.turnLog != nil:
 		// The engine keeps turns: the start event says whether it keeps this one.
-		data := sse.AppendStartResumable(nil, ev.TurnID, ev.ConversationID, ev.Disclosure, s.rec != nil)
-		if s.rec == nil {
-			return s.stream.Replay(s.n, ev.Type, data) == nil
+		data = sse.AppendStartResumable(nil, ev.TurnID, ev.ConversationID, ev.Disclosure, s.rec != nil)
+	case s.rec == nil && ev.Type == EventStart:
+		return s.stream.Start(ev.TurnID, ev.ConversationID, ev.Disclosure) == nil
+	case s.rec == nil:
+		return deliver(s.stream, ev) == nil
+	default:
+		// A kept turn's event is encoded once, for the log and the stream alike.
+		var err error
+		if data, err = ev.Data(); err != nil {
+			return false
 		}
-		s.rec.Add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
-		if s.stream.Replay(s.n, ev.Type, data) != nil {
-			s.broken = true
-		}
-		return true
 	}
 	if s.rec == nil {
-		if ev.Type == EventStart && ev.Disclosure == "" {
-			return s.stream.Start(ev.TurnID, ev.ConversationID) == nil
-		}
-		if ev.Type == EventStart {
-			return s.stream.Replay(s.n, ev.Type, sse.AppendStart(nil, ev.TurnID, ev.ConversationID, ev.Disclosure)) == nil
-		}
-		return deliver(s.stream, ev) == nil
-	}
-	// A kept turn's event is encoded once, for the log and the stream alike.
-	data, err := ev.Data()
-	if err != nil {
-		return false
+		return s.stream.Replay(s.n, ev.Type, data) == nil
 	}
 	s.rec.Add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
 	if !s.broken && s.stream.Replay(s.n, ev.Type, data) != nil {
