@@ -229,7 +229,7 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 		env = EnvStaging
 	}
 	req := &request{ID: id, userID: c.UserID}
-	p := e.identify(ctx, req, c.EngineKey, env, c.UserToken)
+	p := e.identify(ctx, req, c.EngineKey, env, c.UserToken, &hostNames)
 	if p != nil {
 		return req, p
 	}
