@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -50,15 +51,9 @@ func (e *Engine) initDPoP(cfg *Config) error {
 	if e.dpop.MaxAge < 0 || e.dpop.MaxFuture < 0 || e.dpop.NonceLifetime < 0 {
 		errs = append(errs, fmt.Errorf("%w: the DPoP durations cannot be negative", ErrConfig))
 	}
-	if e.dpop.MaxAge == 0 {
-		e.dpop.MaxAge = defaultProofMaxAge
-	}
-	if e.dpop.MaxFuture == 0 {
-		e.dpop.MaxFuture = defaultProofMaxFuture
-	}
-	if e.dpop.NonceLifetime == 0 {
-		e.dpop.NonceLifetime = defaultNonceLifetime
-	}
+	e.dpop.MaxAge = cmp.Or(e.dpop.MaxAge, defaultProofMaxAge)
+	e.dpop.MaxFuture = cmp.Or(e.dpop.MaxFuture, defaultProofMaxFuture)
+	e.dpop.NonceLifetime = cmp.Or(e.dpop.NonceLifetime, defaultNonceLifetime)
 	if e.dpop.RequireNonce && len(cfg.SigningKey) > 0 {
 		key, err := token.Derive(cfg.SigningKey, token.PurposeNonce)
 		if err != nil {

@@ -236,14 +236,14 @@ func New(cfg Config) (*Engine, error) {
 		sessions:      cfg.Sessions,
 		replay:        cfg.Replay,
 		actions:       cfg.Actions,
-		log:           cfg.Logger,
-		maxTurnBody:   cfg.MaxTurnBody,
-		maxBody:       cfg.MaxBody,
-		ping:          cfg.PingInterval,
+		log:           cmp.Or(cfg.Logger, slog.Default()),
+		maxTurnBody:   cmp.Or(cfg.MaxTurnBody, 1<<20),
+		maxBody:       cmp.Or(cfg.MaxBody, 64<<10),
+		ping:          cmp.Or(cfg.PingInterval, 15*time.Second),
 		now:           cfg.Now,
 		turnSlots:     bound.NewSlots(cfg.MaxConcurrentTurns, defaultMaxConcurrentTurns),
 		headerMemory:  &bound.Budget{Limit: cmp.Or(cfg.HeaderMemory, defaultHeaderMemory)},
-		writeTimeout:  cfg.WriteTimeout,
+		writeTimeout:  cmp.Or(cfg.WriteTimeout, defaultWriteTimeout),
 		environmentOf: cfg.Environment,
 		identifyHook:  cfg.Identify,
 		recorder:      cfg.Recorder,
@@ -258,9 +258,6 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if e.now == nil {
 		e.now = time.Now
-	}
-	if e.writeTimeout == 0 {
-		e.writeTimeout = defaultWriteTimeout
 	}
 	if cfg.Observer != nil {
 		e.obs = *cfg.Observer
@@ -294,18 +291,6 @@ func New(cfg Config) (*Engine, error) {
 		if e.actions == nil {
 			e.actions = mem
 		}
-	}
-	if e.log == nil {
-		e.log = slog.Default()
-	}
-	if e.maxTurnBody == 0 {
-		e.maxTurnBody = 1 << 20
-	}
-	if e.maxBody == 0 {
-		e.maxBody = 64 << 10
-	}
-	if e.ping == 0 {
-		e.ping = 15 * time.Second
 	}
 	var err error
 	if e.actionTokens, err = token.NewActions(cfg.SigningKey); err != nil {
