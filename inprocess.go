@@ -148,11 +148,9 @@ func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[E
 				p = newProblem(http.StatusBadRequest, CodeInvalidRequest, "the turn input is nil")
 			}
 		case a == nil:
-			if req, p = e.callerRequest(ctx, c, true); p == nil {
-				var own *Admission
-				if own, p = e.admit(ctx, req, Work{Kind: WorkTurn}); p == nil {
-					release = own.Release
-				}
+			var own *Admission
+			if req, own, p = e.callerAdmitted(ctx, c, true, Work{Kind: WorkTurn}); p == nil {
+				release = own.Release
 			}
 		case a.e != e:
 			p = newProblem(http.StatusInternalServerError, CodeInternal, "the turn's admission is another engine's")
@@ -199,18 +197,19 @@ func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[E
 	}
 }
 
-// inProcessRequest checks what a host says of a caller as readHeaders checks the headers, in
+// callerAdmitted checks what a host says of a caller as readAdmitted checks the headers, in
 // the same order, with the same problems, and the session unless withSession is false (for
-// create-session, which makes one); then the rate limits of the tenant and the user.
-func (e *Engine) inProcessRequest(ctx context.Context, c *Caller, withSession bool) (*request, *Problem) {
+// create-session, which makes one); then it admits the caller's work w.
+func (e *Engine) callerAdmitted(ctx context.Context, c *Caller, withSession bool, w Work) (*request, *Admission, *Problem) {
 	req, p := e.callerRequest(ctx, c, withSession)
-	if p == nil {
-		_, p = e.admit(ctx, req, Work{Kind: WorkRequest})
+	if p != nil {
+		return req, nil, p
 	}
-	return req, p
+	a, p := e.admit(ctx, req, w)
+	return req, a, p
 }
 
-// callerRequest is inProcessRequest without the rate limits.
+// callerRequest is callerAdmitted without the admission.
 func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool) (*request, *Problem) {
 	if c == nil {
 		return nil, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the caller is nil")
@@ -325,7 +324,7 @@ type ExecuteInput struct {
 // gets its first result again, with Replayed set. The error is a *[Problem] with the
 // endpoint's status and code.
 func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*ExecuteResult, error) {
-	req, p := e.inProcessRequest(ctx, c, true)
+	req, _, p := e.callerAdmitted(ctx, c, true, Work{Kind: WorkRequest})
 	if p == nil && in == nil {
 		p = invalidField("execute", "is required: the execute object of the confirm widget")
 	}
@@ -368,11 +367,7 @@ func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*Exe
 // and one of the caller's user (MaxSynthesesPerUser), until then. Cancelling ctx stops the synthesis. The error is a *[Problem] with the
 // endpoint's status and code.
 func (e *Engine) Synthesize(ctx context.Context, c *Caller, text, voice string) (*Audio, error) {
-	req, p := e.callerRequest(ctx, c, true)
-	var a *Admission
-	if p == nil {
-		a, p = e.admit(ctx, req, Work{Kind: WorkSynthesis})
-	}
+	req, a, p := e.callerAdmitted(ctx, c, true, Work{Kind: WorkSynthesis})
 	if p == nil {
 		var v *string
 		if voice != "" {
@@ -415,11 +410,7 @@ type SessionInfo struct {
 // caller's SessionID is not read; a tenant that requires sessions is no obstacle). Its ID goes in the Caller of later calls. The error is a
 // *[Problem] with the endpoint's status and code.
 func (e *Engine) CreateSession(ctx context.Context, c *Caller, in *SessionInput) (*SessionInfo, error) {
-	req, p := e.callerRequest(ctx, c, false)
-	var a *Admission
-	if p == nil {
-		a, p = e.admit(ctx, req, Work{Kind: WorkSession})
-	}
+	req, a, p := e.callerAdmitted(ctx, c, false, Work{Kind: WorkSession})
 	if p == nil {
 		if in == nil {
 			in = &SessionInput{}
