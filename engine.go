@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
@@ -175,9 +174,7 @@ type Engine struct {
 	obs           Observer
 	sessionTokens *token.Sessions
 	sessionTTL    time.Duration
-	dpop          DPoPOptions
-	nonces        *dpop.Nonces
-	publicURL     *url.URL
+	proofs        dpop.Verifier // the DPoP proofs of bound sessions
 	warm          *warmer
 	schemas       schema.Cache
 	log           *slog.Logger

@@ -109,8 +109,8 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
-	if e.nonces != nil {
-		h.Set(HeaderDPoPNonce, e.nonces.Issue(e.now()))
+	if e.proofs.Nonces != nil {
+		h.Set(HeaderDPoPNonce, e.proofs.Nonces.Issue(e.now()))
 	}
 	w.WriteHeader(http.StatusCreated)
 	w.Write(out)
