@@ -277,18 +277,8 @@ func New(cfg Config) (*Engine, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if e.sessions == nil || e.replay == nil || e.actions == nil {
-		mem := &MemoryStore{Now: e.now}
-		if e.sessions == nil {
-			e.sessions = mem
-		}
-		if e.replay == nil {
-			e.replay = mem
-		}
-		if e.actions == nil {
-			e.actions = mem
-		}
-	}
+	mem := &MemoryStore{Now: e.now} // the stores cfg leaves nil
+	e.sessions, e.replay, e.actions = cmp.Or[SessionStore](e.sessions, mem), cmp.Or[ReplayStore](e.replay, mem), cmp.Or[ActionStore](e.actions, mem)
 	var err error
 	if e.actionTokens, err = token.NewActions(cfg.SigningKey); err != nil {
 		return nil, fmt.Errorf("%w: SigningKey: %v", ErrConfig, err)
