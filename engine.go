@@ -233,10 +233,10 @@ func New(cfg Config) (*Engine, error) {
 		sessions:      cfg.Sessions,
 		replay:        cfg.Replay,
 		actions:       cfg.Actions,
-		log:           cmp.Or(cfg.Logger, slog.Default()),
-		maxTurnBody:   cmp.Or(cfg.MaxTurnBody, 1<<20),
-		maxBody:       cmp.Or(cfg.MaxBody, 64<<10),
-		ping:          cmp.Or(cfg.PingInterval, 15*time.Second),
+		log:           cfg.Logger,
+		maxTurnBody:   cfg.MaxTurnBody,
+		maxBody:       cfg.MaxBody,
+		ping:          cfg.PingInterval,
 		now:           cfg.Now,
 		turnSlots:     bound.NewSlots(cfg.MaxConcurrentTurns, defaultMaxConcurrentTurns),
 		headerMemory:  &bound.Budget{Limit: cmp.Or(cfg.HeaderMemory, defaultHeaderMemory)},
@@ -279,6 +279,10 @@ func New(cfg Config) (*Engine, error) {
 	}
 	mem := &MemoryStore{Now: e.now} // the stores cfg leaves nil
 	e.sessions, e.replay, e.actions = cmp.Or[SessionStore](e.sessions, mem), cmp.Or[ReplayStore](e.replay, mem), cmp.Or[ActionStore](e.actions, mem)
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	e.maxTurnBody, e.maxBody, e.ping = cmp.Or(e.maxTurnBody, 1<<20), cmp.Or(e.maxBody, 64<<10), cmp.Or(e.ping, 15*time.Second)
 	var err error
 	if e.actionTokens, err = token.NewActions(cfg.SigningKey); err != nil {
 		return nil, fmt.Errorf("%w: SigningKey: %v", ErrConfig, err)
