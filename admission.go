@@ -132,16 +132,11 @@ func (e *Engine) Admit(ctx context.Context, c *Caller, w Work) (*Admission, erro
 		named.UserToken = "\x00unverified\x00" + w.Unverified // no header can carry a NUL
 		c = &named
 	}
-	req, p := e.callerRequest(ctx, c, w.Kind != WorkSession)
-	var a *Admission
-	if p == nil {
-		req.unverified = unverified
-		a, p = e.admit(ctx, req, w)
-	}
+	req, a, p := e.callerAdmitted(ctx, c, w.Kind != WorkSession, w)
 	if p != nil {
-		p.RequestID = req.idOrEmpty()
-		return nil, p
+		return nil, p.withID(req)
 	}
+	req.unverified = unverified
 	return a, nil
 }
 

@@ -1,8 +1,7 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -40,64 +39,34 @@ const (
 // the nonces when they are required.
 func (e *Engine) initDPoP(cfg *Config) error {
 	var errs []error
-	var err error
-	if e.publicURL, err = dpop.ParsePublicURL(cfg.PublicURL); err != nil {
+	var opts DPoPOptions
+	if cfg.DPoP != nil {
+		opts = *cfg.DPoP
+	}
+	publicURL, err := dpop.ParsePublicURL(cfg.PublicURL)
+	if err != nil {
 		errs = append(errs, fmt.Errorf("%w: PublicURL %v", ErrConfig, err))
 	}
-	if cfg.DPoP != nil {
-		e.dpop = *cfg.DPoP
-	}
-	if e.dpop.MaxAge < 0 || e.dpop.MaxFuture < 0 || e.dpop.NonceLifetime < 0 {
+	if opts.MaxAge < 0 || opts.MaxFuture < 0 || opts.NonceLifetime < 0 {
 		errs = append(errs, fmt.Errorf("%w: the DPoP durations cannot be negative", ErrConfig))
 	}
-	if e.dpop.MaxAge == 0 {
-		e.dpop.MaxAge = defaultProofMaxAge
-	}
-	if e.dpop.MaxFuture == 0 {
-		e.dpop.MaxFuture = defaultProofMaxFuture
-	}
-	if e.dpop.NonceLifetime == 0 {
-		e.dpop.NonceLifetime = defaultNonceLifetime
-	}
-	if e.dpop.RequireNonce && len(cfg.SigningKey) > 0 {
+	e.proofs = dpop.Verifier{PublicURL: publicURL, MaxAge: cmp.Or(opts.MaxAge, defaultProofMaxAge),
+		MaxFuture: cmp.Or(opts.MaxFuture, defaultProofMaxFuture)}
+	if opts.RequireNonce && len(cfg.SigningKey) > 0 {
 		key, err := token.Derive(cfg.SigningKey, token.PurposeNonce)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		e.nonces = dpop.NewNonces(key, e.dpop.NonceLifetime)
+		e.proofs.Nonces = dpop.NewNonces(key, cmp.Or(opts.NonceLifetime, defaultNonceLifetime))
 	}
 	return errors.Join(errs...)
-}
-
-// checkProof checks the one DPoP proof a request of the session bound to jkt must carry,
-// presenting the session token presented. It does not record the proof's jti: claimProof
-// does, once the rest of the request has passed.
-func (e *Engine) checkProof(r *http.Request, proofs []string, presented, jkt string, now time.Time) (*dpop.Proof, *Problem) {
-	if len(proofs) != 1 {
-		return nil, e.proofProblem(&dpop.Error{Reason: fmt.Sprintf("a bound session needs exactly one DPoP header, not %d", len(proofs))}, now)
-	}
-	htu, ok := dpop.RequestHTU(e.publicURL, r)
-	if !ok {
-		return nil, e.proofProblem(&dpop.Error{Reason: "the request's URL cannot be checked"}, now)
-	}
-	check := &dpop.Check{Method: r.Method, HTU: htu, Token: presented, JKT: jkt, Now: now,
-		MaxAge: e.dpop.MaxAge, MaxFuture: e.dpop.MaxFuture}
-	if e.nonces != nil {
-		check.Nonce = func(n string) bool { return e.nonces.Valid(n, now) }
-	}
-	proof, err := dpop.Verify(proofs[0], check)
-	if err != nil {
-		return nil, e.proofProblem(err, now)
-	}
-	return proof, nil
 }
 
 // claimProof records the proof's jti as used, for as long as its iat is accepted, across every
 // replica that shares the ReplayStore: a proof is good for one request.
 func (e *Engine) claimProof(r *http.Request, t *Tenant, requestID string, proof *dpop.Proof, now time.Time) *Problem {
-	sum := sha256.Sum256([]byte(proof.JKT + "\x00" + proof.JTI))
-	key := "dpop:" + base64.RawURLEncoding.EncodeToString(sum[:])
-	fresh, err := e.replay.Claim(r.Context(), key, proof.IAT.Add(e.dpop.MaxAge+time.Second))
+	key, until := e.proofs.Replay(proof)
+	fresh, err := e.replay.Claim(r.Context(), key, until)
 	switch {
 	case err != nil:
 		e.log.ErrorContext(r.Context(), "recording a DPoP proof failed", "requestId", requestID, "tenant", t.Key, "err", err)
@@ -117,11 +86,11 @@ func (e *Engine) proofProblem(err error, now time.Time) *Problem {
 	if !errors.As(err, &pe) {
 		pe = &dpop.Error{Reason: "the proof is not valid"}
 	}
-	if pe.NeedNonce && e.nonces != nil {
+	if pe.NeedNonce && e.proofs.Nonces != nil {
 		p := newProblem(http.StatusUnauthorized, CodeUseDPoPNonce, pe.Reason)
 		p.header = http.Header{
 			"Www-Authenticate": {`DPoP error="use_dpop_nonce", algs="ES256"`},
-			"Dpop-Nonce":       {e.nonces.Issue(now)},
+			"Dpop-Nonce":       {e.proofs.Nonces.Issue(now)},
 		}
 		return p
 	}
@@ -180,9 +149,9 @@ func (e *Engine) verifySession(r *http.Request, t *Tenant, requestID string) (*S
 	case scheme == "DPoP" && jkt == "":
 		return nil, tokenProblem("Bearer", "the session is not bound to a key: send Authorization: Bearer <session_token>")
 	case scheme == "DPoP":
-		var p *Problem
-		if proof, p = e.checkProof(r, proofs, presented, jkt, now); p != nil {
-			return nil, p
+		var err error
+		if proof, err = e.proofs.Request(r, proofs, presented, jkt, now); err != nil {
+			return nil, e.proofProblem(err, now)
 		}
 	}
 

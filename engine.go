@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
@@ -175,9 +174,7 @@ type Engine struct {
 	obs           Observer
 	sessionTokens *token.Sessions
 	sessionTTL    time.Duration
-	dpop          DPoPOptions
-	nonces        *dpop.Nonces
-	publicURL     *url.URL
+	proofs        dpop.Verifier // the DPoP proofs of bound sessions
 	warm          *warmer
 	schemas       schema.Cache
 	log           *slog.Logger
@@ -243,7 +240,7 @@ func New(cfg Config) (*Engine, error) {
 		now:           cfg.Now,
 		turnSlots:     bound.NewSlots(cfg.MaxConcurrentTurns, defaultMaxConcurrentTurns),
 		headerMemory:  &bound.Budget{Limit: cmp.Or(cfg.HeaderMemory, defaultHeaderMemory)},
-		writeTimeout:  cfg.WriteTimeout,
+		writeTimeout:  cmp.Or(cfg.WriteTimeout, defaultWriteTimeout),
 		environmentOf: cfg.Environment,
 		identifyHook:  cfg.Identify,
 		recorder:      cfg.Recorder,
@@ -258,9 +255,6 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if e.now == nil {
 		e.now = time.Now
-	}
-	if e.writeTimeout == 0 {
-		e.writeTimeout = defaultWriteTimeout
 	}
 	if cfg.Observer != nil {
 		e.obs = *cfg.Observer
@@ -283,18 +277,8 @@ func New(cfg Config) (*Engine, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if e.sessions == nil || e.replay == nil || e.actions == nil {
-		mem := &MemoryStore{Now: e.now}
-		if e.sessions == nil {
-			e.sessions = mem
-		}
-		if e.replay == nil {
-			e.replay = mem
-		}
-		if e.actions == nil {
-			e.actions = mem
-		}
-	}
+	mem := &MemoryStore{Now: e.now} // the stores cfg leaves nil
+	e.sessions, e.replay, e.actions = cmp.Or[SessionStore](e.sessions, mem), cmp.Or[ReplayStore](e.replay, mem), cmp.Or[ActionStore](e.actions, mem)
 	if e.log == nil {
 		e.log = slog.Default()
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/convengine/engine/internal/dpop"
@@ -32,23 +31,29 @@ const (
 
 // executeRequest is the body of POST /engine/execute.
 type executeRequest struct {
-	Execute *struct {
-		Tool      string          `json:"tool"`
-		Arguments json.RawMessage `json:"arguments"`
-		Token     string          `json:"token"`
-	} `json:"execute"`
-	Auth *struct {
-		Method     string          `json:"method"`
-		VerifiedAt json.RawMessage `json:"verifiedAt"`
-		// Proof is the device's proof of this action, signed by the session's gate key.
-		Proof *string `json:"proof"`
-		// WebAuthn is, instead, an assertion of the session's gate passkey.
-		WebAuthn *PasskeyAssertion `json:"webauthn"`
-	} `json:"auth"`
-	Context *struct {
-		SessionID string `json:"sessionId"`
-		Locale    string `json:"locale"`
-	} `json:"context"`
+	Execute *executeCall    `json:"execute"`
+	Auth    *executeAuth    `json:"auth"`
+	Context *executeContext `json:"context"`
+}
+
+type executeCall struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Token     string          `json:"token"`
+}
+
+type executeAuth struct {
+	Method     string          `json:"method"`
+	VerifiedAt json.RawMessage `json:"verifiedAt"`
+	// Proof is the device's proof of this action, signed by the session's gate key.
+	Proof *string `json:"proof"`
+	// WebAuthn is, instead, an assertion of the session's gate passkey.
+	WebAuthn *PasskeyAssertion `json:"webauthn"`
+}
+
+type executeContext struct {
+	SessionID string `json:"sessionId"`
+	Locale    string `json:"locale"`
 }
 
 // Card is the terminal card the execute endpoint answers with.
@@ -385,39 +390,17 @@ func (e *Engine) callAction(ctx context.Context, req *request, env *ToolEnv, cal
 	return res, err
 }
 
-// actionReply builds the terminal card and its spoken line: the backend's own card when its
-// result carries one, else the tenant's copy for the locale, filled from the arguments and the
-// result.
+// actionReply builds the terminal card and its spoken line: the backend's own when its result
+// carries one, else the tenant's copy for the locale, filled from the arguments and the result.
 func (e *Engine) actionReply(t *Tenant, tool string, args json.RawMessage, res ToolResult, tag string) ExecuteResult {
-	var result map[string]any
-	_ = json.Unmarshal(res.Content, &result)
-	var own struct {
-		Card  *Card  `json:"card"`
-		Speak string `json:"speak"`
-	}
-	if json.Unmarshal(res.Content, &own) == nil && own.Card != nil && own.Card.Title != "" {
-		card := *own.Card
-		card.Type = "success"
-		if res.IsError {
-			card.Type = "error"
-		}
-		return ExecuteResult{Done: card, Speak: own.Speak}
-	}
-	data := map[string]any{}
-	_ = json.Unmarshal(args, &data)
-	data["result"] = result
-	action := t.Actions[tool]
-	copies, typ, fallback := action.Done, "success", locale.Done
+	copies, fallback := t.Actions[tool].Done, locale.Done
 	if res.IsError {
-		copies, typ, fallback = action.Declined, "error", locale.Declined
+		copies, fallback = t.Actions[tool].Declined, locale.Declined
 	}
 	cp, ok := locale.Lookup(copies, tag, t.Locale)
 	if !ok {
 		cp = CardCopy(fallback(tag))
 	}
-	fill := func(s string) string { return strings.TrimSpace(fill.Args(s, data)) }
-	return ExecuteResult{
-		Done:  Card{Type: typ, Title: fill(cp.Title), Line1: fill(cp.Line1), Line2: fill(cp.Line2)},
-		Speak: fill(cp.Speak),
-	}
+	typ, c := fill.Reply(res.Content, args, res.IsError, fill.Copy(cp))
+	return ExecuteResult{Done: Card{Type: typ, Title: c.Title, Line1: c.Line1, Line2: c.Line2}, Speak: c.Speak}
 }

@@ -1,12 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"slices"
-	"strings"
 
 	"github.com/convengine/engine/docs"
 	"github.com/convengine/engine/internal/schema"
@@ -33,34 +31,18 @@ type WidgetType struct {
 	Schema json.RawMessage
 }
 
-var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
 // initWidgets checks the host's widget types and describes them to the model.
 func (e *Engine) initWidgets(types []WidgetType) error {
 	var errs []error
+	var seen schema.WidgetTypes
 	e.hostWidgets = make(map[string]*WidgetType, len(types))
-	seen := map[string]bool{}
 	for i := range types {
 		wt := types[i]
-		if wt.Tool == "" {
-			wt.Tool = "show_" + wt.Type
-		}
-		var err error
-		switch {
-		case !widgets.ValidCustomType(wt.Type):
-			err = errors.New("the type must be 1 to 64 lower-case letters, digits or '_', and not a built-in type")
-		case seen[wt.Type]:
-			err = errors.New("the type is registered twice")
-		case !toolNamePattern.MatchString(wt.Tool) || widgets.IsUITool(wt.Tool) || e.hostWidgets[wt.Tool] != nil:
-			err = fmt.Errorf("the tool %q is not a valid name, or is taken", wt.Tool)
-		default:
-			err = e.schemas.CheckWidget(wt.Schema)
-		}
-		if err != nil {
+		wt.Tool = cmp.Or(wt.Tool, "show_"+wt.Type)
+		if err := e.schemas.CheckWidgetType(&seen, wt.Type, wt.Tool, wt.Schema); err != nil {
 			errs = append(errs, fmt.Errorf("%w: Widgets[%d] (%q): %v", ErrConfig, i, wt.Type, err))
 			continue
 		}
-		seen[wt.Type] = true
 		e.hostWidgets[wt.Tool] = &wt
 		e.hostWidgetSpecs = append(e.hostWidgetSpecs, ToolSpec{Name: wt.Tool, Description: wt.Description,
 			Parameters: wt.Schema, Kind: ToolUI})
@@ -98,6 +80,5 @@ func (e *Engine) OpenAPI() ([]byte, error) {
 	for _, wt := range e.hostWidgets {
 		types = append(types, schema.Widget{Type: wt.Type, Description: wt.Description, Schema: wt.Schema})
 	}
-	slices.SortFunc(types, func(a, b schema.Widget) int { return strings.Compare(a.Type, b.Type) })
 	return schema.AddWidgets(docs.OpenAPI, types)
 }

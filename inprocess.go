@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/body"
 	"github.com/convengine/engine/internal/headers"
 	"github.com/convengine/engine/widgets"
 )
@@ -147,11 +148,9 @@ func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[E
 				p = newProblem(http.StatusBadRequest, CodeInvalidRequest, "the turn input is nil")
 			}
 		case a == nil:
-			if req, p = e.callerRequest(ctx, c, true); p == nil {
-				var own *Admission
-				if own, p = e.admit(ctx, req, Work{Kind: WorkTurn}); p == nil {
-					release = own.Release
-				}
+			var own *Admission
+			if req, own, p = e.callerAdmitted(ctx, c, true, Work{Kind: WorkTurn}); p == nil {
+				release = own.Release
 			}
 		case a.e != e:
 			p = newProblem(http.StatusInternalServerError, CodeInternal, "the turn's admission is another engine's")
@@ -164,15 +163,13 @@ func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[E
 			req = a.req // checked when the admission was taken
 		}
 		if p != nil {
-			p.RequestID = req.idOrEmpty()
-			yield(Event{}, p)
+			yield(Event{}, p.withID(req))
 			return
 		}
 		defer release()
 		body, p := in.body()
 		if p != nil {
-			p.RequestID = req.ID
-			yield(Event{}, p)
+			yield(Event{}, p.withID(req))
 			return
 		}
 		var (
@@ -195,27 +192,24 @@ func (e *Engine) Turn(ctx context.Context, c *Caller, in *TurnInput) iter.Seq2[E
 			yield(Event{}, failed)
 		}
 		if t != nil {
-			e.log.LogAttrs(ctx, slog.LevelInfo, "turn",
-				slog.String("requestId", req.ID), slog.String("tenant", req.Tenant.Key), slog.String("env", req.Environment.Name),
-				slog.Bool("inProcess", true), slog.String("mode", string(t.mode)), slog.Int("steps", t.steps),
-				slog.Int("toolCalls", t.toolCalls), slog.Int("widgets", len(t.widgets)), slog.String("error", t.errCode),
-				slog.Float64("ms", float64(e.now().Sub(start).Microseconds())/1000))
+			e.logTurn(ctx, req, t, start, slog.Bool("inProcess", true))
 		}
 	}
 }
 
-// inProcessRequest checks what a host says of a caller as readHeaders checks the headers, in
+// callerAdmitted checks what a host says of a caller as readAdmitted checks the headers, in
 // the same order, with the same problems, and the session unless withSession is false (for
-// create-session, which makes one); then the rate limits of the tenant and the user.
-func (e *Engine) inProcessRequest(ctx context.Context, c *Caller, withSession bool) (*request, *Problem) {
+// create-session, which makes one); then it admits the caller's work w.
+func (e *Engine) callerAdmitted(ctx context.Context, c *Caller, withSession bool, w Work) (*request, *Admission, *Problem) {
 	req, p := e.callerRequest(ctx, c, withSession)
-	if p == nil {
-		_, p = e.admit(ctx, req, Work{Kind: WorkRequest})
+	if p != nil {
+		return req, nil, p
 	}
-	return req, p
+	a, p := e.admit(ctx, req, w)
+	return req, a, p
 }
 
-// callerRequest is inProcessRequest without the rate limits.
+// callerRequest is callerAdmitted without the admission.
 func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool) (*request, *Problem) {
 	if c == nil {
 		return nil, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the caller is nil")
@@ -234,7 +228,7 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 		env = EnvStaging
 	}
 	req := &request{ID: id, userID: c.UserID}
-	p := e.identify(ctx, req, c.EngineKey, env, c.UserToken)
+	p := e.identify(ctx, req, c.EngineKey, env, c.UserToken, &hostNames)
 	if p != nil {
 		return req, p
 	}
@@ -260,7 +254,7 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 
 // body is the input as the body of POST /engine, checked by the same code.
 func (in *TurnInput) body() (*turnRequest, *Problem) {
-	b := &turnRequest{Context: &turnContext{SessionID: in.ConversationID, CountryCode: in.CountryCode}}
+	b := &turnRequest{Turn: body.Turn{Context: &body.TurnContext{SessionID: in.ConversationID, CountryCode: in.CountryCode}}}
 	if in.Transcript != "" {
 		b.Transcript = &in.Transcript
 	}
@@ -290,13 +284,13 @@ func (in *TurnInput) body() (*turnRequest, *Problem) {
 		b.Mode = &m
 	}
 	for _, m := range in.Messages {
-		b.Messages = append(b.Messages, historyMessage{Role: string(m.Role), Content: m.Content})
+		b.Messages = append(b.Messages, body.Message{Role: string(m.Role), Content: m.Content})
 	}
 	if in.Screen != "" {
 		b.Context.Screen, _ = json.Marshal(in.Screen)
 	}
 	if in.Locale != "" {
-		b.Meta = &turnMeta{Locale: in.Locale}
+		b.Meta = &body.TurnMeta{Locale: in.Locale}
 	}
 	return b, nil
 }
@@ -330,52 +324,34 @@ type ExecuteInput struct {
 // gets its first result again, with Replayed set. The error is a *[Problem] with the
 // endpoint's status and code.
 func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*ExecuteResult, error) {
-	req, p := e.inProcessRequest(ctx, c, true)
+	req, _, p := e.callerAdmitted(ctx, c, true, Work{Kind: WorkRequest})
 	if p == nil && in == nil {
 		p = invalidField("execute", "is required: the execute object of the confirm widget")
 	}
 	if p != nil {
-		p.RequestID = req.idOrEmpty()
-		return nil, p
+		return nil, p.withID(req)
 	}
-	var body executeRequest
 	x := in.Execute
-	body.Execute = &struct {
-		Tool      string          `json:"tool"`
-		Arguments json.RawMessage `json:"arguments"`
-		Token     string          `json:"token"`
-	}{x.Tool, x.Arguments, x.Token}
 	verified, _ := json.Marshal(in.VerifiedAt.UTC().Format(time.RFC3339Nano))
 	if len(in.VerifiedAtJSON) > 0 {
 		verified = in.VerifiedAtJSON
 	}
-	body.Auth = &struct {
-		Method     string            `json:"method"`
-		VerifiedAt json.RawMessage   `json:"verifiedAt"`
-		Proof      *string           `json:"proof"`
-		WebAuthn   *PasskeyAssertion `json:"webauthn"`
-	}{Method: in.Method, VerifiedAt: verified}
+	body := executeRequest{Execute: &executeCall{x.Tool, x.Arguments, x.Token}, Auth: &executeAuth{Method: in.Method, VerifiedAt: verified}}
 	if in.Proof != "" {
 		body.Auth.Proof = &in.Proof
 	}
 	if len(in.WebAuthn) > 0 {
 		body.Auth.WebAuthn = new(PasskeyAssertion)
-		if p := unmarshalStrictly(in.WebAuthn, body.Auth.WebAuthn); p != nil {
-			p = invalidField("auth.webauthn", "must be the assertion object of the session's passkey")
-			p.RequestID = req.ID
-			return nil, p
+		if unmarshalStrictly(in.WebAuthn, body.Auth.WebAuthn) != nil {
+			return nil, invalidField("auth.webauthn", "must be the assertion object of the session's passkey").withID(req)
 		}
 	}
 	if in.Locale != "" {
-		body.Context = &struct {
-			SessionID string `json:"sessionId"`
-			Locale    string `json:"locale"`
-		}{Locale: in.Locale}
+		body.Context = &executeContext{Locale: in.Locale}
 	}
 	reply, replayed, p := e.execute(ctx, req, &body)
 	if p != nil {
-		p.RequestID = req.ID
-		return nil, p
+		return nil, p.withID(req)
 	}
 	res := ExecuteResult{Replayed: replayed}
 	if err := json.Unmarshal(reply, &res); err != nil {
@@ -391,11 +367,7 @@ func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*Exe
 // and one of the caller's user (MaxSynthesesPerUser), until then. Cancelling ctx stops the synthesis. The error is a *[Problem] with the
 // endpoint's status and code.
 func (e *Engine) Synthesize(ctx context.Context, c *Caller, text, voice string) (*Audio, error) {
-	req, p := e.callerRequest(ctx, c, true)
-	var a *Admission
-	if p == nil {
-		a, p = e.admit(ctx, req, Work{Kind: WorkSynthesis})
-	}
+	req, a, p := e.callerAdmitted(ctx, c, true, Work{Kind: WorkSynthesis})
 	if p == nil {
 		var v *string
 		if voice != "" {
@@ -406,8 +378,7 @@ func (e *Engine) Synthesize(ctx context.Context, c *Caller, text, voice string) 
 			return speech, nil
 		}
 	}
-	p.RequestID = req.idOrEmpty()
-	return nil, p
+	return nil, p.withID(req)
 }
 
 // SessionInput is what the body of create-session carries, for [Engine.CreateSession]: all
@@ -439,11 +410,7 @@ type SessionInfo struct {
 // caller's SessionID is not read; a tenant that requires sessions is no obstacle). Its ID goes in the Caller of later calls. The error is a
 // *[Problem] with the endpoint's status and code.
 func (e *Engine) CreateSession(ctx context.Context, c *Caller, in *SessionInput) (*SessionInfo, error) {
-	req, p := e.callerRequest(ctx, c, false)
-	var a *Admission
-	if p == nil {
-		a, p = e.admit(ctx, req, Work{Kind: WorkSession})
-	}
+	req, a, p := e.callerAdmitted(ctx, c, false, Work{Kind: WorkSession})
 	if p == nil {
 		if in == nil {
 			in = &SessionInput{}
@@ -458,6 +425,5 @@ func (e *Engine) CreateSession(ctx context.Context, c *Caller, in *SessionInput)
 				Theme: res.Theme}, nil
 		}
 	}
-	p.RequestID = req.idOrEmpty()
-	return nil, p
+	return nil, p.withID(req)
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"time"
@@ -27,7 +28,7 @@ type MemoryStore struct {
 	// Claims, bindings and actions, each until a time: expired entries go as new ones come.
 	claims  sessiontable.Leases[struct{}]
 	binds   sessiontable.Leases[string]
-	actions sessiontable.Leases[actionRecord]
+	actions sessiontable.Actions
 }
 
 // Defaults of a MemoryStore's bounds on sessions.
@@ -62,13 +63,7 @@ func (m *MemoryStore) now() time.Time {
 func (m *MemoryStore) PutSession(_ context.Context, s *Session) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	maxBytes, maxPerUser := m.MaxSessionBytes, m.MaxSessionsPerUser
-	if maxBytes == 0 {
-		maxBytes = defaultSessionMemory
-	}
-	if maxPerUser == 0 {
-		maxPerUser = defaultMaxSessionsPerUser
-	}
+	maxBytes, maxPerUser := cmp.Or(m.MaxSessionBytes, defaultSessionMemory), cmp.Or(m.MaxSessionsPerUser, defaultMaxSessionsPerUser)
 	cp := *s
 	if !m.sessions.Put(&sessiontable.Entry[*Session]{ID: cp.ID, User: cp.User, Expires: cp.ExpiresAt, Size: sessionSize(&cp), Value: &cp}, m.now(), maxBytes, maxPerUser) {
 		return ErrStoreFull
@@ -96,35 +91,24 @@ func (m *MemoryStore) Claim(_ context.Context, key string, expiry time.Time) (bo
 	return fresh, nil
 }
 
-// actionRecord is an action's state in a MemoryStore, until its lease ends while it runs, and
-// until the record expires once it is finished.
-type actionRecord struct {
-	owner  string // the claim's owner while the action runs
-	result []byte // nil while the action runs
-}
-
 // BeginAction claims id for owner unless it is claimed or finished.
 func (m *MemoryStore) BeginAction(_ context.Context, id, owner string, leaseUntil time.Time) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r, fresh := m.actions.Add(id, actionRecord{owner: owner}, leaseUntil, m.now()); !fresh {
-		if r.result == nil {
-			return nil, ErrActionInProgress
-		}
-		return r.result, nil
+	result, held := m.actions.Begin(id, owner, leaseUntil, m.now())
+	if held {
+		return nil, ErrActionInProgress
 	}
-	return nil, nil
+	return result, nil
 }
 
 // FinishAction records result for id until expiry, unless another owner holds id.
 func (m *MemoryStore) FinishAction(_ context.Context, id, owner string, result []byte, expiry time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := m.now()
-	if r, ok := m.actions.Get(id, now); ok && (r.result != nil || r.owner != owner) {
+	if !m.actions.Finish(id, owner, result, expiry, m.now()) {
 		return ErrActionInProgress
 	}
-	m.actions.Put(id, actionRecord{result: append([]byte{}, result...)}, expiry, now)
 	return nil
 }
 
@@ -132,8 +116,6 @@ func (m *MemoryStore) FinishAction(_ context.Context, id, owner string, result [
 func (m *MemoryStore) AbandonAction(_ context.Context, id, owner string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r, ok := m.actions.Get(id, m.now()); ok && r.result == nil && r.owner == owner {
-		m.actions.Delete(id)
-	}
+	m.actions.Abandon(id, owner, m.now())
 	return nil
 }

@@ -139,42 +139,15 @@ func (e *Engine) readCaller(r *http.Request) (*request, *Problem) {
 	if p != nil {
 		return nil, p
 	}
-	req := &request{ID: id}
-
-	key := headers.Single(h, HeaderEngineKey)
-	if key == "" {
-		return req, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the X-Engine-Key header is missing")
-	}
-	t, p := e.callerTenant(r.Context(), key, id, "X-Engine-Key")
-	if p != nil {
-		return req, p
-	}
-	req.Tenant = t
-
 	envName := hostEnv
 	switch {
 	case envName == "" && strings.HasPrefix(id, "stg-"):
 		envName = EnvStaging
-	case envName == "":
-		envName = EnvProduction
-	case envName != EnvProduction && envName != EnvStaging:
+	case envName != "" && envName != EnvProduction && envName != EnvStaging:
 		e.log.ErrorContext(r.Context(), "Config.Environment chose an unknown environment", "requestId", id, "environment", envName)
-		return req, newProblem(http.StatusForbidden, CodeEnvironmentUnavailable, "the request's environment is not production or staging")
 	}
-	req.Environment = t.Environments[envName]
-	if req.Environment == nil {
-		return req, newProblem(http.StatusForbidden, CodeEnvironmentUnavailable, "the tenant has no "+envName+" environment")
-	}
-
-	token := headers.Single(h, HeaderUserToken)
-	switch {
-	case token == "":
-		return req, newProblem(http.StatusUnauthorized, CodeMissingUserToken, "the X-Token header is missing or empty")
-	case len(token) > maxUserToken:
-		return req, newProblem(http.StatusUnauthorized, CodeMissingUserToken, fmt.Sprintf("the X-Token header is longer than %d bytes", maxUserToken))
-	}
-	req.UserToken = Secret(token)
-	return req, nil
+	req := &request{ID: id}
+	return req, e.identify(r.Context(), req, headers.Single(h, HeaderEngineKey), envName, headers.Single(h, HeaderUserToken), &headerNames)
 }
 
 // readIdentified is readCaller for a host's Config.Identify: the host names the tenant, the
@@ -200,7 +173,7 @@ func (e *Engine) readIdentified(r *http.Request) (*request, *Problem) {
 		return req, newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged")
 	}
 	req.userID = id.UserID
-	return req, e.identify(r.Context(), req, id.EngineKey, id.Environment, id.UserToken)
+	return req, e.identify(r.Context(), req, id.EngineKey, id.Environment, id.UserToken, &hostNames)
 }
 
 // newRequestID makes the id of a request that came without one: a UUID after the prefix of
@@ -324,6 +297,12 @@ func (e *Engine) validRequestID(r *http.Request) string {
 	return id
 }
 
+// withID sets p's request id to req's, "" for none, and returns p.
+func (p *Problem) withID(req *request) *Problem {
+	p.RequestID = req.idOrEmpty()
+	return p
+}
+
 func (r *request) idOrEmpty() string {
 	if r == nil {
 		return ""
@@ -348,8 +327,7 @@ func (e *Engine) hostChoosesEnvironment() bool {
 func (e *Engine) CallerFromRequest(r *http.Request) (*Caller, error) {
 	req, p := e.readAllHeaders(r, true)
 	if p != nil {
-		p.RequestID = req.idOrEmpty()
-		return nil, p
+		return nil, p.withID(req)
 	}
 	return &Caller{EngineKey: req.Tenant.Key, UserToken: string(req.UserToken), UserID: req.userID, Environment: req.Environment.Name,
 		RequestID: req.ID, SessionID: req.sessionID(), Metadata: req.Metadata, Forward: http.Header(req.Forward)}, nil
@@ -377,13 +355,24 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
 // MarshalText returns "[redacted]", so encoders do not write the value.
 func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 
+// callerNames name a caller's parts in the problems of identify: as the protocol's headers, or
+// as a host gave them (Config.Identify, a Caller).
+type callerNames struct{ key, noKey, badEnv, token, noToken string }
+
+var (
+	headerNames = callerNames{"X-Engine-Key", "the X-Engine-Key header is missing", "the request's environment is not production or staging",
+		"the X-Token header", "the X-Token header is missing or empty"}
+	hostNames = callerNames{"engine key", "the engine key is missing", "the environment must be production or staging",
+		"the user's token", "the user's token is missing"}
+)
+
 // identify finds the tenant of key, its environment env ("" is production) and checks the
-// user's token, for requests that do not come with the protocol's headers.
-func (e *Engine) identify(ctx context.Context, req *request, key, env, token string) *Problem {
+// user's token, with the problems' details naming them as names do.
+func (e *Engine) identify(ctx context.Context, req *request, key, env, token string, names *callerNames) *Problem {
 	if key == "" {
-		return newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the engine key is missing")
+		return newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, names.noKey)
 	}
-	t, p := e.callerTenant(ctx, key, req.ID, "engine key")
+	t, p := e.callerTenant(ctx, key, req.ID, names.key)
 	if p != nil {
 		return p
 	}
@@ -392,16 +381,16 @@ func (e *Engine) identify(ctx context.Context, req *request, key, env, token str
 		env = EnvProduction
 	}
 	if env != EnvProduction && env != EnvStaging {
-		return newProblem(http.StatusForbidden, CodeEnvironmentUnavailable, "the environment must be production or staging")
+		return newProblem(http.StatusForbidden, CodeEnvironmentUnavailable, names.badEnv)
 	}
 	if req.Environment = t.Environments[env]; req.Environment == nil {
 		return newProblem(http.StatusForbidden, CodeEnvironmentUnavailable, "the tenant has no "+env+" environment")
 	}
 	switch {
 	case token == "":
-		return newProblem(http.StatusUnauthorized, CodeMissingUserToken, "the user's token is missing")
+		return newProblem(http.StatusUnauthorized, CodeMissingUserToken, names.noToken)
 	case len(token) > maxUserToken:
-		return newProblem(http.StatusUnauthorized, CodeMissingUserToken, fmt.Sprintf("the user's token is longer than %d bytes", maxUserToken))
+		return newProblem(http.StatusUnauthorized, CodeMissingUserToken, fmt.Sprintf("the %s is longer than %d bytes", names.token, maxUserToken))
 	}
 	req.UserToken = Secret(token)
 	return nil

@@ -109,8 +109,8 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
-	if e.nonces != nil {
-		h.Set(HeaderDPoPNonce, e.nonces.Issue(e.now()))
+	if e.proofs.Nonces != nil {
+		h.Set(HeaderDPoPNonce, e.proofs.Nonces.Issue(e.now()))
 	}
 	w.WriteHeader(http.StatusCreated)
 	w.Write(out)
@@ -121,27 +121,27 @@ func (e *Engine) createSession(ctx context.Context, req *request, a *Admission, 
 	now := e.now().UTC().Truncate(time.Second)
 	s := &Session{ID: uuid.NewString(), TenantKey: req.Tenant.Key, CreatedAt: now, ExpiresAt: now.Add(e.sessionTTL),
 		User: e.userOf(req)}
+	// device is the key that will prove the session's actions: its passkey, its gate key, or
+	// its device key; nil for a session that is not device-bound.
+	var device *DeviceKey
 	if len(body.PublicKey) > 0 && string(body.PublicKey) != "null" {
 		key, err := dpop.ParseKey(body.PublicKey)
 		if err != nil {
-			p := newProblem(http.StatusBadRequest, CodeInvalidPublicKey, "public_key "+err.Error())
-			p.Field = "public_key"
-			return nil, p
+			return nil, keyProblem("public_key", err)
 		}
-		s.KeyThumbprint = key.Thumbprint
-		s.GateKey = jsonenc.Compact(body.PublicKey)
+		s.KeyThumbprint, s.GateKey = key.Thumbprint, jsonenc.Compact(body.PublicKey)
+		device = sessionGateKey(s, key)
 	}
 	if len(body.GateKey) > 0 && string(body.GateKey) != "null" {
-		_, err := dpop.ParseKey(body.GateKey)
+		key, err := dpop.ParseKey(body.GateKey)
 		if s.KeyThumbprint == "" {
 			err = errors.New("needs a public_key: a gate key belongs to a device-bound session")
 		}
 		if err != nil {
-			p := newProblem(http.StatusBadRequest, CodeInvalidPublicKey, "gate_key "+err.Error())
-			p.Field = "gate_key"
-			return nil, p
+			return nil, keyProblem("gate_key", err)
 		}
 		s.GateKey = jsonenc.Compact(body.GateKey)
+		device = sessionGateKey(s, key)
 	}
 	if len(body.GateCredential) > 0 && string(body.GateCredential) != "null" {
 		var cred json.RawMessage
@@ -154,14 +154,17 @@ func (e *Engine) createSession(ctx context.Context, req *request, a *Admission, 
 		default:
 			cred, err = e.registerPasskey(ctx, body.GateCredential, s.KeyThumbprint)
 		}
+		if err == nil {
+			// The passkey is the gate: the device key, which signs every request, no longer
+			// proves actions.
+			s.GateKey, s.GateCredential = nil, cred
+			device, err = e.passkeyDevice(cred)
+		}
 		if err != nil {
 			return nil, invalidField("gate_credential", err.Error())
 		}
-		// The passkey is the gate: the device key, which signs every request, no longer
-		// proves actions.
-		s.GateKey, s.GateCredential = nil, cred
 	}
-	device, p := e.sessionDevice(s)
+	var p *Problem
 	if p == nil && req.Tenant.RequireActionProof && device != nil {
 		// The bank's word first: a key it refuses binds no credential id. Each execute asks
 		// again.
@@ -212,22 +215,9 @@ func (e *Engine) createSession(ctx context.Context, req *request, a *Admission, 
 		ExpiresAt: s.ExpiresAt.Format(time.RFC3339), Theme: theme}, nil
 }
 
-// sessionDevice is the key that will prove the session's actions: its passkey, its gate key,
-// or its device key; nil for a session that is not device-bound.
-func (e *Engine) sessionDevice(s *Session) (*DeviceKey, *Problem) {
-	switch {
-	case len(s.GateCredential) > 0:
-		d, err := e.passkeyDevice(s.GateCredential)
-		if err != nil {
-			return nil, invalidField("gate_credential", err.Error())
-		}
-		return d, nil
-	case len(s.GateKey) > 0:
-		key, err := dpop.ParseKey(s.GateKey)
-		if err != nil {
-			return nil, invalidField("gate_key", err.Error())
-		}
-		return sessionGateKey(s, key), nil
-	}
-	return nil, nil
+// keyProblem is the problem of a public key of the body that does not parse.
+func keyProblem(field string, err error) *Problem {
+	p := newProblem(http.StatusBadRequest, CodeInvalidPublicKey, field+" "+err.Error())
+	p.Field = field
+	return p
 }

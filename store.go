@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/convengine/engine/internal/response"
 )
 
 // Session is what the engine keeps of a session between requests.
@@ -110,30 +112,10 @@ func (e *Engine) HealthHandler() http.Handler {
 			writeProblem(w, newProblem(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "health takes GET"), "")
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
 		parts := map[string]any{"tenants": e.tenants, "model": e.model, "toolset": e.toolset,
 			"sessions": e.sessions, "replay": e.replay, "actions": e.actions}
-		failing := []string{}
-		seen := map[any]bool{}
-		for name, part := range parts {
-			p, ok := part.(Pinger)
-			if !ok || seen[part] {
-				continue
-			}
-			seen[part] = true
-			if err := p.Ping(ctx); err != nil {
-				e.log.WarnContext(ctx, "health check failed", "part", name, "err", err)
-				failing = append(failing, name)
-			}
-		}
-		status, body := http.StatusOK, map[string]any{"status": "ok"}
-		if len(failing) > 0 {
-			status, body = http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "failing": failing}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(status)
-		json.NewEncoder(w).Encode(body)
+		response.Health(w, r, parts, func(ctx context.Context, part string, err error) {
+			e.log.WarnContext(ctx, "health check failed", "part", part, "err", err)
+		})
 	})
 }

@@ -88,8 +88,7 @@ const (
 func (e *Engine) IssueTicket(ctx context.Context, c *Caller) (string, time.Time, error) {
 	req, p := e.callerRequest(ctx, c, true)
 	if p != nil {
-		p.RequestID = req.idOrEmpty()
-		return "", time.Time{}, p
+		return "", time.Time{}, p.withID(req)
 	}
 	exp := e.now().Add(ticketTTL).Truncate(time.Second)
 	claims := &token.TicketClaims{ID: uuid.NewString(), Tenant: req.Tenant.Key, Environment: req.Environment.Name,
@@ -104,8 +103,7 @@ func (e *Engine) IssueTicket(ctx context.Context, c *Caller) (string, time.Time,
 			"the user token, client metadata and forwarded headers are too large to travel in a stream ticket; open the socket with headers")
 	}
 	if p != nil {
-		p.RequestID = req.ID
-		return "", time.Time{}, p
+		return "", time.Time{}, p.withID(req)
 	}
 	return ticket, exp, nil
 }
@@ -137,8 +135,7 @@ func (e *Engine) OpenTicket(r *http.Request, ticket string) (c *Caller, spend fu
 		RequestID: claims.RequestID, SessionID: claims.Session, Metadata: claims.Metadata, Forward: claims.Forward}
 	req, p := e.callerRequest(ctx, c, true)
 	if p != nil {
-		p.RequestID = req.idOrEmpty()
-		return nil, nil, p
+		return nil, nil, p.withID(req)
 	}
 	spend = func(ctx context.Context) error {
 		// Kept a whole lifetime past the expiry: a replica whose clock is behind still finds it.
@@ -175,18 +172,13 @@ func (in *TurnInput) Check() error {
 	if in == nil {
 		return errNilInput
 	}
-	probe := *in
-	if probe.Transcript == "" && probe.Audio == nil && probe.Samples == nil {
-		probe.Transcript = "x"
-	}
-	probe.Admission = nil
-	b, p := probe.body()
-	if p == nil {
-		req := &request{Tenant: &Tenant{}, Environment: &Environment{}}
-		_, p = newTurn(req, b)
-	}
+	b, p := in.body()
 	if p != nil {
 		return p
+	}
+	// What the turn hears stands for a transcript here: only the fields are checked.
+	if _, bad := b.Check(true); bad != nil {
+		return invalidField(bad.Field, bad.Detail)
 	}
 	return nil
 }

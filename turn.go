@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,15 +9,14 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/convengine/engine/internal/batchwriter"
+	"github.com/convengine/engine/internal/body"
 	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/locale"
 	"github.com/convengine/engine/internal/sse"
@@ -26,8 +26,6 @@ import (
 
 // Bounds of a turn request.
 const (
-	maxHistory       = 100
-	maxMessageLen    = 8000 // characters of a transcript or a history message
 	defaultMaxSteps  = 6
 	defaultToolLimit = 10 * time.Second
 	defaultTurnLimit = 60 * time.Second
@@ -36,9 +34,6 @@ const (
 	speakReserve    = 256
 	maxCallsPerStep = 64 // tool calls one completion may ask for
 )
-
-var conversationIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-var countryPattern = regexp.MustCompile(`^[A-Za-z]{2}$`)
 
 // Event names of the turn stream, in the order a turn sends them: start; status and speak while
 // the model and the tools run; then widget for each widget and done with the render spec; or,
@@ -67,42 +62,19 @@ type turnSink interface {
 
 var _ turnSink = (*sse.Writer)(nil)
 
-// turnRequest is the body of POST /engine.
+// turnRequest is the body of POST /engine, and what callers inside the engine fix beyond it:
+// unclear marks a voice turn whose speech the transcriber did not understand; heard, a
+// transcript that came from audio; wav and pcm, audio to transcribe (Engine.Turn's); turnID,
+// the turn's id when chosen before; deadline, the turn's when it started before its body was
+// read.
 type turnRequest struct {
-	Transcript  *string          `json:"transcript"`
-	AudioBase64 *string          `json:"audio_base64"`
-	Mode        *string          `json:"mode"`
-	Messages    []historyMessage `json:"messages"`
-	Context     *turnContext     `json:"context"`
-	Meta        *turnMeta        `json:"meta"`
-
-	// What callers inside the engine fix beyond the body: unclear marks a voice turn whose
-	// speech the transcriber did not understand; heard, a transcript that came from audio;
-	// wav and pcm, audio to transcribe (Engine.Turn's); turnID, the turn's id when chosen before;
-	// deadline, the turn's when it started before its body was read.
+	body.Turn
 	unclear  bool
 	heard    bool
 	wav      []byte
 	pcm      []int16
 	turnID   string
 	deadline time.Time
-}
-
-type historyMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-type turnContext struct {
-	SessionID   string          `json:"sessionId"`
-	Screen      json.RawMessage `json:"screen"`
-	CountryCode string          `json:"country_code"`
-}
-
-type turnMeta struct {
-	SDKVersion string `json:"sdkVersion"`
-	Platform   string `json:"platform"`
-	Locale     string `json:"locale"`
 }
 
 // turn is one run of POST /engine: what was asked and what has been answered so far.
@@ -186,7 +158,7 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 	// against it.
 	var body turnRequest
 	body.deadline = time.Now().Add(req.Tenant.Limits.TurnTimeout.or(defaultTurnLimit))
-	if p := bodyProblem(jsonenc.ReadBodyWithin(ctx, body.deadline, w, r, e.maxTurnBody, &body)); p != nil {
+	if p := bodyProblem(jsonenc.ReadBodyWithin(ctx, body.deadline, w, r, e.maxTurnBody, &body.Turn)); p != nil {
 		writeProblem(w, p, req.ID)
 		return
 	}
@@ -195,11 +167,15 @@ func (e *Engine) serveTurn(w http.ResponseWriter, r *http.Request) {
 	if t == nil {
 		return
 	}
-	e.log.LogAttrs(r.Context(), slog.LevelInfo, "turn",
-		slog.String("requestId", req.ID), slog.String("tenant", req.Tenant.Key), slog.String("env", req.Environment.Name),
+	e.logTurn(r.Context(), req, t, start, slog.Bool("clientGone", r.Context().Err() != nil))
+}
+
+// logTurn logs a turn that is over, started at start; how says what carried it.
+func (e *Engine) logTurn(ctx context.Context, req *request, t *turn, start time.Time, how slog.Attr) {
+	e.log.LogAttrs(ctx, slog.LevelInfo, "turn",
+		slog.String("requestId", req.ID), slog.String("tenant", req.Tenant.Key), slog.String("env", req.Environment.Name), how,
 		slog.String("mode", string(t.mode)), slog.Int("steps", t.steps), slog.Int("toolCalls", t.toolCalls),
-		slog.Int("widgets", len(t.widgets)), slog.String("error", t.errCode), slog.Bool("clientGone", r.Context().Err() != nil),
-		slog.Float64("ms", float64(e.now().Sub(start).Microseconds())/1000))
+		slog.Int("widgets", len(t.widgets)), slog.String("error", t.errCode), slog.Float64("ms", float64(e.now().Sub(start).Microseconds())/1000))
 }
 
 // turnEvents is the one path of every turn, whatever carries it: it validates body, hears
@@ -312,31 +288,24 @@ func (s *sseTurn) yield(ev Event, err error) bool {
 		s.stream.KeepAlive(s.e.ping)
 	}
 	s.n++
-	if ev.Type == EventStart && s.e.turnLog != nil {
+	var data []byte
+	switch {
+	case ev.Type == EventStart && s.e.turnLog != nil:
 		// The engine keeps turns: the start event says whether it keeps this one.
-		data := sse.AppendStartResumable(nil, ev.TurnID, ev.ConversationID, ev.Disclosure, s.rec != nil)
-		if s.rec == nil {
-			return s.stream.Replay(s.n, ev.Type, data) == nil
+		data = sse.AppendStartResumable(nil, ev.TurnID, ev.ConversationID, ev.Disclosure, s.rec != nil)
+	case s.rec == nil && ev.Type == EventStart:
+		return s.stream.Start(ev.TurnID, ev.ConversationID, ev.Disclosure) == nil
+	case s.rec == nil:
+		return deliver(s.stream, ev) == nil
+	default:
+		// A kept turn's event is encoded once, for the log and the stream alike.
+		var err error
+		if data, err = ev.Data(); err != nil {
+			return false
 		}
-		s.rec.Add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
-		if s.stream.Replay(s.n, ev.Type, data) != nil {
-			s.broken = true
-		}
-		return true
 	}
 	if s.rec == nil {
-		if ev.Type == EventStart && ev.Disclosure == "" {
-			return s.stream.Start(ev.TurnID, ev.ConversationID) == nil
-		}
-		if ev.Type == EventStart {
-			return s.stream.Replay(s.n, ev.Type, sse.AppendStart(nil, ev.TurnID, ev.ConversationID, ev.Disclosure)) == nil
-		}
-		return deliver(s.stream, ev) == nil
-	}
-	// A kept turn's event is encoded once, for the log and the stream alike.
-	data, err := ev.Data()
-	if err != nil {
-		return false
+		return s.stream.Replay(s.n, ev.Type, data) == nil
 	}
 	s.rec.Add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
 	if !s.broken && s.stream.Replay(s.n, ev.Type, data) != nil {
@@ -381,77 +350,21 @@ func problemOf(err error) *Problem {
 
 // newTurn validates the body and builds the turn it asks for.
 func newTurn(req *request, b *turnRequest) (*turn, *Problem) {
-	t := &turn{req: req, env: req.toolEnv(), mode: ModeText, locale: req.Tenant.Locale, turnID: uuid.NewString(), lineStart: true}
+	c, bad := b.Check(b.wav != nil || b.pcm != nil || b.unclear)
+	if bad != nil {
+		return nil, invalidField(bad.Field, bad.Detail)
+	}
+	t := &turn{req: req, env: req.toolEnv(), mode: Mode(c.Mode), locale: cmp.Or(c.Locale, req.Tenant.Locale),
+		turnID: cmp.Or(b.turnID, uuid.NewString()), conversationID: c.ConversationID,
+		transcript: c.Transcript, unclear: b.unclear, heard: b.heard, country: c.Country, screen: c.Screen, lineStart: true}
 	if req.Session != nil {
 		t.sessionID = req.Session.ID
 	}
-	if b.Mode != nil {
-		switch m := Mode(*b.Mode); m {
-		case ModeText, ModeVoice, ModeHome:
-			t.mode = m
-		default:
-			return nil, invalidField("mode", `must be "text", "voice" or "home"`)
-		}
-	}
-	if b.Transcript != nil {
-		s := strings.TrimSpace(*b.Transcript)
-		if !utf8.ValidString(s) || utf8.RuneCountInString(s) > maxMessageLen {
-			return nil, invalidField("transcript", fmt.Sprintf("must be valid UTF-8 of at most %d characters", maxMessageLen))
-		}
-		t.transcript = s
-	}
-	t.unclear, t.heard = b.unclear, b.heard
-	if b.turnID != "" {
-		t.turnID = b.turnID
-	}
-	if t.mode != ModeHome && t.transcript == "" && b.AudioBase64 == nil && b.wav == nil && b.pcm == nil && !b.unclear {
-		return nil, invalidField("transcript", "is required (or audio_base64) unless mode is \"home\"")
-	}
-	if len(b.Messages) > maxHistory {
-		return nil, invalidField("messages", fmt.Sprintf("has more than %d items", maxHistory))
-	}
-	for i, m := range b.Messages {
-		field := fmt.Sprintf("messages[%d]", i)
-		if m.Role != string(RoleUser) && m.Role != string(RoleAssistant) {
-			return nil, invalidField(field+".role", `must be "user" or "assistant"`)
-		}
-		if !utf8.ValidString(m.Content) || utf8.RuneCountInString(m.Content) > maxMessageLen {
-			return nil, invalidField(field+".content", fmt.Sprintf("must be valid UTF-8 of at most %d characters", maxMessageLen))
-		}
-		t.history = append(t.history, Message{Role: Role(m.Role), Content: m.Content})
-	}
-	if c := b.Context; c != nil {
-		if c.SessionID != "" {
-			if !conversationIDPattern.MatchString(c.SessionID) {
-				return nil, invalidField("context.sessionId", "must be 1 to 128 letters, digits or ._:-")
-			}
-			t.conversationID = c.SessionID
-		}
-		if c.CountryCode != "" {
-			if !countryPattern.MatchString(c.CountryCode) {
-				return nil, invalidField("context.country_code", "must be an ISO 3166-1 alpha-2 code")
-			}
-			t.country = strings.ToUpper(c.CountryCode)
-		}
-		if len(c.Screen) > 0 && string(c.Screen) != "null" {
-			var s string
-			if json.Unmarshal(c.Screen, &s) != nil {
-				s = string(c.Screen) // an object describing the screen reaches the prompt as JSON
-			}
-			if len(s) > 1024 {
-				return nil, invalidField("context.screen", "is longer than 1024 bytes")
-			}
-			t.screen = s
-		}
-	}
-	if m := b.Meta; m != nil && m.Locale != "" {
-		if !ValidLocale(m.Locale) {
-			return nil, invalidField("meta.locale", "must be a BCP 47 language tag such as \"en-US\"")
-		}
-		t.locale = m.Locale
-	}
 	if t.conversationID == "" {
 		t.conversationID = uuid.NewString()
+	}
+	for _, m := range c.History {
+		t.history = append(t.history, Message{Role: Role(m.Role), Content: m.Content})
 	}
 	return t, nil
 }

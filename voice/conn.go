@@ -25,6 +25,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/audio/vad"
+	"github.com/convengine/engine/internal/body"
 )
 
 // clientMessage is a message of the client (docs/voice.md).
@@ -530,8 +531,8 @@ type voiceTurn struct {
 // Messages of a conversation the socket keeps: at most maxHistory, each at most maxMessageLen
 // characters, as a turn takes them.
 const (
-	maxHistory    = 100
-	maxMessageLen = 8000
+	maxHistory    = body.MaxHistory
+	maxMessageLen = body.MaxMessageLen
 )
 
 // remember adds a finished turn to the conversation of the socket, keeping the last 100

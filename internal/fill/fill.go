@@ -1,5 +1,6 @@
 // Package fill writes a tenant's copy for one action: it replaces the {name} placeholders of a
-// confirm widget's or a card's text with the arguments and results they name.
+// confirm widget's or a card's text with the arguments and results they name, and makes the
+// card that ends a confirmed action ([Reply]).
 package fill
 
 import (
@@ -99,4 +100,32 @@ func grouped(s string) string {
 		b.WriteString("." + frac)
 	}
 	return b.String()
+}
+
+// Copy is a terminal card's text in one locale, and the line spoken with it.
+type Copy struct{ Title, Line1, Line2, Speak string }
+
+// Reply is the card that ends a confirmed action and its spoken line: the backend's own when
+// its result carries one ({"card":{"title","line1","line2"},"speak":"…"}), else cp filled from
+// the arguments and the result ({result.balance}). typ is "success", or "error" when the
+// backend declined.
+func Reply(result, args []byte, declined bool, cp Copy) (typ string, card Copy) {
+	typ = "success"
+	if declined {
+		typ = "error"
+	}
+	var own struct {
+		Card  *struct{ Type, Title, Line1, Line2 string } `json:"card"`
+		Speak string                                      `json:"speak"`
+	}
+	if json.Unmarshal(result, &own) == nil && own.Card != nil && own.Card.Title != "" {
+		return typ, Copy{own.Card.Title, own.Card.Line1, own.Card.Line2, own.Speak}
+	}
+	var res map[string]any
+	_ = json.Unmarshal(result, &res)
+	data := map[string]any{}
+	_ = json.Unmarshal(args, &data)
+	data["result"] = res
+	f := func(s string) string { return strings.TrimSpace(Args(s, data)) }
+	return typ, Copy{f(cp.Title), f(cp.Line1), f(cp.Line2), f(cp.Speak)}
 }

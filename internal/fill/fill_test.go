@@ -25,3 +25,25 @@ func TestArgs(t *testing.T) {
 		}
 	}
 }
+
+func TestReply(t *testing.T) {
+	cp := Copy{Title: "Sent {amount|money}", Line1: " to {to} ", Line2: "{result.ref}", Speak: "Done, {result.ref}."}
+	args := []byte(`{"amount":12.5,"to":"Alex"}`)
+	for _, tc := range []struct {
+		result   string
+		declined bool
+		typ      string
+		want     Copy
+	}{
+		{`{"ref":"R-1"}`, false, "success", Copy{"Sent 12.50", "to Alex", "R-1", "Done, R-1."}},
+		{`{"card":{"title":"Paid","line1":"a","line2":"b"},"speak":"Paid."}`, false, "success", Copy{"Paid", "a", "b", "Paid."}},
+		{`{"card":{"title":"No","line1":"over the limit"}}`, true, "error", Copy{"No", "over the limit", "", ""}},
+		{`{"card":{"title":""},"ref":"R-2"}`, false, "success", Copy{"Sent 12.50", "to Alex", "R-2", "Done, R-2."}},
+		{`{"card":{"title":7}}`, true, "error", Copy{"Sent 12.50", "to Alex", "", "Done, ."}},
+	} {
+		typ, got := Reply([]byte(tc.result), args, tc.declined, cp)
+		if typ != tc.typ || got != tc.want {
+			t.Errorf("%s: %s %+v, want %s %+v", tc.result, typ, got, tc.typ, tc.want)
+		}
+	}
+}

@@ -3,7 +3,8 @@
 // [Recorder] of the status and problem code answered, for the engine's Request hook, with the
 // request's method as a bounded label; the WAV stream a synthesis is written as
 // ([WriteWAV]), for the speech endpoint; and the readers a synthesis is handed out as, which
-// count what was read ([Counted]) or give a slot back ([OnClose]) when it ends.
+// count what was read ([Counted]) or give a slot back ([OnClose]) when it ends; and the answer
+// of a health probe ([Health]).
 package response
 
 import "net/http"

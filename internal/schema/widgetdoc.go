@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -17,8 +18,9 @@ type Widget struct {
 
 // AddWidgets returns doc, an OpenAPI document in YAML, with types among the widgets a render spec
 // may hold (the oneOf of its Widget schema), each as a schema named after its type ("card" is
-// CardWidget).
+// CardWidget), in the order of their types.
 func AddWidgets(doc []byte, types []Widget) ([]byte, error) {
+	types = slices.SortedFunc(slices.Values(types), func(a, b Widget) int { return strings.Compare(a.Type, b.Type) })
 	raw, err := yaml.YAMLToJSON(doc)
 	if err != nil {
 		return nil, fmt.Errorf("engine: the OpenAPI document: %w", err)

@@ -44,7 +44,7 @@ func refs(widget any) []string {
 }
 
 // TestAddWidgets: the host's widget is a schema named after its type, its type a const and required,
-// among the Widget oneOf after the engine's own; the rest of the document is unchanged.
+// among the Widget oneOf after the engine's own, by type; the rest of the document is unchanged.
 func TestAddWidgets(t *testing.T) {
 	orig := bytes.Clone(docs.OpenAPI)
 	before := schemas(t, docs.OpenAPI)
@@ -62,8 +62,9 @@ func TestAddWidgets(t *testing.T) {
 	}
 	after := schemas(t, out)
 
-	wantRefs := append(refs(before["Widget"]), "#/components/schemas/LoanOfferWidget",
-		"#/components/schemas/CardWidget", "#/components/schemas/DividerWidget")
+	// The host's widgets follow the engine's in the order of their types.
+	wantRefs := append(refs(before["Widget"]), "#/components/schemas/CardWidget",
+		"#/components/schemas/DividerWidget", "#/components/schemas/LoanOfferWidget")
 	if got := refs(after["Widget"]); strings.Join(got, " ") != strings.Join(wantRefs, " ") {
 		t.Fatalf("Widget oneOf %v,\nwant %v", got, wantRefs)
 	}

@@ -3,7 +3,40 @@ package schema
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/convengine/engine/widgets"
 )
+
+var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// WidgetTypes are the host's widget types checked so far, whose types and tools the next may
+// not take again. The zero value is ready to use.
+type WidgetTypes struct{ types, tools map[string]bool }
+
+// CheckWidgetType reports why a host's widget type typ, called by the UI tool tool with
+// arguments of schema raw, cannot join seen, or nil once it has joined: typ must be a custom
+// type that is not taken, tool a tool name that no UI tool and no other widget has, and raw a
+// widget's schema ([Cache.CheckWidget]).
+func (c *Cache) CheckWidgetType(seen *WidgetTypes, typ, tool string, raw json.RawMessage) error {
+	switch {
+	case !widgets.ValidCustomType(typ):
+		return errors.New("the type must be 1 to 64 lower-case letters, digits or '_', and not a built-in type")
+	case seen.types[typ]:
+		return errors.New("the type is registered twice")
+	case !toolNamePattern.MatchString(tool) || widgets.IsUITool(tool) || seen.tools[tool]:
+		return fmt.Errorf("the tool %q is not a valid name, or is taken", tool)
+	}
+	if err := c.CheckWidget(raw); err != nil {
+		return err
+	}
+	if seen.types == nil {
+		seen.types, seen.tools = map[string]bool{}, map[string]bool{}
+	}
+	seen.types[typ], seen.tools[tool] = true, true
+	return nil
+}
 
 // CheckWidget reports why raw cannot be the schema of a host's widget type, or nil: it must be
 // a JSON Schema of "type": "object" that this package can check arguments against, without a

@@ -51,3 +51,25 @@ func TestWidgetFields(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckWidgetType(t *testing.T) {
+	var c schema.Cache
+	var seen schema.WidgetTypes
+	obj := json.RawMessage(`{"type":"object"}`)
+	for _, tc := range []struct{ typ, tool, schema, want string }{ // want "" means it joins
+		{"card", "show_card", `{"type":"object"}`, ""},
+		{"card", "show_card2", `{"type":"object"}`, "registered twice"},
+		{"Card", "show_Card", `{"type":"object"}`, "lower-case"},
+		{"stat", "show_stat2", `{"type":"object"}`, "built-in"},
+		{"chart", "show_card", `{"type":"object"}`, "is taken"},
+		{"chart", "show_stat", `{"type":"object"}`, "is taken"},
+		{"chart", "show chart", `{"type":"object"}`, "not a valid name"},
+		{"chart", "show_chart", `{"type":"string"}`, `"type": "object"`},
+		{"chart", "show_chart", string(obj), ""},
+	} {
+		err := c.CheckWidgetType(&seen, tc.typ, tc.tool, json.RawMessage(tc.schema))
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s %s: %v, want %q", tc.typ, tc.tool, err, tc.want)
+		}
+	}
+}

@@ -1,7 +1,8 @@
 // Package sessiontable holds what the engine's MemoryStore keeps: sessions in memory in the
 // order they were created, which is also the order they expire in, within bounds on their bytes
-// and on the sessions of each user ([Table]); and values bound to keys until a time, the
-// claims, bindings and actions' leases ([Leases]), whose expired entries go as new ones come.
+// and on the sessions of each user ([Table]); values bound to keys until a time, the claims,
+// bindings and actions' leases ([Leases]), whose expired entries go as new ones come; and the
+// claims and results of confirmed actions ([Actions]).
 package sessiontable
 
 import "time"

@@ -81,14 +81,14 @@ func NewWriter(w http.ResponseWriter, clock func() time.Time, writeTimeout time.
 	return s
 }
 
-// Start writes the start event.
-func (s *Writer) Start(turnID, conversationID string) error {
+// Start writes the start event, with the tenant's AI disclosure when it is not "".
+func (s *Writer) Start(turnID, conversationID, disclosure string) error {
 	s.mu.Lock()
 	if s.err != nil {
 		defer s.mu.Unlock()
 		return s.err
 	}
-	s.pending = AppendStart(s.header(eventStart), turnID, conversationID, "")
+	s.pending = AppendStart(s.header(eventStart), turnID, conversationID, disclosure)
 	return s.endUnlock(eventStart)
 }
 

@@ -27,7 +27,7 @@ func TestWriterEvents(t *testing.T) {
 			Theme: json.RawMessage("{\n  \"primary\": \"#0B5FFF\"\n}")}}
 	rec := httptest.NewRecorder()
 	w := NewWriter(rec, time.Now, 0, nil)
-	w.Start("t1", "c1")
+	w.Start("t1", "c1", "")
 	w.Status("Checking your balance", "get_balance")
 	w.Speak("Your balance is \"$1,234.56\".\n")
 	w.Widget(stat)
@@ -105,7 +105,7 @@ func TestKeepAlive(t *testing.T) {
 		rec := httptest.NewRecorder()
 		w := NewWriter(rec, time.Now, 0, nil)
 		stop := w.KeepAlive(15 * time.Second)
-		w.Start("t1", "c1")
+		w.Start("t1", "c1", "")
 		time.Sleep(14 * time.Second)
 		w.Speak("Still there.")
 		time.Sleep(29 * time.Second) // silent since 14 s: one ping, at 29 s
@@ -172,7 +172,7 @@ func TestWriterBatches(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &writeLog{h: http.Header{}}
 		w := NewWriter(l, time.Now, 0, nil)
-		w.Start("t1", "c1")
+		w.Start("t1", "c1", "")
 		w.Speak("One ") // the first delta: sent with start, before Speak returns
 		if got := l.names(); len(got) != 1 || got[0] != "start speak" {
 			t.Fatalf("writes %q; want start and the first delta in one", got)
@@ -215,7 +215,7 @@ func TestWriterFails(t *testing.T) {
 		l := &writeLog{h: http.Header{}, fail: true}
 		fails := 0
 		w := NewWriter(l, time.Now, 0, func() { fails++ })
-		w.Start("t1", "c1") // sent by the writer's goroutine
+		w.Start("t1", "c1", "") // sent by the writer's goroutine
 		synctest.Wait()
 		if fails != 1 {
 			t.Fatalf("onFail ran %d times; want once", fails)
