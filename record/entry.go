@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gowebpki/jcs"
+	"github.com/convengine/engine/internal/jsonenc"
 )
 
 // ChainID is the id of a conversation's chain: the lowercase hex of
@@ -81,7 +81,7 @@ func (h *Header) canonical() []byte {
 		b = append(b, '"')
 		b = append(b, name...)
 		b = append(b, `":`...)
-		b = appendJCSString(b, v)
+		b, _ = jsonenc.AppendCanonString(b, v) // valid UTF-8, checked above
 		b = append(b, ',')
 	}
 	b = append(b, '{')
@@ -107,35 +107,6 @@ func (h *Header) canonical() []byte {
 	return append(b, '}')
 }
 
-// appendJCSString appends s as an RFC 8785 string (section 3.2.2.2): '"' and '\\' escaped,
-// control characters as \b \t \n \f \r or \u00xx, everything else as it is.
-func appendJCSString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c >= 0x20:
-			b = append(b, c)
-		case c == '\b':
-			b = append(b, '\\', 'b')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\f':
-			b = append(b, '\\', 'f')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-	}
-	return append(b, '"')
-}
-
 // canonicalSlow is h's RFC 8785 form by the general transform: the reference canonical
 // follows, and the path of strings that are not valid UTF-8 (which encoding/json replaces).
 func (h *Header) canonicalSlow() []byte {
@@ -151,7 +122,7 @@ func (h *Header) canonicalSlow() []byte {
 }
 
 func canonical(raw []byte) ([]byte, error) {
-	c, err := jcs.Transform(raw)
+	c, err := jsonenc.Canonicalize(raw)
 	if err != nil {
 		return nil, fmt.Errorf("canonicalising: %w", err)
 	}

@@ -132,6 +132,10 @@ func canonObject(dec *json.Decoder, b []byte, depth int) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// AppendCanonString appends s as RFC 8785 writes a string, for a canonical form written
+// directly (the conversation record's entry headers); s must be valid UTF-8.
+func AppendCanonString(b []byte, s string) ([]byte, error) { return canonString(b, s) }
+
 // canonString writes s with the escapes of RFC 8785 section 3.2.2.2: \" \\ \b \f \n \r \t,
 // other control characters as \u00xx, everything else as it is.
 func canonString(b []byte, s string) ([]byte, error) {
