@@ -83,8 +83,9 @@ type turnRequest struct {
 	unclear  bool
 	heard    bool
 	wav      []byte
-	pcm      []int16
-	turnID   string
+	pcm       []int16
+	listening Listening
+	turnID    string
 	deadline time.Time
 }
 
