@@ -140,3 +140,22 @@ func (e *Engine) hearPCM(ctx context.Context, t *turn, pcm []int16, listening Li
 	}
 	return nil
 }
+
+// Listen starts hearing c's next utterance while it is spoken, in locale ("" is the tenant's),
+// when the Config.Transcriber is a [StreamingTranscriber]: for a transport that streams audio,
+// which writes it as it comes and hands it to the turn ([TurnInput].Listening). It is nil, nil
+// when the transcriber does not stream. ctx bounds the utterance.
+func (e *Engine) Listen(ctx context.Context, c *Caller, locale string) (Listening, error) {
+	st, ok := e.transcriber.(StreamingTranscriber)
+	if !ok || c == nil {
+		return nil, nil
+	}
+	t, err := e.tenant(ctx, c.EngineKey, c.RequestID)
+	if err != nil {
+		return nil, err
+	}
+	if locale == "" {
+		locale = t.Locale
+	}
+	return st.Listen(ctx, t, inputSampleRate, locale)
+}
