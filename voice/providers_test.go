@@ -9,10 +9,27 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/deepgram"
 	"github.com/convengine/engine/deepgram/deepgramtest"
+	"github.com/convengine/engine/elevenlabs"
+	"github.com/convengine/engine/elevenlabs/elevenlabstest"
 	"github.com/convengine/engine/enginetest"
 )
 
-const deepgramKey = "dg-voice-test-key"
+const (
+	deepgramKey   = "dg-voice-test-key"
+	elevenlabsKey = "xi-voice-test-key"
+)
+
+// elevenlabsSynth speaks with ElevenLabs' stand-in.
+func elevenlabsSynth(t *testing.T) (*elevenlabs.Synthesizer, *elevenlabstest.Server) {
+	t.Helper()
+	srv := elevenlabstest.New(elevenlabsKey)
+	t.Cleanup(srv.Close)
+	s, err := elevenlabs.New(&elevenlabs.Options{APIKey: elevenlabsKey, BaseURL: srv.URL, ReadTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, srv
+}
 
 // deepgramHarness serves the voice socket with Deepgram's stand-in as its recogniser.
 func deepgramHarness(t *testing.T, dg *deepgramtest.Server, synth engine.Synthesizer) *harness {
@@ -27,8 +44,9 @@ func deepgramHarness(t *testing.T, dg *deepgramtest.Server, synth engine.Synthes
 	return h
 }
 
-// The voice socket hears the user with Deepgram's live API while they speak: the stand-in's
-// final result is the turn's transcript. When the live connection fails in any of the ways a
+// The voice socket hears the user with Deepgram's live API while they speak, and answers with
+// ElevenLabs' voice: the Deepgram stand-in's final result is the turn's transcript, the
+// ElevenLabs stand-in's audio the answer's. When the live connection fails in any of the ways a
 // provider's does, the utterance is heard by the pre-recorded API instead, and the user is
 // answered all the same; when that fails too, the user is told transcriber_unavailable.
 func TestStreamDeepgram(t *testing.T) {
@@ -53,7 +71,8 @@ func TestStreamDeepgram(t *testing.T) {
 			dg.Fault, dg.Status = tc.fault, tc.status
 			live := false
 			dg.Hear = func([]int16, int) string { return "what is my balance" }
-			h := deepgramHarness(t, dg, &fakeSynthesizer{Rate: 22050, Seconds: 0.2})
+			synth, xi := elevenlabsSynth(t)
+			h := deepgramHarness(t, dg, synth)
 			c := h.dial(t, headers())
 			c.sendAudio(voiced(16000), nil)
 			c.sendAudio(make([]int16, 3200), nil)
@@ -66,8 +85,15 @@ func TestStreamDeepgram(t *testing.T) {
 				return
 			}
 			r := c.turn()
-			if r.transcript != tc.want || len(r.audio) == 0 {
-				t.Errorf("heard %q with %d samples of answer, want %q", r.transcript, len(r.audio), tc.want)
+			if r.transcript != tc.want || r.sampleRate != elevenlabs.SampleRate {
+				t.Errorf("heard %q, answered at %d Hz, want %q", r.transcript, r.sampleRate, tc.want)
+			}
+			said := 0
+			for _, text := range xi.Texts() {
+				said += len(elevenlabstest.Tone(len([]rune(text)))) / 2
+			}
+			if said == 0 || len(r.audio) != said {
+				t.Errorf("%d samples of answer, want the %d ElevenLabs spoke for %q", len(r.audio), said, xi.Texts())
 			}
 			prerecorded := 0
 			for _, q := range dg.Queries() {

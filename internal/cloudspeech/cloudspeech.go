@@ -11,7 +11,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ErrRefused is wrapped by the error of a provider that answered with an HTTP error status.
@@ -137,4 +140,80 @@ func (c *cancelOnClose) Close() error {
 	err := c.ReadCloser.Close()
 	c.cancel()
 	return err
+}
+
+// ErrStalled is the error of a streamed answer that sent nothing for its idle time-out.
+var ErrStalled = errors.New("the provider sent nothing for too long")
+
+// IdleBody returns body read with a time-out on each read: a provider that sends nothing for
+// idle has the read fail with ErrStalled, and cancel is called to abandon its request.
+// At most max bytes are read; more is an error.
+func IdleBody(body io.ReadCloser, cancel func(), idle time.Duration, max int64) io.ReadCloser {
+	b := &idleBody{body: body, cancel: cancel, left: max}
+	b.timer = time.AfterFunc(idle, func() { b.stalled.Store(true); cancel() })
+	b.idle = idle
+	return b
+}
+
+type idleBody struct {
+	body    io.ReadCloser
+	cancel  func()
+	timer   *time.Timer
+	idle    time.Duration
+	left    int64
+	stalled atomic.Bool
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errors.New("the provider's audio is longer than its bound")
+	}
+	p = p[:min(int64(len(p)), b.left)]
+	n, err := b.body.Read(p)
+	b.left -= int64(n)
+	if b.stalled.Load() {
+		return n, ErrStalled
+	}
+	b.timer.Reset(b.idle)
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	b.timer.Stop()
+	err := b.body.Close()
+	b.cancel()
+	return err
+}
+
+// Pieces cuts text into pieces of at most limit characters, at sentence ends where it can, else
+// at spaces, else anywhere: for a provider that takes at most limit characters a request.
+func Pieces(text string, limit int) []string {
+	var out []string
+	for utf8.RuneCountInString(text) > limit {
+		r := []rune(text)
+		cut := -1
+		for i := limit - 1; i > 0; i-- {
+			if strings.ContainsRune(".!?。", r[i-1]) && unicode.IsSpace(r[i]) {
+				cut = i
+				break
+			}
+		}
+		if cut < 0 {
+			for i := limit; i > 0; i-- {
+				if unicode.IsSpace(r[i]) {
+					cut = i
+					break
+				}
+			}
+		}
+		if cut <= 0 {
+			cut = limit
+		}
+		out = append(out, string(r[:cut]))
+		text = strings.TrimLeftFunc(string(r[cut:]), unicode.IsSpace)
+	}
+	if strings.TrimSpace(text) != "" {
+		out = append(out, text)
+	}
+	return out
 }
