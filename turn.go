@@ -80,13 +80,13 @@ type turnRequest struct {
 	// speech the transcriber did not understand; heard, a transcript that came from audio;
 	// wav and pcm, audio to transcribe (Engine.Turn's); turnID, the turn's id when chosen before;
 	// deadline, the turn's when it started before its body was read.
-	unclear  bool
-	heard    bool
-	wav      []byte
+	unclear   bool
+	heard     bool
+	wav       []byte
 	pcm       []int16
 	listening Listening
 	turnID    string
-	deadline time.Time
+	deadline  time.Time
 }
 
 type historyMessage struct {

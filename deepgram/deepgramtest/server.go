@@ -269,6 +269,6 @@ func (s *Server) prerecorded(w http.ResponseWriter, r *http.Request, rate int) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{
 		"metadata": map[string]any{"request_id": "b6d5d0a4-0000-4000-8000-000000000000", "duration": float64(len(body)/2) / float64(rate), "channels": 1},
-		"results": map[string]any{"channels": []map[string]any{{"alternatives": []map[string]any{{"transcript": text, "confidence": 0.98}}}}},
+		"results":  map[string]any{"channels": []map[string]any{{"alternatives": []map[string]any{{"transcript": text, "confidence": 0.98}}}}},
 	})
 }
