@@ -68,12 +68,15 @@ const (
 	// out of tokens or a user out of turns has no audio transcribed for a turn that would be
 	// refused).
 	WorkTranscription
+	// WorkListening is an utterance heard by a recogniser's stream ([StreamingTranscriber])
+	// while it is spoken: its Hold, and no rate limit, since its turn counts one.
+	WorkListening
 )
 
 // Work is what [Engine.Admit] admits.
 type Work struct {
 	Kind WorkKind
-	// Hold is a transport's bound on what it keeps open, for WorkConnection.
+	// Hold is a transport's bound on what it keeps open, for WorkConnection and WorkListening.
 	Hold *Hold
 	// Claim, when not nil, runs once the slots are held and before the rate limits: an error
 	// refuses the work, and the slots are given back. A stream ticket's single use.
@@ -189,7 +192,7 @@ func (a *Admission) settle(ctx context.Context, spent Spend) { a.e.settle(ctx, a
 // admit runs the stages of admission for req's work w, in order, and returns what it holds;
 // on a refusal nothing stays held.
 func (e *Engine) admit(ctx context.Context, req *request, w Work) (*Admission, *Problem) {
-	if req.user == "" && (w.Kind == WorkConnection || w.Kind == WorkSynthesis || w.Kind == WorkTranscription || req.Tenant.Limits.UserPerMinute > 0) {
+	if req.user == "" && (w.Kind == WorkConnection || w.Kind == WorkListening || w.Kind == WorkSynthesis || w.Kind == WorkTranscription || req.Tenant.Limits.UserPerMinute > 0) {
 		req.user = e.limits.userBucket(req.Tenant.Key, req.UserToken) // the user's slots and bucket
 	}
 	a := &Admission{e: e, req: req, kind: w.Kind, release: func() {}}
@@ -229,7 +232,7 @@ func (e *Engine) takeSlots(ctx context.Context, req *request, w Work, a *Admissi
 		h = e.syntheses
 	case WorkTranscription:
 		h = e.transcriptions
-	case WorkConnection:
+	case WorkConnection, WorkListening:
 		if h == nil {
 			return newProblem(http.StatusInternalServerError, CodeInternal, "the connection's admission names no hold")
 		}
@@ -288,7 +291,7 @@ func (p *Problem) WithRetryAfter(d time.Duration) *Problem {
 // process's own buckets: rate limits protect capacity, and an outage of their store should not
 // stop every request.
 func (e *Engine) rateLimit(ctx context.Context, req *request, kind WorkKind) *Problem {
-	if kind == WorkTranscription {
+	if kind == WorkTranscription || kind == WorkListening {
 		return nil
 	}
 	l := req.Tenant.Limits

@@ -92,6 +92,10 @@ type TurnInput struct {
 	// understood makes a turn that says so. The turn is done with the samples once it has
 	// yielded its first event or error.
 	Samples []int16
+	// Listening, with Samples, is their streaming recognition ([StreamingTranscriber]): the
+	// turn takes its transcript from Finish, transcribes Samples only when that fails, and
+	// closes it.
+	Listening Listening
 	// TurnID names the turn, for a transport that speaks of it before it starts (a cancel while
 	// its audio is transcribed): a UUID. Empty means a new one.
 	TurnID string
@@ -271,7 +275,7 @@ func (in *TurnInput) body() (*turnRequest, *Problem) {
 		case len(in.Samples) > maxInputSeconds*inputSampleRate:
 			return nil, invalidField("samples", fmt.Sprintf("hold more than %d seconds of audio", maxInputSeconds))
 		}
-		b.pcm = in.Samples
+		b.pcm, b.listening = in.Samples, in.Listening
 	}
 	if in.TurnID != "" {
 		if _, err := uuid.Parse(in.TurnID); err != nil || len(in.TurnID) != 36 {

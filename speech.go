@@ -57,3 +57,29 @@ type VoiceChooser interface {
 type TenantTranscriber interface {
 	TranscribeFor(ctx context.Context, t *Tenant, pcm []int16, rate int, locale string) (string, error)
 }
+
+// A StreamingTranscriber is a [Transcriber] that hears an utterance while it is spoken, as the
+// live APIs of cloud recognisers do: a transport (package voice) starts a [Listening] when the
+// user starts speaking, writes the audio as it arrives and hands it to the turn
+// ([TurnInput].Listening), whose transcript is then ready at the end of speech rather than a
+// recognition later. Transcribe still serves audio that comes whole. Listen is called from
+// many goroutines at once; ctx bounds the whole utterance.
+type StreamingTranscriber interface {
+	Transcriber
+	Listen(ctx context.Context, t *Tenant, rate int, locale string) (Listening, error)
+}
+
+// Listening is one utterance being heard by a [StreamingTranscriber]. Write, Heard and Finish
+// are called from one goroutine at a time, in that order; Close at any time, more than once.
+type Listening interface {
+	// Write sends samples (16-bit mono at the Listen rate) without waiting for the provider;
+	// it copies them.
+	Write(pcm []int16) error
+	// Heard is the provider's hypothesis so far and whether its endpointing found the end of
+	// the utterance.
+	Heard() (text string, ended bool)
+	// Finish ends the audio and returns the final transcript, with the errors of Transcribe.
+	Finish(ctx context.Context) (string, error)
+	// Close lets the provider's connection go.
+	Close() error
+}

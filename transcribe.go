@@ -26,7 +26,10 @@ const (
 // problem. The transcription holds one of Config.MaxConcurrentTranscriptions and one of the
 // user's Config.MaxTranscriptionsPerUser while it runs; without a free one, the problem is
 // overloaded or rate_limited.
-func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale string) (string, *Problem) {
+func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, listening Listening, locale string) (string, *Problem) {
+	if listening != nil {
+		defer listening.Close()
+	}
 	if e.transcriber == nil {
 		return "", newProblem(http.StatusServiceUnavailable, CodeTranscriberUnavailable, "this engine has no speech recognition; send a transcript")
 	}
@@ -58,9 +61,19 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 	defer admission.Release()
 	defer admission.settle(ctx, Spend{Tenant: req.Tenant, User: spend.User, SpeechSeconds: seconds})
 	start := e.now()
-	if tt, ok := e.transcriber.(TenantTranscriber); ok {
+	if listening != nil {
+		// What was heard while it was spoken; the recording is transcribed when that failed.
+		text, err = listening.Finish(ctx)
+		if err != nil && ctx.Err() == nil && !errors.Is(err, ErrNotUnderstood) && !errors.Is(err, ErrUnsupportedLocale) {
+			e.log.WarnContext(ctx, "streaming recognition failed; transcribing the recording", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+			listening = nil
+		}
+	}
+	switch tt, ok := e.transcriber.(TenantTranscriber); {
+	case listening != nil:
+	case ok:
 		text, err = tt.TranscribeFor(ctx, req.Tenant, pcm, inputSampleRate, locale)
-	} else {
+	default:
 		text, err = e.transcriber.Transcribe(ctx, pcm, inputSampleRate, locale)
 	}
 	ev := e.speechEvent(req)
@@ -91,7 +104,7 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, locale str
 // starts.
 func (e *Engine) hearTurn(ctx context.Context, t *turn, b *turnRequest) *Problem {
 	if b.pcm != nil {
-		return e.hearPCM(ctx, t, b.pcm)
+		return e.hearPCM(ctx, t, b.pcm, b.listening)
 	}
 	if b.AudioBase64 == nil && b.wav == nil {
 		return nil
@@ -110,12 +123,12 @@ func (e *Engine) hearTurn(ctx context.Context, t *turn, b *turnRequest) *Problem
 	if err != nil {
 		return newProblem(http.StatusUnprocessableEntity, CodeInvalidAudio, strings.TrimPrefix(err.Error(), audio.ErrInvalid.Error()+": "))
 	}
-	return e.hearPCM(ctx, t, pcm)
+	return e.hearPCM(ctx, t, pcm, nil)
 }
 
 // hearPCM transcribes a turn's speech; the record keeps its length and hash.
-func (e *Engine) hearPCM(ctx context.Context, t *turn, pcm []int16) *Problem {
-	text, p := e.hear(ctx, t.req, pcm, t.locale)
+func (e *Engine) hearPCM(ctx context.Context, t *turn, pcm []int16, listening Listening) *Problem {
+	text, p := e.hear(ctx, t.req, pcm, listening, t.locale)
 	if p != nil {
 		return p
 	}
@@ -126,4 +139,23 @@ func (e *Engine) hearPCM(ctx context.Context, t *turn, pcm []int16) *Problem {
 		t.audio = &HeardAudio{Seconds: float64(len(pcm)) / inputSampleRate, SHA256: hex.EncodeToString(h.Sum(nil))}
 	}
 	return nil
+}
+
+// Listen starts hearing c's next utterance while it is spoken, in locale ("" is the tenant's),
+// when the Config.Transcriber is a [StreamingTranscriber]: for a transport that streams audio,
+// which writes it as it comes and hands it to the turn ([TurnInput].Listening). It is nil, nil
+// when the transcriber does not stream. ctx bounds the utterance.
+func (e *Engine) Listen(ctx context.Context, c *Caller, locale string) (Listening, error) {
+	st, ok := e.transcriber.(StreamingTranscriber)
+	if !ok || c == nil {
+		return nil, nil
+	}
+	t, err := e.tenant(ctx, c.EngineKey, c.RequestID)
+	if err != nil {
+		return nil, err
+	}
+	if locale == "" {
+		locale = t.Locale
+	}
+	return st.Listen(ctx, t, inputSampleRate, locale)
 }

@@ -69,12 +69,13 @@ var _ turnSink = (*sse.Writer)(nil)
 // read.
 type turnRequest struct {
 	body.Turn
-	unclear  bool
-	heard    bool
-	wav      []byte
-	pcm      []int16
-	turnID   string
-	deadline time.Time
+	unclear   bool
+	heard     bool
+	wav       []byte
+	pcm       []int16
+	listening Listening
+	turnID    string
+	deadline  time.Time
 }
 
 // turn is one run of POST /engine: what was asked and what has been answered so far.

@@ -423,8 +423,9 @@ func (c *voiceConn) onEndOfSpeech() bool {
 	}
 	pcm, held := c.pcm, c.pcmHeld
 	c.pcm, c.pcmHeld = nil, 0
+	listening, listenAdmission := c.speech.takeListening()
 	c.speech.reset()
-	return c.startTurn(pcm, held, "")
+	return c.startTurn(voiceTurn{pcm: pcm, held: held, listening: listening, listenAdmission: listenAdmission})
 }
 
 func (c *voiceConn) onText(m *clientMessage) bool {
@@ -443,7 +444,7 @@ func (c *voiceConn) onText(m *clientMessage) bool {
 	}
 	c.dropPCM()
 	c.refused, c.endedByEngine = false, false
-	return c.startTurn(nil, 0, text)
+	return c.startTurn(voiceTurn{text: text})
 }
 
 // stopTurn cancels the running turn, if any, and waits until it stopped: model, tools and
@@ -467,13 +468,17 @@ func (c *voiceConn) stopTurn() string {
 // answered with an error message (rate_limited, overloaded) and the socket stays. held is the
 // share of Options.AudioMemory that pcm holds, given back once it is transcribed. It returns
 // false when the client is to be dropped.
-func (c *voiceConn) startTurn(pcm []int16, held int64, text string) bool {
+func (c *voiceConn) startTurn(in voiceTurn) bool {
 	if c.turn != nil {
 		<-c.turn.done // it ended; what it wrote (the history) is visible from here on
 	}
 	admission, err := c.e.Admit(c.turnsCtx, c.caller, engine.Work{Kind: engine.WorkTurn})
 	if err != nil {
-		c.s.audioMemory.Give(held)
+		c.s.audioMemory.Give(in.held)
+		if in.listening != nil {
+			in.listening.Close()
+			in.listenAdmission.Release()
+		}
 		p := problemOf(err)
 		return c.trySend(errorMessage("", p.Code, p.Detail, p.Retryable))
 	}
@@ -481,8 +486,7 @@ func (c *voiceConn) startTurn(pcm []int16, held int64, text string) bool {
 	rt := &runningTurn{id: uuid.NewString(), cancel: cancel, done: make(chan struct{})}
 	c.turn = rt
 	c.turns++
-	in := voiceTurn{id: rt.id, pcm: pcm, held: held, text: text, context: c.context, conversationID: c.conversationID,
-		history: slices.Clone(c.history), admission: admission}
+	in.id, in.context, in.conversationID, in.history, in.admission = rt.id, c.context, c.conversationID, slices.Clone(c.history), admission
 	c.busy.Store(true)
 	go func() {
 		defer close(rt.done)
@@ -526,6 +530,9 @@ type voiceTurn struct {
 	conversationID string
 	history        []engine.Message
 	admission      *engine.Admission
+	// listening heard pcm while it was spoken; listenAdmission holds its connection.
+	listening       engine.Listening
+	listenAdmission *engine.Admission
 }
 
 // Messages of a conversation the socket keeps: at most maxHistory, each at most maxMessageLen
@@ -575,13 +582,18 @@ func (c *voiceConn) runTurn(ctx context.Context, in voiceTurn, answered *atomic.
 	input.TurnID = in.id
 	input.Admission = in.admission
 	if in.pcm != nil {
-		input.Samples = in.pcm
+		input.Samples, input.Listening = in.pcm, in.listening
 	} else {
 		input.Transcript = in.text
 	}
 	samples := len(in.pcm)
 	// The engine is done with the samples once the turn has started or failed to.
 	freeAudio := func() {
+		if in.listening != nil {
+			in.listening.Close()
+			in.listenAdmission.Release()
+			in.listening = nil
+		}
 		if in.pcm != nil {
 			putPCM(in.pcm)
 			c.s.audioMemory.Give(in.held)

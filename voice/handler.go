@@ -12,6 +12,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -75,6 +76,15 @@ type Options struct {
 	// if the client had sent end_of_speech: a client may then stream its microphone without
 	// detecting the end itself. Zero: only the client ends utterances.
 	EndOfSpeech time.Duration
+	// MaxListening bounds the utterances heard at once by a streaming recogniser (an
+	// [engine.StreamingTranscriber]), each a connection to its provider: default MaxSockets.
+	// One past it is transcribed after its end of speech, as with a recogniser that does not
+	// stream.
+	MaxListening int
+	// RecognizerEndOfSpeech lets a streaming recogniser's endpointing end utterances too
+	// (Deepgram's speech_final and UtteranceEnd), besides the engine's detector and the
+	// client.
+	RecognizerEndOfSpeech bool
 }
 
 // withDefaults returns the options with zero values replaced.
@@ -119,11 +129,14 @@ func (o *Options) withDefaults() (Options, error) {
 // Server serves the voice socket of one engine. Make one with [New]; it is safe for
 // concurrent use.
 type Server struct {
-	e           *engine.Engine
-	opts        Options
-	streams     streamRegistry
-	sockets     *engine.Hold // the process's and each user's sockets, taken by the engine's admission
-	audioMemory *bound.Budget
+	e         *engine.Engine
+	opts      Options
+	streams   streamRegistry
+	sockets   *engine.Hold // the process's and each user's sockets, taken by the engine's admission
+	listening *engine.Hold // connections to a streaming recogniser
+	// notStreaming is set once the engine's recogniser was found not to stream.
+	notStreaming atomic.Bool
+	audioMemory  *bound.Budget
 }
 
 // New returns the voice socket of e, configured by opts (nil: the defaults). It registers with
@@ -139,6 +152,11 @@ func New(e *engine.Engine, opts *Options) (*Server, error) {
 	}
 	s := &Server{e: e, opts: o, sockets: engine.NewHold(engine.BoundSockets, "voice sockets", maxSockets, 0, o.MaxSocketsPerUser),
 		audioMemory: &bound.Budget{Limit: o.AudioMemory}}
+	maxListening := o.MaxListening
+	if maxListening == 0 {
+		maxListening = maxSockets
+	}
+	s.listening = engine.NewHold("recognizer_streams", "utterances heard while spoken", maxListening, 0, o.MaxSocketsPerUser)
 	e.OnShutdown(s.Shutdown)
 	return s, nil
 }

@@ -236,7 +236,10 @@ func serverOf(cfg *config, vt *voiceTimer) (http.Handler, func(), error) {
 		rand.Read(key)
 		// The turn's log line is formatted as in production; where it goes is not measured.
 		log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
-		transcriber, synthesizer := benchSpeech(cfg)
+		transcriber, synthesizer, err := benchSpeech(cfg)
+		if err != nil {
+			return nil, nop, err
+		}
 		obs := &engine.Observer{Socket: vt.socket}
 		var meter *usage.Meter
 		if cfg.usage {

@@ -21,6 +21,11 @@ type voiceFlags struct {
 	sentences       int
 	// hold is how long an idle operation holds its socket.
 	hold time.Duration
+	// recognizer is the -local engine's recogniser: "bench", or Deepgram's stand-in heard
+	// live ("deepgram") or after the end of speech ("deepgram-batch"), answering after
+	// recognizerFinal (the final after Finalize) or recognizerBatch (a pre-recorded request).
+	recognizer                       string
+	recognizerFinal, recognizerBatch time.Duration
 }
 
 func (v *voiceFlags) addFlags(fs *flag.FlagSet) {
@@ -30,9 +35,15 @@ func (v *voiceFlags) addFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&v.synthDelay, "synth-delay", 0, "-local: the bench synthesizer's delay per sentence")
 	fs.IntVar(&v.sentences, "sentences", 0, "-local: sentences of the model's answer (0: one, without a full stop, spoken when the answer ends)")
 	fs.DurationVar(&v.hold, "hold", time.Second, "idle: how long one operation holds the socket, idle")
+	fs.StringVar(&v.recognizer, "recognizer", "bench", "-local voice: the engine's recogniser: bench, deepgram (Deepgram's stand-in, live while the user speaks) or deepgram-batch (the same, pre-recorded after the end of speech)")
+	fs.DurationVar(&v.recognizerFinal, "recognizer-final", 50*time.Millisecond, "-local voice: how long Deepgram's stand-in takes to send the final result after Finalize")
+	fs.DurationVar(&v.recognizerBatch, "recognizer-batch", 500*time.Millisecond, "-local voice: how long Deepgram's stand-in takes to answer a pre-recorded request")
 }
 
 func (v *voiceFlags) check() error {
+	if v.recognizer != "bench" && v.recognizer != "deepgram" && v.recognizer != "deepgram-batch" {
+		return errors.New("-recognizer must be bench, deepgram or deepgram-batch")
+	}
 	if v.utterance <= 0 || v.hold <= 0 || v.transcribeDelay < 0 || v.synthDelay < 0 || v.sentences < 0 {
 		return errors.New("-utterance and -hold must be positive; -transcribe-delay, -synth-delay and -sentences cannot be negative")
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/deepgram"
+	"github.com/convengine/engine/deepgram/deepgramtest"
 	"github.com/convengine/engine/enginetest"
 )
 
@@ -18,10 +20,27 @@ const benchTranscript = "what is my balance"
 
 // benchSpeech returns the speech of a -local engine: a transcriber that hears benchTranscript
 // and a synthesizer of one second of audio per sentence, after the configured delays.
-func benchSpeech(cfg *config) (engine.Transcriber, engine.Synthesizer) {
-	return &enginetest.BenchTranscriber{Transcript: benchTranscript, Delay: cfg.transcribeDelay},
-		&enginetest.BenchSynthesizer{Delay: cfg.synthDelay}
+func benchSpeech(cfg *config) (engine.Transcriber, engine.Synthesizer, error) {
+	synth := &enginetest.BenchSynthesizer{Delay: cfg.synthDelay}
+	if cfg.recognizer == "bench" || cfg.recognizer == "" {
+		return &enginetest.BenchTranscriber{Transcript: benchTranscript, Delay: cfg.transcribeDelay}, synth, nil
+	}
+	// Deepgram's stand-in, in this process, for the life of the process.
+	dg := deepgramtest.New("bench-key")
+	dg.Hear = func([]int16, int) string { return benchTranscript }
+	dg.FinalLatency, dg.PrerecordedLatency = cfg.recognizerFinal, cfg.recognizerBatch
+	tr, err := deepgram.New(&deepgram.Options{APIKey: "bench-key", BaseURL: dg.URL})
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.recognizer == "deepgram-batch" {
+		return batchOnly{tr}, synth, nil
+	}
+	return tr, synth, nil
 }
+
+// batchOnly hides a recogniser's streaming: utterances are heard after their end.
+type batchOnly struct{ engine.Transcriber }
 
 // benchModel returns the bench model of a -local engine.
 func benchModel(cfg *config) *enginetest.BenchModel {
