@@ -87,6 +87,7 @@ done <<'TARGETS'
 ./audio FuzzDecodeWAV
 ./internal/verbalize FuzzCutSentences
 ./widgets FuzzDecode
+./record FuzzVerifyExport
 ./httptools FuzzParse
 ./intent FuzzMatch
 ./intent FuzzTemplate
