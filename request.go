@@ -9,8 +9,6 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/convengine/engine/internal/headers"
 	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/response"
@@ -153,7 +151,7 @@ func (e *Engine) readCaller(r *http.Request) (*request, *Problem) {
 // readIdentified is readCaller for a host's Config.Identify: the host names the tenant, the
 // user's token and the environment; the request id is the header's, if any.
 func (e *Engine) readIdentified(r *http.Request) (*request, *Problem) {
-	req := &request{ID: newRequestID("")}
+	req := &request{ID: headers.NewRequestID("")}
 	given := len(r.Header.Values(HeaderRequestID)) > 0
 	if given {
 		var p *Problem
@@ -163,7 +161,7 @@ func (e *Engine) readIdentified(r *http.Request) (*request, *Problem) {
 	}
 	id, err := e.identifyHook(r)
 	if !given && err == nil && id.Environment == EnvStaging {
-		req.ID = newRequestID(EnvStaging)
+		req.ID = headers.NewRequestID(EnvStaging)
 	}
 	if err != nil {
 		if p, ok := errors.AsType[*Problem](err); ok {
@@ -174,16 +172,6 @@ func (e *Engine) readIdentified(r *http.Request) (*request, *Problem) {
 	}
 	req.userID = id.UserID
 	return req, e.identify(r.Context(), req, id.EngineKey, id.Environment, id.UserToken, &hostNames)
-}
-
-// newRequestID makes the id of a request that came without one: a UUID after the prefix of
-// environment env ("" is production), as a client's X-Request-ID would carry, so that the
-// backend's logs tell the environments apart whoever made the id.
-func newRequestID(env string) string {
-	if env == EnvStaging {
-		return "stg-" + uuid.NewString()
-	}
-	return "prod-" + uuid.NewString()
 }
 
 // readRequest checks the common headers of r, admits its work of kind, and decodes its JSON body, which may not be
