@@ -10,13 +10,9 @@ import (
 	"github.com/convengine/engine/internal/token"
 )
 
-// What a transport uses besides [Engine.Turn], [Engine.Execute], [Engine.Synthesize] and
-// [Engine.CreateSession]. A transport is a package that speaks a wire protocol and runs the
-// engine's turns through its exported API: package voice (the voice socket), package agui, or a
-// host's own (a telephony bridge). It reads its callers as the engine's handlers do
-// ([Engine.CallerFromRequest], tickets), is wrapped as they are ([Engine.Route]), admits its
-// work through the engine's admission ([Engine.Admit], [Engine.Overloaded]) and goes when the
-// engine shuts down ([Engine.OnShutdown]).
+// What a transport (package voice, package agui, a host's telephony bridge) uses besides the
+// in-process API and the admission ([Engine.Admit], [Engine.Overloaded]): the package's
+// overview says what one is.
 
 // Route wraps a transport's handler as the engine's own are wrapped: the response carries
 // Engine-Version and the request's valid X-Request-ID, the Observer's Request hook sees it
