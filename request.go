@@ -38,9 +38,7 @@ const (
 	HeaderActionToken     = "Engine-Action-Token"
 )
 
-const (
-	maxUserToken = 8192
-)
+const maxUserToken = 8192
 
 // request is what the common headers established about an incoming request.
 type request struct {
@@ -72,13 +70,6 @@ func (r *request) sessionID() string {
 func (r *request) toolEnv() *ToolEnv {
 	return &ToolEnv{Tenant: r.Tenant, Environment: r.Environment, UserToken: r.UserToken,
 		RequestID: r.ID, Forward: r.Forward, Metadata: r.Metadata}
-}
-
-// readHeaders reads everything the headers of r say, then admits the request
-// (WorkRequest): what the routes that hold nothing ask.
-func (e *Engine) readHeaders(r *http.Request) (*request, *Problem) {
-	req, _, p := e.readAdmitted(r, true, WorkRequest)
-	return req, p
 }
 
 // readAdmitted reads the headers of r, then admits its work of kind, right after them as
@@ -276,7 +267,7 @@ func (e *Engine) route(method, path string, h http.Handler) http.Handler {
 }
 
 // validRequestID returns the request's id when it is well formed, to echo and log it outside
-// readHeaders; "" when it is not.
+// readAllHeaders; "" when it is not.
 func (e *Engine) validRequestID(r *http.Request) string {
 	id, p := requestID(r.Header, e.hostChoosesEnvironment())
 	if p != nil {
@@ -392,7 +383,7 @@ func (e *Engine) callerTenant(ctx context.Context, key, id, what string) (*Tenan
 	case errors.Is(err, ErrUnknownTenant):
 		return nil, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the "+what+" is not known")
 	case errors.Is(err, errInvalidTenant):
-		return nil, invalidTenant()
+		return nil, newProblem(http.StatusInternalServerError, CodeInternal, "the tenant's configuration is invalid; the failure is logged")
 	case err != nil:
 		e.log.ErrorContext(ctx, "tenant lookup failed", "requestId", id, "err", err)
 		return nil, newProblem(http.StatusServiceUnavailable, CodeTenantUnavailable, "the tenant could not be looked up; try again")

@@ -33,7 +33,7 @@ func (e *Engine) ResumeHandler() http.Handler {
 }
 
 func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
-	req, p := e.readHeaders(r)
+	req, _, p := e.readAdmitted(r, true, WorkRequest)
 	if p != nil {
 		writeProblem(w, p, req.idOrEmpty())
 		return

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -312,11 +311,6 @@ func (e *Engine) tenant(ctx context.Context, key, requestID string) (*Tenant, er
 		return nil, fmt.Errorf("%w: %w", errInvalidTenant, err)
 	}
 	return t, nil
-}
-
-// invalidTenant is the problem of a request whose tenant fails [Tenant.Validate].
-func invalidTenant() *Problem {
-	return newProblem(http.StatusInternalServerError, CodeInternal, "the tenant's configuration is invalid; the failure is logged")
 }
 
 // StaticTenants is a [TenantStore] over a fixed set of tenants, such as those of a tenants file.
