@@ -299,11 +299,11 @@ func (e *Engine) rateLimit(ctx context.Context, req *request, kind WorkKind) *Pr
 	limits := buf[:0]
 	if l.UserPerMinute > 0 {
 		limits = append(limits, RateLimit{Tenant: req.Tenant.Key, User: req.user,
-			PerMinute: l.UserPerMinute, Burst: burstOf(l.UserPerMinute, l.UserBurst)})
+			PerMinute: l.UserPerMinute, Burst: bound.Burst(l.UserPerMinute, l.UserBurst)})
 	}
 	if l.TenantPerMinute > 0 {
 		limits = append(limits, RateLimit{Tenant: req.Tenant.Key, PerMinute: l.TenantPerMinute,
-			Burst: burstOf(l.TenantPerMinute, l.TenantBurst)})
+			Burst: bound.Burst(l.TenantPerMinute, l.TenantBurst)})
 	}
 	return e.takeFromBuckets(ctx, req, limits)
 }
@@ -340,14 +340,6 @@ func (e *Engine) Overloaded(ctx context.Context, c *Caller, bound, detail string
 	p := e.overloaded(ctx, bound, req, detail)
 	p.RequestID = c.RequestID
 	return p
-}
-
-// burstOf returns the burst of a bucket: burst, or a tenth of perMinute, at least 1.
-func burstOf(perMinute, burst int) int {
-	if burst > 0 {
-		return burst
-	}
-	return max(1, perMinute/10)
 }
 
 // The engine key is public and any X-Token is accepted, so whatever a stranger can start is

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/convengine/engine/internal/prompt"
+	"github.com/convengine/engine/internal/tenantrule"
 )
 
 // A Budget holds tenants to the spending limits of their [Limits] (TokensPerDay,
@@ -164,7 +165,7 @@ func (e *Engine) reserveCall(ctx context.Context, t *turn, s Spend, mreq *ModelR
 		if r, err = e.budget.Reserve(ctx, s); !errors.As(err, &q) || !strings.HasPrefix(q.Limit, "tokens_") {
 			break
 		}
-		fit := min(max(q.Remaining, 0), maxTokensLimit) - prompt
+		fit := min(max(q.Remaining, 0), tenantrule.MaxTokens) - prompt
 		if fit >= out || fit < minCallOutput {
 			break
 		}

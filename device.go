@@ -2,13 +2,11 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/convengine/engine/internal/dpop"
@@ -167,15 +165,6 @@ type Passkeys interface {
 
 var b64url = base64.RawURLEncoding
 
-// gateChallenge is the challenge of a gate credential's registration for the session bound to
-// the device key of thumbprint: SHA-256 of "convengine gate credential", a NUL byte, and the
-// thumbprint. It is also the credential's user handle, so that a registration cannot be
-// replayed for another device's session, nor an assertion made for one.
-func gateChallenge(thumbprint string) []byte {
-	sum := sha256.Sum256([]byte("convengine gate credential\x00" + thumbprint))
-	return sum[:]
-}
-
 // errPasskeysOff is said of a session's passkey to an engine without [Config.Passkeys].
 var errPasskeysOff = errors.New("the session's passkey cannot be checked by this engine")
 
@@ -188,7 +177,7 @@ func (e *Engine) registerPasskey(ctx context.Context, raw json.RawMessage, thumb
 	if dpop.RegistrationRepeatsAMember(raw) {
 		return nil, errors.New("has a clientDataJSON that names a member twice")
 	}
-	return e.passkeys.Register(ctx, raw, gateChallenge(thumbprint))
+	return e.passkeys.Register(ctx, raw, dpop.GateChallenge(thumbprint))
 }
 
 // verifyPasskey checks an assertion of the session's gate passkey over the action token, and
@@ -200,8 +189,7 @@ func (e *Engine) verifyPasskey(ctx context.Context, s *Session, a *PasskeyAssert
 	if dpop.ClientDataRepeatsAMember(a.ClientDataJSON) {
 		return nil, 0, errors.New("auth.webauthn's clientDataJSON names a member twice")
 	}
-	challenge := sha256.Sum256([]byte(actionToken))
-	return e.passkeys.Verify(ctx, s.GateCredential, gateChallenge(s.KeyThumbprint), challenge[:], a)
+	return e.passkeys.Verify(ctx, s.GateCredential, dpop.GateChallenge(s.KeyThumbprint), dpop.ActionChallenge(actionToken), a)
 }
 
 // passkeyDevice is the device key of a session's gate passkey.
@@ -221,9 +209,6 @@ func (e *Engine) passkeyDevice(stored json.RawMessage) (*DeviceKey, error) {
 	return &DeviceKey{Kind: DeviceKeyPasskey, PublicKey: jwk, Thumbprint: key.Thumbprint, CredentialID: id}, nil
 }
 
-// passkeyCounterPurpose names the claims of passkey signature counters in the ReplayStore.
-const passkeyCounterPurpose = "passkey-counter:"
-
 // claimPasskeyCounter takes the assertion's signature counter for the credential, once: two
 // assertions that carry the same counter (a replay or a cloned authenticator racing the real
 // one) cannot both run, even on two replicas at once, since the session's counter is read
@@ -233,7 +218,7 @@ func (e *Engine) claimPasskeyCounter(ctx context.Context, tenant, credentialID s
 	if counter == 0 {
 		return true, nil
 	}
-	return e.replay.Claim(ctx, passkeyCounterPurpose+tenant+":"+credentialID+":"+strconv.FormatUint(uint64(counter), 10), until)
+	return e.replay.Claim(ctx, dpop.CounterKey(tenant, credentialID, counter), until)
 }
 
 // passkeyBindingLifetime is how long a passkey's credential id stays bound to its public key
@@ -250,8 +235,7 @@ func (e *Engine) bindPasskey(ctx context.Context, req *request, s *Session, devi
 	if !ok {
 		return nil
 	}
-	key := "passkey-credential:" + req.Tenant.Key + ":" + s.User + ":" + device.CredentialID
-	bound, err := b.Bind(ctx, key, device.Thumbprint, e.now().Add(passkeyBindingLifetime))
+	bound, err := b.Bind(ctx, dpop.CredentialKey(req.Tenant.Key, s.User, device.CredentialID), device.Thumbprint, e.now().Add(passkeyBindingLifetime))
 	switch {
 	case err != nil:
 		e.log.ErrorContext(ctx, "binding a passkey failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)

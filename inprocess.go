@@ -7,7 +7,6 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -218,18 +217,9 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 	if c == nil {
 		return nil, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the caller is nil")
 	}
-	id, env := c.RequestID, c.Environment
-	switch {
-	case id == "":
-		id = newRequestID(env)
-	case env != "" && !headers.IDChars(id):
-		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequestID, "the request id must be 1 to 128 letters, digits or ._:-")
-	case env == "" && !headers.ValidRequestID(id, false):
-		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequestID,
-			"the request id must be prod- or stg- followed by 1 to 128 letters, digits or ._:-, unless the caller names its Environment")
-	case env == "" && strings.HasPrefix(id, "stg-"):
-		// As over HTTP: without the host's word, the prefix chooses the environment.
-		env = EnvStaging
+	id, env, bad := headers.CallerRequestID(c.RequestID, c.Environment)
+	if bad != "" {
+		return nil, newProblem(http.StatusBadRequest, CodeInvalidRequestID, bad)
 	}
 	req := &request{ID: id, userID: c.UserID}
 	p := e.identify(ctx, req, c.EngineKey, env, c.UserToken, &hostNames)

@@ -40,6 +40,14 @@ const (
 	sessionOverhead = 320
 )
 
+// clock is the time of a memory store's Now, time.Now when it is nil.
+func clock(now func() time.Time) time.Time {
+	if now != nil {
+		return now()
+	}
+	return time.Now()
+}
+
 func sessionSize(s *Session) int64 {
 	return sessionOverhead + int64(len(s.ID)+len(s.TenantKey)+len(s.KeyThumbprint)+len(s.User)+len(s.GateKey)+len(s.GateCredential)+len(s.Metadata))
 }
@@ -48,15 +56,8 @@ func sessionSize(s *Session) int64 {
 func (m *MemoryStore) Bind(_ context.Context, key, value string, expiry time.Time) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	bound, _ := m.binds.Add(key, value, expiry, m.now())
+	bound, _ := m.binds.Add(key, value, expiry, clock(m.Now))
 	return bound, nil
-}
-
-func (m *MemoryStore) now() time.Time {
-	if m.Now != nil {
-		return m.Now()
-	}
-	return time.Now()
 }
 
 // PutSession stores s until s.ExpiresAt, within the store's bounds, or returns [ErrStoreFull].
@@ -65,7 +66,7 @@ func (m *MemoryStore) PutSession(_ context.Context, s *Session) error {
 	defer m.mu.Unlock()
 	maxBytes, maxPerUser := cmp.Or(m.MaxSessionBytes, defaultSessionMemory), cmp.Or(m.MaxSessionsPerUser, defaultMaxSessionsPerUser)
 	cp := *s
-	if !m.sessions.Put(&sessiontable.Entry[*Session]{ID: cp.ID, User: cp.User, Expires: cp.ExpiresAt, Size: sessionSize(&cp), Value: &cp}, m.now(), maxBytes, maxPerUser) {
+	if !m.sessions.Put(&sessiontable.Entry[*Session]{ID: cp.ID, User: cp.User, Expires: cp.ExpiresAt, Size: sessionSize(&cp), Value: &cp}, clock(m.Now), maxBytes, maxPerUser) {
 		return ErrStoreFull
 	}
 	return nil
@@ -75,7 +76,7 @@ func (m *MemoryStore) PutSession(_ context.Context, s *Session) error {
 func (m *MemoryStore) Session(_ context.Context, id string) (*Session, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s, ok := m.sessions.Get(id, m.now())
+	s, ok := m.sessions.Get(id, clock(m.Now))
 	if !ok {
 		return nil, ErrSessionNotFound
 	}
@@ -87,7 +88,7 @@ func (m *MemoryStore) Session(_ context.Context, id string) (*Session, error) {
 func (m *MemoryStore) Claim(_ context.Context, key string, expiry time.Time) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, fresh := m.claims.Add(key, struct{}{}, expiry, m.now())
+	_, fresh := m.claims.Add(key, struct{}{}, expiry, clock(m.Now))
 	return fresh, nil
 }
 
@@ -95,7 +96,7 @@ func (m *MemoryStore) Claim(_ context.Context, key string, expiry time.Time) (bo
 func (m *MemoryStore) BeginAction(_ context.Context, id, owner string, leaseUntil time.Time) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	result, held := m.actions.Begin(id, owner, leaseUntil, m.now())
+	result, held := m.actions.Begin(id, owner, leaseUntil, clock(m.Now))
 	if held {
 		return nil, ErrActionInProgress
 	}
@@ -106,7 +107,7 @@ func (m *MemoryStore) BeginAction(_ context.Context, id, owner string, leaseUnti
 func (m *MemoryStore) FinishAction(_ context.Context, id, owner string, result []byte, expiry time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.actions.Finish(id, owner, result, expiry, m.now()) {
+	if !m.actions.Finish(id, owner, result, expiry, clock(m.Now)) {
 		return ErrActionInProgress
 	}
 	return nil
@@ -116,6 +117,6 @@ func (m *MemoryStore) FinishAction(_ context.Context, id, owner string, result [
 func (m *MemoryStore) AbandonAction(_ context.Context, id, owner string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.actions.Abandon(id, owner, m.now())
+	m.actions.Abandon(id, owner, clock(m.Now))
 	return nil
 }

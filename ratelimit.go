@@ -120,10 +120,7 @@ var _ RateLimiter = (*MemoryRateLimiter)(nil)
 
 // Allow takes one request from every bucket of limits, or from none. It never fails.
 func (m *MemoryRateLimiter) Allow(_ context.Context, limits []RateLimit) (bool, time.Duration, error) {
-	now := time.Now()
-	if m.Now != nil {
-		now = m.Now()
-	}
+	now := clock(m.Now)
 	var buf [2]bound.BucketLimit // a request takes from two buckets
 	ls := buf[:0]
 	for _, l := range limits {

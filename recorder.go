@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -125,31 +123,11 @@ func (e *Engine) recordTurn(ctx context.Context, t *turn, spec *widgets.Spec) {
 	} else {
 		r.Spec = widgets.Spec{Speak: t.speak.String(), Meta: widgets.Meta{ConversationID: t.conversationID, TurnID: t.turnID, Locale: t.locale}}
 	}
-	r.Spec.Widgets = recordedWidgets(r.Spec.Widgets)
+	r.Spec.Widgets = token.HashConfirms(r.Spec.Widgets)
 	if t.errCode != "" {
 		r.Error = &TurnError{Code: t.errCode}
 	}
 	e.recorder.Turn(context.WithoutCancel(ctx), r)
-}
-
-// recordedWidgets replaces each confirm widget's action token by its SHA-256: the record never
-// holds a token, whose sealed arguments are real values, and the hash joins the confirm to its
-// execute's evidence.
-func recordedWidgets(ws []widgets.Widget) []widgets.Widget {
-	out := make([]widgets.Widget, len(ws))
-	for i, w := range ws {
-		if c, ok := w.(widgets.Confirm); ok {
-			c.Execute.Token = "sha256:" + tokenHash(c.Execute.Token)
-			w = c
-		}
-		out[i] = w
-	}
-	return out
-}
-
-func tokenHash(tok string) string {
-	sum := sha256.Sum256([]byte(tok))
-	return hex.EncodeToString(sum[:])
 }
 
 func (e *Engine) recordKey(req *request, conversation, turnID string, at time.Time) RecordKey {
@@ -166,7 +144,7 @@ func (e *Engine) recordAction(ctx context.Context, req *request, c *token.Action
 	claims.Sealed = ""
 	raw, _ := json.Marshal(claims)
 	r := &RecordedAction{RecordKey: e.recordKey(req, cmp.Or(c.Session, c.Conversation), c.Turn, e.now()),
-		Tool: c.Tool, Arguments: canon, TokenID: c.ID, TokenSHA256: tokenHash(b.Execute.Token), Claims: raw,
+		Tool: c.Tool, Arguments: canon, TokenID: c.ID, TokenSHA256: token.Hash(b.Execute.Token), Claims: raw,
 		Method: b.Auth.Method, VerifiedAt: b.Auth.VerifiedAt, Proof: proof}
 	if cp, ok := locale.Lookup(req.Tenant.Actions[c.Tool].Confirm, tag, req.Tenant.Locale); ok {
 		var args map[string]any

@@ -9,8 +9,6 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/convengine/engine/internal/headers"
 	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/response"
@@ -40,9 +38,7 @@ const (
 	HeaderActionToken     = "Engine-Action-Token"
 )
 
-const (
-	maxUserToken = 8192
-)
+const maxUserToken = 8192
 
 // request is what the common headers established about an incoming request.
 type request struct {
@@ -74,13 +70,6 @@ func (r *request) sessionID() string {
 func (r *request) toolEnv() *ToolEnv {
 	return &ToolEnv{Tenant: r.Tenant, Environment: r.Environment, UserToken: r.UserToken,
 		RequestID: r.ID, Forward: r.Forward, Metadata: r.Metadata}
-}
-
-// readHeaders reads everything the headers of r say, then admits the request
-// (WorkRequest): what the routes that hold nothing ask.
-func (e *Engine) readHeaders(r *http.Request) (*request, *Problem) {
-	req, _, p := e.readAdmitted(r, true, WorkRequest)
-	return req, p
 }
 
 // readAdmitted reads the headers of r, then admits its work of kind, right after them as
@@ -153,7 +142,7 @@ func (e *Engine) readCaller(r *http.Request) (*request, *Problem) {
 // readIdentified is readCaller for a host's Config.Identify: the host names the tenant, the
 // user's token and the environment; the request id is the header's, if any.
 func (e *Engine) readIdentified(r *http.Request) (*request, *Problem) {
-	req := &request{ID: newRequestID("")}
+	req := &request{ID: headers.NewRequestID("")}
 	given := len(r.Header.Values(HeaderRequestID)) > 0
 	if given {
 		var p *Problem
@@ -163,7 +152,7 @@ func (e *Engine) readIdentified(r *http.Request) (*request, *Problem) {
 	}
 	id, err := e.identifyHook(r)
 	if !given && err == nil && id.Environment == EnvStaging {
-		req.ID = newRequestID(EnvStaging)
+		req.ID = headers.NewRequestID(EnvStaging)
 	}
 	if err != nil {
 		if p, ok := errors.AsType[*Problem](err); ok {
@@ -174,16 +163,6 @@ func (e *Engine) readIdentified(r *http.Request) (*request, *Problem) {
 	}
 	req.userID = id.UserID
 	return req, e.identify(r.Context(), req, id.EngineKey, id.Environment, id.UserToken, &hostNames)
-}
-
-// newRequestID makes the id of a request that came without one: a UUID after the prefix of
-// environment env ("" is production), as a client's X-Request-ID would carry, so that the
-// backend's logs tell the environments apart whoever made the id.
-func newRequestID(env string) string {
-	if env == EnvStaging {
-		return "stg-" + uuid.NewString()
-	}
-	return "prod-" + uuid.NewString()
 }
 
 // readRequest checks the common headers of r, admits its work of kind, and decodes its JSON body, which may not be
@@ -288,7 +267,7 @@ func (e *Engine) route(method, path string, h http.Handler) http.Handler {
 }
 
 // validRequestID returns the request's id when it is well formed, to echo and log it outside
-// readHeaders; "" when it is not.
+// readAllHeaders; "" when it is not.
 func (e *Engine) validRequestID(r *http.Request) string {
 	id, p := requestID(r.Header, e.hostChoosesEnvironment())
 	if p != nil {
@@ -404,7 +383,7 @@ func (e *Engine) callerTenant(ctx context.Context, key, id, what string) (*Tenan
 	case errors.Is(err, ErrUnknownTenant):
 		return nil, newProblem(http.StatusUnauthorized, CodeUnknownEngineKey, "the "+what+" is not known")
 	case errors.Is(err, errInvalidTenant):
-		return nil, invalidTenant()
+		return nil, newProblem(http.StatusInternalServerError, CodeInternal, "the tenant's configuration is invalid; the failure is logged")
 	case err != nil:
 		e.log.ErrorContext(ctx, "tenant lookup failed", "requestId", id, "err", err)
 		return nil, newProblem(http.StatusServiceUnavailable, CodeTenantUnavailable, "the tenant could not be looked up; try again")

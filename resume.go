@@ -33,7 +33,7 @@ func (e *Engine) ResumeHandler() http.Handler {
 }
 
 func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
-	req, p := e.readHeaders(r)
+	req, _, p := e.readAdmitted(r, true, WorkRequest)
 	if p != nil {
 		writeProblem(w, p, req.idOrEmpty())
 		return
@@ -66,44 +66,40 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	switch {
-	case errors.Is(err, ErrTurnNotFound):
-		writeProblem(w, notFound, req.ID)
-		return
-	case err != nil:
-		e.log.ErrorContext(ctx, "reading a turn's events failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
-		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the turn could not be read; try again"), req.ID)
-		return
-	}
-	if len(rec.Events) == 0 && after > 0 {
+	var last *TurnRecord
+	if err == nil && len(rec.Events) == 0 && after > 0 {
 		// Nothing after after: in a turn that is over, after must be its last event; a turn
 		// whose last event is its done is over too, though the log may not say so yet. (A
 		// running turn's log may be behind what its client read: that one is followed.)
-		last, err := e.turnLog.ReadEvents(ctx, id, after-1, 1, 0)
-		if err != nil && !errors.Is(err, ErrTurnNotFound) {
-			writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the turn could not be read; try again"), req.ID)
-			return
-		}
-		atLast := err == nil && len(last.Events) == 1 && last.Events[0].ID == after
-		switch {
-		case atLast && (rec.Done || last.Events[0].Name == EventDone):
-			// The client has the whole turn. 204 is what tells an EventSource, which
-			// reconnects whenever a stream ends, to stop.
-			w.WriteHeader(http.StatusNoContent)
-			return
-		case rec.Done:
-			writeProblem(w, invalidField("Last-Event-ID", "is past the turn's last event"), req.ID)
-			return
+		if last, err = e.turnLog.ReadEvents(ctx, id, after-1, 1, 0); errors.Is(err, ErrTurnNotFound) {
+			last, err = &TurnRecord{}, nil
 		}
 	}
-	// Counted once the turn is known to be the caller's: a stranger who knows a turn's id
-	// cannot hold its owner's resumes back.
-	if !e.resumesOfTurn.Take(id) {
-		p := newProblem(http.StatusTooManyRequests, CodeRateLimited, "this turn is being resumed too many times at once")
-		p.header = http.Header{"Retry-After": {"1"}}
-		writeProblem(w, p, req.ID)
-		return
+	atLast := last != nil && len(last.Events) == 1 && last.Events[0].ID == after
+	switch {
+	case errors.Is(err, ErrTurnNotFound):
+		writeProblem(w, notFound, req.ID)
+	case err != nil:
+		e.log.ErrorContext(ctx, "reading a turn's events failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
+		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the turn could not be read; try again"), req.ID)
+	case atLast && (rec.Done || last.Events[0].Name == EventDone):
+		// The client has the whole turn. 204 is what tells an EventSource, which reconnects
+		// whenever a stream ends, to stop.
+		w.WriteHeader(http.StatusNoContent)
+	case last != nil && rec.Done:
+		writeProblem(w, invalidField("Last-Event-ID", "is past the turn's last event"), req.ID)
+	case !e.resumesOfTurn.Take(id):
+		// Counted once the turn is known to be the caller's: a stranger who knows a turn's id
+		// cannot hold its owner's resumes back.
+		writeProblem(w, newProblem(http.StatusTooManyRequests, CodeRateLimited, "this turn is being resumed too many times at once").WithRetryAfter(time.Second), req.ID)
+	default:
+		e.followTurn(ctx, w, req, id, after, owner, rec)
 	}
+}
+
+// followTurn streams the turn's events after after, from rec on, until done or the time runs
+// out, holding one of the turn's resumes and one of the process's.
+func (e *Engine) followTurn(ctx context.Context, w http.ResponseWriter, req *request, id string, after int, owner TurnOwner, rec *TurnRecord) {
 	defer e.resumesOfTurn.Give(id)
 	release, ok := e.resumes.TryAcquire()
 	if !ok {

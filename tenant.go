@@ -5,16 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/convengine/engine/internal/jsonenc"
 	localepkg "github.com/convengine/engine/internal/locale"
+	"github.com/convengine/engine/internal/tenantrule"
 )
 
 // A TenantStore finds the tenant addressed by a publishable engine key. It is called on every
@@ -160,56 +157,6 @@ type Limits struct {
 	TurnsPerUserPerDay  int     `json:"turns_per_user_per_day,omitempty"`
 }
 
-// The upper bounds of [Limits]; each limit's lower bound is 0, its default or no limit.
-const (
-	maxStepsLimit        = 32
-	maxOutputTokensLimit = 1_000_000
-	maxTokensLimit       = 1_000_000_000_000_000 // a day's or a month's
-	maxSpeechLimit       = 1e9                   // seconds a day
-	maxTurnsLimit        = 1_000_000             // a user's a day
-	maxRateLimit         = 1_000_000_000         // requests a minute, and bursts
-)
-
-// validate reports, through bad, each limit outside its range, naming its field.
-func (l *Limits) validate(bad func(field, format string, args ...any)) {
-	if l.MaxSteps < 0 || l.MaxSteps > maxStepsLimit {
-		bad("limits.max_steps", "must be from 1 to %d", maxStepsLimit)
-	}
-	for _, n := range []struct {
-		field  string
-		v, top int64
-	}{
-		{"max_output_tokens", int64(l.MaxOutputTokens), maxOutputTokensLimit},
-		{"tokens_per_day", l.TokensPerDay, maxTokensLimit},
-		{"tokens_per_month", l.TokensPerMonth, maxTokensLimit},
-		{"turns_per_user_per_day", int64(l.TurnsPerUserPerDay), maxTurnsLimit},
-		{"user_per_minute", int64(l.UserPerMinute), maxRateLimit},
-		{"user_burst", int64(l.UserBurst), maxRateLimit},
-		{"tenant_per_minute", int64(l.TenantPerMinute), maxRateLimit},
-		{"tenant_burst", int64(l.TenantBurst), maxRateLimit},
-	} {
-		if n.v < 0 || n.v > n.top {
-			bad("limits."+n.field, "must be from 0 to %d", n.top)
-		}
-	}
-	if !(l.SpeechSecondsPerDay >= 0 && l.SpeechSecondsPerDay <= maxSpeechLimit) { // NaN too
-		bad("limits.speech_seconds_per_day", "must be from 0 to %d", int64(maxSpeechLimit))
-	}
-	for _, d := range []struct {
-		field  string
-		v, top Duration
-	}{
-		{"tool_timeout", l.ToolTimeout, Duration(10 * time.Minute)},
-		{"turn_timeout", l.TurnTimeout, Duration(time.Hour)},
-		{"action_ttl", l.ActionTTL, Duration(24 * time.Hour)},
-		{"verification_max_age", l.VerificationMaxAge, Duration(time.Hour)},
-	} {
-		if d.v < 0 || d.v > d.top {
-			bad("limits."+d.field, "must be from 0 to %v", time.Duration(d.top))
-		}
-	}
-}
-
 // Duration is a [time.Duration] written in configuration files as "10s", "1m30s".
 type Duration time.Duration
 
@@ -248,18 +195,13 @@ const (
 	EnvStaging    = "staging"
 )
 
-// modelNamePattern is what a tenant's model field may name.
-var modelNamePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-
-var tenantKeyPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
-
 // Validate checks t and fills in derived fields. Errors name the field.
 func (t *Tenant) Validate() error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{field}, args...)...))
 	}
-	if !tenantKeyPattern.MatchString(t.Key) {
+	if !tenantrule.Key(t.Key) {
 		bad("key", "must be 1 to 128 letters, digits, '_', '.' or '-'")
 	}
 	if strings.TrimSpace(t.Name) == "" {
@@ -270,7 +212,7 @@ func (t *Tenant) Validate() error {
 	} else if !ValidLocale(t.Locale) {
 		bad("locale", "%q is not a BCP 47 language tag", t.Locale)
 	}
-	if t.Model != "" && !modelNamePattern.MatchString(t.Model) {
+	if t.Model != "" && !tenantrule.Model(t.Model) {
 		bad("model", "must be 1 to 64 letters, digits, '_', '.' or '-'")
 	}
 	if len(t.Theme) > 0 && !jsonenc.IsObject(t.Theme) {
@@ -280,11 +222,11 @@ func (t *Tenant) Validate() error {
 		bad("records", "must be an object")
 	}
 	for tag, line := range t.Disclosure {
-		if !ValidLocale(tag) || strings.TrimSpace(line) == "" || utf8.RuneCountInString(line) > 500 {
+		if !tenantrule.Disclosure(tag, line) {
 			bad("disclosure."+tag, "must be a BCP 47 language tag and a line of 1 to 500 characters")
 		}
 	}
-	if t.DeviceCheck != "" && (!strings.HasPrefix(t.DeviceCheck, "/") || strings.ContainsAny(t.DeviceCheck, "?#") || len(t.DeviceCheck) > 256) {
+	if t.DeviceCheck != "" && !tenantrule.DeviceCheck(t.DeviceCheck) {
 		bad("device_check", "must be a path such as /devices/check, without query or fragment")
 	}
 	if t.Environments[EnvProduction] == nil {
@@ -303,11 +245,8 @@ func (t *Tenant) Validate() error {
 		if env.Name != name { // written only once: tenants are read concurrently after validation
 			env.Name = name
 		}
-		if env.BackendURL != "" {
-			u, err := url.Parse(env.BackendURL)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				bad(field+".backend_url", "must be an absolute http or https URL")
-			}
+		if env.BackendURL != "" && !tenantrule.BackendURL(env.BackendURL) {
+			bad(field+".backend_url", "must be an absolute http or https URL")
 		}
 	}
 	for name, a := range t.Actions {
@@ -333,7 +272,7 @@ func (t *Tenant) Validate() error {
 			}
 		}
 	}
-	t.Limits.validate(bad)
+	tenantrule.Limits(&t.Limits, bad)
 	return errors.Join(errs...)
 }
 
@@ -372,11 +311,6 @@ func (e *Engine) tenant(ctx context.Context, key, requestID string) (*Tenant, er
 		return nil, fmt.Errorf("%w: %w", errInvalidTenant, err)
 	}
 	return t, nil
-}
-
-// invalidTenant is the problem of a request whose tenant fails [Tenant.Validate].
-func invalidTenant() *Problem {
-	return newProblem(http.StatusInternalServerError, CodeInternal, "the tenant's configuration is invalid; the failure is logged")
 }
 
 // StaticTenants is a [TenantStore] over a fixed set of tenants, such as those of a tenants file.

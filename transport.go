@@ -7,18 +7,12 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/convengine/engine/internal/token"
 )
 
-// What a transport uses besides [Engine.Turn], [Engine.Execute], [Engine.Synthesize] and
-// [Engine.CreateSession]. A transport is a package that speaks a wire protocol and runs the
-// engine's turns through its exported API: package voice (the voice socket), package agui, or a
-// host's own (a telephony bridge). It reads its callers as the engine's handlers do
-// ([Engine.CallerFromRequest], tickets), is wrapped as they are ([Engine.Route]), admits its
-// work through the engine's admission ([Engine.Admit], [Engine.Overloaded]) and goes when the
-// engine shuts down ([Engine.OnShutdown]).
+// What a transport (package voice, package agui, a host's telephony bridge) uses besides the
+// in-process API and the admission ([Engine.Admit], [Engine.Overloaded]): the package's
+// overview says what one is.
 
 // Route wraps a transport's handler as the engine's own are wrapped: the response carries
 // Engine-Version and the request's valid X-Request-ID, the Observer's Request hook sees it
@@ -73,14 +67,6 @@ func DecodeJSON(data []byte, v any) error {
 	return nil
 }
 
-// Stream tickets, for a client that cannot set headers on what it opens (a browser's
-// WebSocket): a ticket stands for the headers of the request that got it.
-const (
-	ticketTTL          = 60 * time.Second
-	maxTicketLen       = 16 << 10
-	ticketClaimPurpose = "stream-ticket:"
-)
-
 // IssueTicket seals c (its tenant, environment, user, session, metadata and forwarded headers)
 // into a single-use ticket that stands for it for 60 seconds, signed with the engine's key so
 // that every replica opens it, and returns it with its expiry. Rate limits are not counted. A
@@ -90,20 +76,15 @@ func (e *Engine) IssueTicket(ctx context.Context, c *Caller) (string, time.Time,
 	if p != nil {
 		return "", time.Time{}, p.withID(req)
 	}
-	exp := e.now().Add(ticketTTL).Truncate(time.Second)
-	claims := &token.TicketClaims{ID: uuid.NewString(), Tenant: req.Tenant.Key, Environment: req.Environment.Name,
-		UserToken: req.UserToken.Reveal(), Session: req.sessionID(), RequestID: req.ID, Expiry: exp.Unix(), Forward: req.Forward,
-		Metadata: req.Metadata}
-	ticket, err := e.tickets.Seal(claims)
-	if err != nil {
+	ticket, exp, err := e.tickets.Issue(&token.TicketClaims{Tenant: req.Tenant.Key, Environment: req.Environment.Name,
+		UserToken: req.UserToken.Reveal(), Session: req.sessionID(), RequestID: req.ID, Forward: req.Forward, Metadata: req.Metadata}, e.now())
+	switch {
+	case errors.Is(err, token.ErrTicketTooLarge):
+		return "", exp, newProblem(http.StatusRequestHeaderFieldsTooLarge, CodeHeadersTooLarge,
+			"the user token, client metadata and forwarded headers are too large to travel in a stream ticket; open the socket with headers").withID(req)
+	case err != nil:
 		e.log.ErrorContext(ctx, "minting a stream ticket failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
-		p = newProblem(http.StatusInternalServerError, CodeInternal, "the ticket could not be made")
-	} else if len(ticket) > maxTicketLen {
-		p = newProblem(http.StatusRequestHeaderFieldsTooLarge, CodeHeadersTooLarge,
-			"the user token, client metadata and forwarded headers are too large to travel in a stream ticket; open the socket with headers")
-	}
-	if p != nil {
-		return "", time.Time{}, p.withID(req)
+		return "", exp, newProblem(http.StatusInternalServerError, CodeInternal, "the ticket could not be made").withID(req)
 	}
 	return ticket, exp, nil
 }
@@ -128,7 +109,7 @@ func (e *Engine) OpenTicket(r *http.Request, ticket string) (c *Caller, spend fu
 			return nil, nil, ticketProblem(CodeStreamTicketWrongTenant, "the ticket belongs to another assistant", claims.RequestID)
 		}
 	}
-	if !e.now().Before(time.Unix(claims.Expiry, 0)) {
+	if claims.Expired(e.now()) {
 		return nil, nil, ticketProblem(CodeStreamTicketExpired, "the ticket expired; get a new one", claims.RequestID)
 	}
 	c = &Caller{EngineKey: claims.Tenant, UserToken: claims.UserToken, Environment: claims.Environment,
@@ -138,8 +119,8 @@ func (e *Engine) OpenTicket(r *http.Request, ticket string) (c *Caller, spend fu
 		return nil, nil, p.withID(req)
 	}
 	spend = func(ctx context.Context) error {
-		// Kept a whole lifetime past the expiry: a replica whose clock is behind still finds it.
-		fresh, err := e.replay.Claim(ctx, ticketClaimPurpose+claims.ID, time.Unix(claims.Expiry, 0).Add(ticketTTL))
+		key, until := claims.Spent()
+		fresh, err := e.replay.Claim(ctx, key, until)
 		switch {
 		case err != nil:
 			e.log.ErrorContext(ctx, "replay store failed", "requestId", req.ID, "err", err)

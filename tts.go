@@ -101,7 +101,7 @@ func (e *Engine) startSynthesis(ctx context.Context, req *request, a *Admission,
 	speech = e.meterSynthesis(ctx, e.speechEvent(req), a.budget, req.Tenant, said, start, speech, err)
 	switch {
 	case errors.Is(err, ErrUnknownVoice):
-		return nil, "", newProblem(http.StatusBadRequest, CodeUnknownVoice, fmt.Sprintf("there is no voice %q", truncateText(chosen, 100)))
+		return nil, "", newProblem(http.StatusBadRequest, CodeUnknownVoice, fmt.Sprintf("there is no voice %q", response.Truncate(chosen, 100)))
 	case err != nil:
 		e.log.WarnContext(ctx, "speech synthesis failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
 		return nil, "", newProblem(http.StatusServiceUnavailable, CodeSynthesizerUnavailable, "the speech could not be synthesized; try again")
@@ -122,13 +122,6 @@ func (e *Engine) voiceFor(t *Tenant, requested, locale string) string {
 		return vc.VoiceFor(locale)
 	}
 	return ""
-}
-
-func truncateText(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
 }
 
 // Speaker speaks a turn's answer sentence by sentence, for a transport that speaks while the

@@ -260,8 +260,7 @@ type sseTurn struct {
 	t         *turn
 	stream    *sse.Writer
 	rec       *batchwriter.Writer[LoggedEvent]
-	n         int  // events so far, which number them as the stream does
-	broken    bool // the stream failed: events go to the log alone
+	kept      *sse.Kept // the stream and the log, when rec keeps the turn
 	// keep detaches the turn from its connection, once it starts; it reports false when the
 	// client has gone already, and the turn is then not kept.
 	keep func() bool
@@ -287,31 +286,28 @@ func (s *sseTurn) yield(ev Event, err error) bool {
 		}
 		s.stream = sse.NewWriter(s.w, s.e.now, s.e.writeTimeout, onFail)
 		s.stream.KeepAlive(s.e.ping)
-	}
-	s.n++
-	var data []byte
-	switch {
-	case ev.Type == EventStart && s.e.turnLog != nil:
-		// The engine keeps turns: the start event says whether it keeps this one.
-		data = sse.AppendStartResumable(nil, ev.TurnID, ev.ConversationID, ev.Disclosure, s.rec != nil)
-	case s.rec == nil && ev.Type == EventStart:
-		return s.stream.Start(ev.TurnID, ev.ConversationID, ev.Disclosure) == nil
-	case s.rec == nil:
-		return deliver(s.stream, ev) == nil
-	default:
-		// A kept turn's event is encoded once, for the log and the stream alike.
-		var err error
-		if data, err = ev.Data(); err != nil {
-			return false
+		if s.rec != nil {
+			s.kept = &sse.Kept{Stream: s.stream, Log: func(l sse.Logged) { s.rec.Add(LoggedEvent(l)) }}
 		}
 	}
-	if s.rec == nil {
-		return s.stream.Replay(s.n, ev.Type, data) == nil
+	if s.kept == nil {
+		switch {
+		case ev.Type != EventStart:
+			return deliver(s.stream, ev) == nil
+		case s.e.turnLog == nil:
+			return s.stream.Start(ev.TurnID, ev.ConversationID, ev.Disclosure) == nil
+		}
+		// The engine keeps turns, not this one: its start event says so.
+		return s.stream.Replay(1, ev.Type, sse.AppendStartResumable(nil, ev.TurnID, ev.ConversationID, ev.Disclosure, false)) == nil
 	}
-	s.rec.Add(LoggedEvent{ID: s.n, Name: ev.Type, Data: data})
-	if !s.broken && s.stream.Replay(s.n, ev.Type, data) != nil {
-		s.broken = true // the client resumes from the log
+	// A kept turn's event is encoded once, for the log and the stream alike.
+	var data []byte
+	if ev.Type == EventStart {
+		data = sse.AppendStartResumable(nil, ev.TurnID, ev.ConversationID, ev.Disclosure, true)
+	} else if data, err = ev.Data(); err != nil {
+		return false
 	}
+	s.kept.Send(ev.Type, data)
 	return true
 }
 

@@ -98,20 +98,13 @@ type MemoryTurnLog struct {
 	log turnbuf.Log[TurnOwner]
 }
 
-func (m *MemoryTurnLog) now() time.Time {
-	if m.Now != nil {
-		return m.Now()
-	}
-	return time.Now()
-}
-
 func (m *MemoryTurnLog) bounds() turnbuf.Bounds {
 	return turnbuf.Bounds{MaxBytes: m.MaxBytes, MaxBytesPerUser: m.MaxBytesPerUser}
 }
 
 // ReserveTurn makes room for a turn about to start, or returns [ErrStoreFull].
 func (m *MemoryTurnLog) ReserveTurn(_ context.Context, turn string, owner *TurnOwner, keep time.Time) error {
-	return memTurnLogErr(m.log.Reserve(turn, *owner, turnbuf.User{Tenant: owner.Tenant, User: owner.User}, keep, m.now(), m.bounds()))
+	return memTurnLogErr(m.log.Reserve(turn, *owner, turnbuf.User{Tenant: owner.Tenant, User: owner.User}, keep, clock(m.Now), m.bounds()))
 }
 
 // AppendEvents adds evs to the turn's log.
@@ -124,12 +117,12 @@ func (m *MemoryTurnLog) AppendEvents(_ context.Context, turn string, owner *Turn
 	for i, ev := range evs {
 		events[i] = turnbuf.Event(ev)
 	}
-	return memTurnLogErr(m.log.Append(turn, owner, u, events, done, keep, m.now(), m.bounds()))
+	return memTurnLogErr(m.log.Append(turn, owner, u, events, done, keep, clock(m.Now), m.bounds()))
 }
 
 // ReadEvents returns the turn's events after after, waiting up to wait for some.
 func (m *MemoryTurnLog) ReadEvents(ctx context.Context, turn string, after, max int, wait time.Duration) (*TurnRecord, error) {
-	rec, err := m.log.Read(ctx, turn, after, max, wait, m.now)
+	rec, err := m.log.Read(ctx, turn, after, max, wait, func() time.Time { return clock(m.Now) })
 	if err != nil {
 		return nil, memTurnLogErr(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/audio/vad"
 	"github.com/convengine/engine/internal/body"
+	"github.com/convengine/engine/internal/response"
 )
 
 // clientMessage is a message of the client (docs/voice.md).
@@ -302,7 +303,7 @@ func (c *voiceConn) handle(m *clientMessage) bool {
 	case "":
 		return c.trySend(errorMessage("", engine.CodeInvalidRequest, "type: is required", false))
 	}
-	return c.trySend(errorMessage("", engine.CodeInvalidRequest, fmt.Sprintf("type: %q is not audio, end_of_speech, cancel or text", truncateText(m.Type, 32)), false))
+	return c.trySend(errorMessage("", engine.CodeInvalidRequest, fmt.Sprintf("type: %q is not audio, end_of_speech, cancel or text", response.Truncate(m.Type, 32)), false))
 }
 
 // setContext validates a context the way a turn's body is validated, and keeps it for the

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -294,11 +293,3 @@ func errorMessage(turnID, code, message string, retryable bool) []byte {
 
 // errClientGone says that the client no longer reads the turn.
 var errClientGone = errors.New("voice: the client went away")
-
-// truncateText cuts s to n characters, marking the cut.
-func truncateText(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
-}

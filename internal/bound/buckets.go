@@ -22,6 +22,15 @@ type BucketLimit struct {
 	Burst     int
 }
 
+// Burst is the burst of a bucket of perMinute whose limits name burst: burst, or when it is 0
+// or less a tenth of perMinute, at least 1.
+func Burst(perMinute, burst int) int {
+	if burst > 0 {
+		return burst
+	}
+	return max(1, perMinute/10)
+}
+
 // Buckets is a set of token buckets in memory, a bounded number of them, the least recently
 // used dropped first. A dropped bucket starts again full, as does one that was idle long
 // enough to refill: dropping never makes a limit stricter. The zero value is ready to use; its

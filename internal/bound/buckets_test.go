@@ -181,3 +181,13 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("%d allowed from a bucket of 50", n)
 	}
 }
+
+func TestBurst(t *testing.T) {
+	for _, tt := range []struct{ perMinute, burst, want int }{
+		{60, 5, 5}, {60, 0, 6}, {5, 0, 1}, {0, 0, 1}, {600, -1, 60},
+	} {
+		if got := bound.Burst(tt.perMinute, tt.burst); got != tt.want {
+			t.Errorf("Burst(%d, %d) = %d, want %d", tt.perMinute, tt.burst, got, tt.want)
+		}
+	}
+}

@@ -6,6 +6,8 @@ package headers
 import (
 	"net/http"
 	"strings"
+
+	"github.com/google/uuid"
 )
 
 // ValidRequestID reports whether id matches ^(prod|stg)-[A-Za-z0-9._:-]{1,128}$, or with
@@ -31,6 +33,34 @@ func IDChars(s string) bool {
 		}
 	}
 	return true
+}
+
+// NewRequestID makes the id of a request that came without one: a UUID after the prefix of
+// environment env ("stg-" for "staging", else "prod-"), as a client's X-Request-ID would carry,
+// so that the backend's logs tell the environments apart whoever made the id.
+func NewRequestID(env string) string {
+	if env == "staging" {
+		return "stg-" + uuid.NewString()
+	}
+	return "prod-" + uuid.NewString()
+}
+
+// CallerRequestID applies X-Request-ID's rule to the id a host gives an in-process caller of
+// environment env: with env set (the host chose), 1 to 128 letters, digits or ._:-; without,
+// prod- or stg- before them, and stg- chooses "staging". An empty id is a new one. bad is the
+// detail of the problem of an id that breaks the rule.
+func CallerRequestID(id, env string) (_, _ string, bad string) {
+	switch {
+	case id == "":
+		return NewRequestID(env), env, ""
+	case env != "" && !IDChars(id):
+		return "", "", "the request id must be 1 to 128 letters, digits or ._:-"
+	case env == "" && !ValidRequestID(id, false):
+		return "", "", "the request id must be prod- or stg- followed by 1 to 128 letters, digits or ._:-, unless the caller names its Environment"
+	case env == "" && strings.HasPrefix(id, "stg-"):
+		env = "staging" // as over HTTP: without the host's word, the prefix chooses
+	}
+	return id, env, ""
 }
 
 // ValidTurnID reports whether s can be a turn's id: the engine's are UUIDs, in lower case.

@@ -63,3 +63,29 @@ func TestSessionAuth(t *testing.T) {
 		}
 	}
 }
+
+func TestCallerRequestID(t *testing.T) {
+	for _, tt := range []struct {
+		id, env         string
+		wantID, wantEnv string
+		bad             bool
+	}{
+		{id: "prod-abc", wantID: "prod-abc"},
+		{id: "stg-abc", wantID: "stg-abc", wantEnv: "staging"},
+		{id: "abc", bad: true},
+		{id: "abc", env: "production", wantID: "abc", wantEnv: "production"},
+		{id: "stg-abc", env: "production", wantID: "stg-abc", wantEnv: "production"},
+		{id: "a b", env: "staging", bad: true},
+	} {
+		id, env, bad := headers.CallerRequestID(tt.id, tt.env)
+		if (bad != "") != tt.bad || id != tt.wantID || env != tt.wantEnv {
+			t.Errorf("CallerRequestID(%q, %q) = %q, %q, %q", tt.id, tt.env, id, env, bad)
+		}
+	}
+	for env, prefix := range map[string]string{"": "prod-", "production": "prod-", "staging": "stg-"} {
+		id, got, bad := headers.CallerRequestID("", env)
+		if bad != "" || got != env || !requestIDPattern.MatchString(id) || id[:len(prefix)] != prefix {
+			t.Errorf("CallerRequestID(\"\", %q) = %q, %q, %q", env, id, got, bad)
+		}
+	}
+}

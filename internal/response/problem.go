@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // titles holds the titles that a code does not spell well on its own.
@@ -26,6 +27,15 @@ func Title(code string) string {
 		t[0] -= 'a' - 'A'
 	}
 	return string(t)
+}
+
+// Truncate cuts s to n characters, marking the cut: a problem's detail that quotes what a
+// client sent quotes no more than that.
+func Truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
 }
 
 // internalProblem is what is written when a problem's JSON could not be made.

@@ -30,3 +30,20 @@ func TestWriteProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestTruncate(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"voice", 5, "voice"},
+		{"voices", 5, "voice…"},
+		{"ñandú", 3, "ñan…"},
+		{"", 3, ""},
+	} {
+		if got := Truncate(tt.s, tt.n); got != tt.want {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}

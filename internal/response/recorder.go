@@ -1,5 +1,6 @@
 // Package response holds what the engine's handlers write and note about a response: a
-// problem's JSON as application/problem+json ([WriteProblem]) and its [Title]; a
+// problem's JSON as application/problem+json ([WriteProblem]) and its [Title], what it quotes
+// of a client's values cut short ([Truncate]); a
 // [Recorder] of the status and problem code answered, for the engine's Request hook, with the
 // request's method as a bounded label; the WAV stream a synthesis is written as
 // ([WriteWAV]), for the speech endpoint; and the readers a synthesis is handed out as, which

@@ -110,3 +110,22 @@ func LastEventID(h http.Header) (id int, bad string) {
 	}
 	return n, ""
 }
+
+// Kept writes the events of a turn that a log keeps: each is numbered, handed to Log and
+// written to Stream, until a write fails; after that the log alone takes them, for the client
+// to resume.
+type Kept struct {
+	Stream *Writer
+	Log    func(Logged)
+	n      int
+	broken bool
+}
+
+// Send numbers the event name of data, one line of JSON, logs it and writes it.
+func (k *Kept) Send(name string, data []byte) {
+	k.n++
+	k.Log(Logged{ID: k.n, Name: name, Data: data})
+	if !k.broken && k.Stream.Replay(k.n, name, data) != nil {
+		k.broken = true
+	}
+}

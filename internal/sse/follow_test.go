@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +73,42 @@ func TestLastEventID(t *testing.T) {
 		if id != tc.id || (bad != "") != tc.bad {
 			t.Errorf("LastEventID(%q) = %d, %q", tc.vals, id, bad)
 		}
+	}
+}
+
+// brokenAfter is a response that fails its writes once it took n.
+type brokenAfter struct {
+	*httptest.ResponseRecorder
+	n int
+}
+
+func (b *brokenAfter) Write(p []byte) (int, error) {
+	if b.n--; b.n < 0 {
+		return 0, errors.New("gone")
+	}
+	return b.ResponseRecorder.Write(p)
+}
+
+// TestKept checks that a kept turn's log takes every event, numbered, and the stream those
+// before its write failed.
+func TestKept(t *testing.T) {
+	rec := &brokenAfter{ResponseRecorder: httptest.NewRecorder(), n: 2}
+	var logged []string
+	k := &Kept{Stream: NewWriter(rec, time.Now, 0, nil), Log: func(l Logged) { logged = append(logged, strconv.Itoa(l.ID)+l.Name) }}
+	for _, name := range []string{"start", "speak", "speak", "done"} {
+		k.Send(name, []byte(`{}`))
+		k.Stream.Flush()
+	}
+	k.Stream.Close()
+	if got := strings.Join(logged, ","); got != "1start,2speak,3speak,4done" {
+		t.Errorf("logged %q", got)
+	}
+	var ids []string
+	r := NewReader(strings.NewReader(rec.Body.String()), 1<<20)
+	for e, err := r.Next(); err == nil; e, err = r.Next() {
+		ids = append(ids, e.ID+e.Name)
+	}
+	if got := strings.Join(ids, ","); got != "1start,2speak" {
+		t.Errorf("streamed %q", got)
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
+
+	"github.com/google/uuid"
 )
 
 // PurposeTicket is the purpose of the key that seals stream tickets.
@@ -16,6 +19,13 @@ const PurposeTicket = "engine stream ticket v1"
 
 // TicketPrefix begins every stream ticket.
 const TicketPrefix = "st1_"
+
+// TicketTTL is how long a ticket stands for its caller, and MaxTicket the longest a sealed
+// ticket may be: it travels in a header.
+const (
+	TicketTTL = 60 * time.Second
+	MaxTicket = 16 << 10
+)
 
 // TicketClaims are what a stream ticket carries: who asked for it, for the socket it opens.
 type TicketClaims struct {
@@ -35,8 +45,12 @@ type TicketClaims struct {
 // signing key, and a ticket changed by one bit does not open.
 type Tickets struct{ aead cipher.AEAD }
 
-// ErrTicket is the error of a ticket that does not open.
-var ErrTicket = errors.New("token: not a stream ticket of this engine")
+// ErrTicket is the error of a ticket that does not open, ErrTicketTooLarge that of claims
+// past MaxTicket once sealed.
+var (
+	ErrTicket         = errors.New("token: not a stream ticket of this engine")
+	ErrTicketTooLarge = errors.New("token: the stream ticket is too large to travel in a header")
+)
 
 // NewTickets returns the sealer of stream tickets of signingKey.
 func NewTickets(signingKey []byte) (*Tickets, error) {
@@ -53,6 +67,30 @@ func NewTickets(signingKey []byte) (*Tickets, error) {
 		return nil, err
 	}
 	return &Tickets{aead: aead}, nil
+}
+
+// Issue seals c as a new ticket, with a new id, that expires TicketTTL after now (in whole
+// seconds), and returns it with its expiry, or ErrTicketTooLarge.
+func (t *Tickets) Issue(c *TicketClaims, now time.Time) (string, time.Time, error) {
+	exp := now.Add(TicketTTL).Truncate(time.Second)
+	c.ID, c.Expiry = uuid.NewString(), exp.Unix()
+	ticket, err := t.Seal(c)
+	if err == nil && len(ticket) > MaxTicket {
+		err = ErrTicketTooLarge
+	}
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	return ticket, exp, nil
+}
+
+// Expired reports whether c has expired at now.
+func (c *TicketClaims) Expired(now time.Time) bool { return !now.Before(time.Unix(c.Expiry, 0)) }
+
+// Spent returns the key that claims c's single use in a replay store, and until when: a whole
+// lifetime past its expiry, so that a replica whose clock is behind still finds it.
+func (c *TicketClaims) Spent() (key string, until time.Time) {
+	return "stream-ticket:" + c.ID, time.Unix(c.Expiry, 0).Add(TicketTTL)
 }
 
 // Seal returns the ticket of c: TicketPrefix and base64url of a random nonce and the sealed

@@ -2,7 +2,7 @@
 // session and the device key it is bound to, and action tokens, which let the execute endpoint
 // run exactly one confirmed tool call. Each kind is signed with a key of its own, derived from
 // the engine's signing key for that purpose alone, so that no token of one kind ever verifies
-// as another.
+// as another. An action token's SHA-256 ([Hash]) stands for it in the conversation record.
 package token
 
 import (
