@@ -46,8 +46,14 @@ func TestVoiceSocketDemoPhrases(t *testing.T) {
 			if r.sampleRate != 22050 {
 				t.Errorf("audio at %d Hz", r.sampleRate)
 			}
+			// The conversation's first answer is said after the tenant's AI disclosure, which
+			// its transcript message carries; the others are not.
+			disclosure := r.msgs[0].Disclosure
+			if r.msgs[0].Type != "transcript" || (i == 0) != (disclosure != "") {
+				t.Errorf("turn %d's first message %+v: the disclosure belongs to the conversation's first turn alone", i, r.msgs[0])
+			}
 			// espeak-ng says about three words a second.
-			words := len(splitWords(r.spec.Speak))
+			words := len(splitWords(r.spec.Speak)) + len(splitWords(disclosure))
 			if secs := float64(len(r.audio)) / float64(max(r.sampleRate, 1)); secs < float64(words)/6 || secs > float64(words) {
 				t.Errorf("%.1f s of audio for %d words", secs, words)
 			}

@@ -38,6 +38,7 @@ func demoHeaders() http.Header {
 type serverMessage struct {
 	Type       string       `json:"type"`
 	Text       string       `json:"text"`
+	Disclosure string       `json:"disclosure"`
 	Delta      string       `json:"delta"`
 	Seq        int          `json:"seq"`
 	SampleRate int          `json:"sampleRate"`

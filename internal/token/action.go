@@ -19,15 +19,15 @@ type ActionClaims struct {
 	// Env is the environment ("production" or "staging") of the turn that minted the token.
 	Env string `json:"env"`
 	// User is the keyed hash of the X-Token of that turn, never the token.
-	User      string `json:"uth"`
-	Session   string `json:"sid,omitempty"`
+	User    string `json:"uth"`
+	Session string `json:"sid,omitempty"`
 	// Conversation and Turn name the conversation and the turn that offered the action, so
 	// that its record joins the conversation's.
 	Conversation string `json:"cid,omitempty"`
 	Turn         string `json:"trn,omitempty"`
-	Tool      string `json:"tool"`
-	ArgsHash  string `json:"args"`
-	TokenType string `json:"typ"`
+	Tool         string `json:"tool"`
+	ArgsHash     string `json:"args"`
+	TokenType    string `json:"typ"`
 	// Sealed holds, encrypted, the arguments the action will send when they differ from those
 	// the client was shown (ArgsHash's): values a privacy policy masks on the client.
 	Sealed string `json:"sealed,omitempty"`
