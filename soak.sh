@@ -27,7 +27,11 @@ go -C cmd/engineload build -o "$out/engineload" .
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 # The reference server as documented, on free loopback ports, with room for every turn at once.
-"$out/engine" -addr 127.0.0.1:0 -debug-addr 127.0.0.1:0 -max-turns $((sse + sockets + 64)) -max-sockets $((sockets + 64)) -log-level warn \
+# The conversation record is off: the soak drives turns flat out, each a new conversation,
+# past what its SQLite default writes beside it on two cores (docs/records.md says what it
+# sustains, and docs/benchmarks.md measures the record apart); its queue would overflow, and
+# each entry it dropped is an error the soak fails on.
+"$out/engine" -addr 127.0.0.1:0 -debug-addr 127.0.0.1:0 -max-turns $((sse + sockets + 64)) -max-sockets $((sockets + 64)) -log-level warn -records off \
   >"$out/engine.out" 2>"$out/engine.log" &
 pid=$!
 stop() { kill "$pid" 2>/dev/null || true; }
