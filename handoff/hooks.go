@@ -56,11 +56,15 @@ func channel(m engine.Mode) string {
 	return string(m)
 }
 
-// Guards returns host's guards with the switchboard's around them, for Config.Guards: while a
+// Guards returns the host's guards (nil for none) with the switchboard's around them, for Config.Guards: while a
 // person holds a conversation its turns go to the person (no model is called); a user who asks
 // the same thing Repeats times is handed over; the turn that starts a handoff carries the
 // handoff widget; the turn after one is released tells the model what the person wrote.
-func (s *Switchboard) Guards(host engine.Guards) engine.Guards {
+func (s *Switchboard) Guards(hostGuards *engine.Guards) *engine.Guards {
+	var host engine.Guards
+	if hostGuards != nil {
+		host = *hostGuards
+	}
 	g := host
 	g.BeforeTurn = func(ctx context.Context, t *engine.TurnInfo) (string, error) {
 		if host.BeforeTurn != nil {
@@ -107,7 +111,7 @@ func (s *Switchboard) Guards(host engine.Guards) engine.Guards {
 		s.afterTurn(ctx, t, spec)
 		return nil
 	}
-	return g
+	return &g
 }
 
 func (s *Switchboard) who(t *engine.TurnInfo) *Who {
