@@ -24,6 +24,7 @@ import (
 	"github.com/convengine/engine/passkey"
 	"github.com/convengine/engine/pii"
 	"github.com/convengine/engine/tenantfile"
+	"github.com/convengine/engine/toolsets"
 	"github.com/convengine/engine/usage"
 	"github.com/convengine/engine/voice"
 )
@@ -66,6 +67,10 @@ type options struct {
 
 	// demoWeb serves the web client at /demo/: by default with the offline demo only.
 	demoWeb, demoWebSet bool
+
+	// handoffWebhook and handoffSecret send the demo tenants' handoffs to a contact centre's
+	// webhook instead of the demo desk.
+	handoffWebhook, handoffSecret string
 }
 
 // run starts the server and serves until ctx is cancelled, then shuts down gracefully: running
@@ -187,6 +192,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg.MaxSynthesesPerUser, cfg.MaxConcurrentTranscriptions = opts.maxUserSyntheses, opts.maxTranscriptions
 	cfg.MaxTranscriptionsPerUser = opts.maxUserTranscriptions
 	stores.apply(&cfg)
+	sb, deskKey, err := newSwitchboard(opts, tenants, privacy, chosen, demo != nil, log)
+	if err != nil {
+		return err
+	}
+	defer sb.Close()
+	cfg.Guards = sb.Guards(cfg.Guards)
+	cfg.Toolset = toolsets.Combine(cfg.Toolset, sb.Toolset())
 	mx, err := newMetrics(ctx, opts.metrics, getenv)
 	if err != nil {
 		return err
@@ -257,6 +269,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer eng.Close() // after the server: stops warm-ups still running
+	if err := sb.Bind(eng); err != nil {
+		return err
+	}
 	sockets, err := voice.New(eng, &voice.Options{MaxSockets: opts.maxSockets, MaxSocketsPerUser: opts.maxUserSockets,
 		AudioMemory: int64(opts.audioMemoryMiB) << 20, BargeIn: opts.bargeIn, EndOfSpeech: opts.endOfSpeech})
 	if err != nil {
@@ -264,7 +279,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	srv := &http.Server{
-		Handler:           routes(eng, sockets, demoWeb, demo),
+		Handler:           routes(eng, sockets, sb, deskKey, demoWeb, demo),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
@@ -279,6 +294,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if demoWeb {
 		fmt.Fprintf(&banner, "\nWeb client: %s/demo/\n", base)
+		fmt.Fprintf(&banner, "Agent desk: %s/demo/desk/  desk key: %s\n", base, deskKey)
 	}
 	fmt.Fprintf(&banner, "\nConversation record: %s\n", place)
 	if opts.debugAddr != "" {
@@ -347,6 +363,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.logLevel, "log-level", env("ENGINE_LOG_LEVEL", "info"), "debug, info, warn or error (ENGINE_LOG_LEVEL)")
 	fs.StringVar(&o.speech, "speech", env("ENGINE_SPEECH", "auto"), "auto: espeak-ng and pocketsphinx when installed; off: no speech (ENGINE_SPEECH)")
 	fs.BoolVar(&o.version, "version", false, "print the engine's version and exit")
+	fs.StringVar(&o.handoffWebhook, "handoff-webhook", env("ENGINE_HANDOFF_WEBHOOK", ""), "contact centre webhook the demo tenants hand conversations to, instead of the demo desk (ENGINE_HANDOFF_WEBHOOK)")
+	fs.StringVar(&o.handoffSecret, "handoff-secret", env("ENGINE_HANDOFF_SECRET", ""), "secret that signs the handoff webhook's events and its answers, at least 16 bytes (ENGINE_HANDOFF_SECRET)")
 	fs.StringVar(&o.debugAddr, "debug-addr", env("ENGINE_DEBUG_ADDR", ""), "private address serving runtime figures (/debug/stats) and pprof profiles; off when empty (ENGINE_DEBUG_ADDR)")
 	var errs []error
 	intFlag := func(p *int, name, envName, usage string) {

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/handoff"
+	"github.com/convengine/engine/intent"
+	"github.com/convengine/engine/pii"
+)
+
+// newSwitchboard hands conversations to people: tenants with a "handoff" object to theirs; the
+// demo tenants to the demo desk at /demo/desk/, or to -handoff-webhook when it is set. The
+// desk's key, which the desk page asks for, is made at each start and printed on the console.
+// A language model writes the summaries a person opens on, when there is one.
+func newSwitchboard(opts options, tenants engine.TenantStore, privacy *pii.Privacy, chosen models, demo bool, log *slog.Logger) (*handoff.Switchboard, string, error) {
+	o := &handoff.Options{Tenants: tenants, Privacy: privacy, Desk: handoff.Desk{}, Logger: log}
+	switch {
+	case opts.handoffWebhook != "":
+		o.Default = &handoff.Config{Webhook: opts.handoffWebhook, Secret: opts.handoffSecret}
+	case demo:
+		o.Default = &handoff.Config{Desk: true}
+	}
+	if _, offline := chosen.model.(*intent.Model); !offline && chosen.model != nil {
+		o.Summarize = handoff.ModelSummary(chosen.model)
+	}
+	sb, err := handoff.New(o)
+	if err != nil {
+		return nil, "", err
+	}
+	key := make([]byte, 16)
+	rand.Read(key)
+	return sb, "desk_" + hex.EncodeToString(key), nil
+}
