@@ -278,8 +278,12 @@ func (e *Engine) refuse(ctx context.Context, bound string, req *request, detail 
 	if strings.HasPrefix(bound, "user_") {
 		status, code = http.StatusTooManyRequests, CodeRateLimited
 	}
-	p := newProblem(status, code, detail)
-	p.header = http.Header{"Retry-After": {strconv.Itoa(retry)}}
+	return newProblem(status, code, detail).WithRetryAfter(time.Duration(retry) * time.Second)
+}
+
+// WithRetryAfter sets p's Retry-After header to d in whole seconds, at least 1, and returns p.
+func (p *Problem) WithRetryAfter(d time.Duration) *Problem {
+	p.header = http.Header{"Retry-After": {strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))}}
 	return p
 }
 
@@ -320,9 +324,8 @@ func (e *Engine) takeFromBuckets(ctx context.Context, req *request, limits []Rat
 		return nil
 	}
 	secs := int(math.Ceil(wait.Seconds()))
-	p := newProblem(http.StatusTooManyRequests, CodeRateLimited, fmt.Sprintf("too many requests; try again in %d seconds", secs))
-	p.header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
-	return p
+	return newProblem(http.StatusTooManyRequests, CodeRateLimited, fmt.Sprintf("too many requests; try again in %d seconds", secs)).
+		WithRetryAfter(time.Duration(secs) * time.Second)
 }
 
 // UserKey names c's user of its tenant for a transport's own bounds per user: the same for every

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -93,10 +92,8 @@ func (e *Engine) budgetProblem(ctx context.Context, requestID string, s Spend, e
 		return nil
 	case errors.As(err, &q):
 		secs := max(1, int(math.Ceil(q.RetryAfter.Seconds())))
-		p := newProblem(http.StatusTooManyRequests, CodeQuotaExceeded,
-			fmt.Sprintf("the assistant has used its %s budget%s; try again in %d seconds", q.Limit, needs, secs))
-		p.header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
-		return p
+		return newProblem(http.StatusTooManyRequests, CodeQuotaExceeded,
+			fmt.Sprintf("the assistant has used its %s budget%s; try again in %d seconds", q.Limit, needs, secs)).WithRetryAfter(time.Duration(secs) * time.Second)
 	default:
 		e.log.ErrorContext(ctx, "budget unavailable", "requestId", requestID, "tenant", s.Tenant.Key, "err", err)
 		return newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the engine cannot check the assistant's budget right now; try again")

@@ -298,15 +298,7 @@ func New(cfg Config) (*Engine, error) {
 	if e.log == nil {
 		e.log = slog.Default()
 	}
-	if e.maxTurnBody == 0 {
-		e.maxTurnBody = 1 << 20
-	}
-	if e.maxBody == 0 {
-		e.maxBody = 64 << 10
-	}
-	if e.ping == 0 {
-		e.ping = 15 * time.Second
-	}
+	e.maxTurnBody, e.maxBody, e.ping = cmp.Or(e.maxTurnBody, 1<<20), cmp.Or(e.maxBody, 64<<10), cmp.Or(e.ping, 15*time.Second)
 	var err error
 	if e.actionTokens, err = token.NewActions(cfg.SigningKey); err != nil {
 		return nil, fmt.Errorf("%w: SigningKey: %v", ErrConfig, err)

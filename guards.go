@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"runtime/debug"
 
 	"github.com/convengine/engine/widgets"
@@ -78,8 +77,7 @@ func (e *Engine) guarded(ctx context.Context, name string, req *request, f func(
 		}
 	}()
 	if err = f(); err != nil {
-		var p *Problem
-		if !errors.As(err, &p) {
+		if _, ok := errors.AsType[*Problem](err); !ok {
 			e.log.ErrorContext(ctx, "guard failed", "guard", name, "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
 		}
 	}
@@ -96,12 +94,8 @@ func (e *Engine) beforeTurn(ctx context.Context, t *turn) *Problem {
 		speak, err = e.guards.BeforeTurn(ctx, t.info())
 		return err
 	})
-	var p *Problem
-	switch {
-	case errors.As(err, &p):
-		return p
-	case err != nil:
-		return newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged")
+	if err != nil {
+		return problemOf(err) // a guard's own problem, or 500 internal
 	}
 	t.guardAnswer = speak
 	return nil

@@ -202,6 +202,10 @@ func FinishEvent(r FinishReason) ModelEvent { return ModelEvent{Kind: EventFinis
 // on to the picked model when it is a [Warmer].
 type ModelByTenant func(t *Tenant) Model
 
+// ErrModelUnavailable is wrapped by the error of a model with nothing to answer with now, such
+// as a fallback chain whose every model is down: the turn fails with model_unavailable.
+var ErrModelUnavailable = errors.New("engine: no model is available")
+
 // ErrNoModel is the error of a completion for a tenant that [ModelByTenant] has no model for.
 var ErrNoModel = errors.New("engine: no model for the tenant")
 

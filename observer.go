@@ -46,7 +46,14 @@ type Observer struct {
 	// ModelCall is called after each call of the model in a turn (each step), with what it
 	// cost: for usage metering, budgets and traces.
 	ModelCall func(ctx context.Context, e ModelCallEvent)
+	// Breaker is called when the breaker of a model or of a tenant backend changes state
+	// (packages breaker, fallback, httptools), and when a chain's degraded last resort answers.
+	Breaker func(ctx context.Context, e BreakerEvent)
 }
+
+// BreakerEvent names a model, or a backend by its URL, and its breaker's new state ("closed",
+// "open", "half-open"), or "degraded" for a completion of Tenant its last resort answered.
+type BreakerEvent struct{ Name, State, Tenant string }
 
 // ModelCallEvent describes one call of the model, a step of a turn.
 type ModelCallEvent struct {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/convengine/engine/internal/response"
@@ -79,9 +78,10 @@ const (
 	CodeTranscriberUnavailable = "transcriber_unavailable" // 503
 
 	// Error events inside a turn stream.
-	CodeModelError  = "model_error"
-	CodeTurnTimeout = "turn_timeout"
-	CodeStepLimit   = "step_limit"
+	CodeModelError       = "model_error"
+	CodeModelUnavailable = "model_unavailable" // also 503 before the stream, with Retry-After: no model can answer now
+	CodeTurnTimeout      = "turn_timeout"
+	CodeStepLimit        = "step_limit"
 
 	// Execute.
 	CodeActionNotAllowed    = "action_not_allowed"    // 403
@@ -144,9 +144,6 @@ func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 // one) with its status, headers and request id; any other error as 500 internal, without its
 // text, which may hold what a client must not read.
 func WriteProblem(w http.ResponseWriter, err error) {
-	var p *Problem
-	if !errors.As(err, &p) {
-		p = newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged")
-	}
+	p := problemOf(err)
 	writeProblem(w, p, p.RequestID)
 }

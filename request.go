@@ -193,8 +193,7 @@ func (e *Engine) readIdentified(r *http.Request) (*request, *Problem) {
 		req.ID = newRequestID(EnvStaging)
 	}
 	if err != nil {
-		var p *Problem
-		if errors.As(err, &p) {
+		if p, ok := errors.AsType[*Problem](err); ok {
 			return req, p
 		}
 		e.log.ErrorContext(r.Context(), "Config.Identify failed", "requestId", req.ID, "err", err)

@@ -373,8 +373,7 @@ func deliver(s turnSink, ev Event) error {
 
 // problemOf returns err as a problem: turnEvents yields only problems.
 func problemOf(err error) *Problem {
-	var p *Problem
-	if errors.As(err, &p) {
+	if p, ok := errors.AsType[*Problem](err); ok {
 		return p
 	}
 	return newProblem(http.StatusInternalServerError, CodeInternal, "the engine failed; the failure is logged")
@@ -573,6 +572,8 @@ func (e *Engine) stepFailed(ctx context.Context, t *turn, err error) {
 		// Nobody is listening: nothing to report.
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		t.fail(CodeTurnTimeout, "The answer took too long.", true)
+	case errors.Is(err, ErrModelUnavailable): // every model of a chain is down (package fallback)
+		t.fail(CodeModelUnavailable, "The assistant cannot answer right now.", true)
 	default:
 		e.log.WarnContext(ctx, "model failed", "requestId", t.req.ID, "tenant", t.req.Tenant.Key, "err", err)
 		t.fail(CodeModelError, "The assistant could not answer.", true)

@@ -7,13 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/breaker"
 )
 
 // ErrUnavailable is wrapped by the error of a call the backend could not answer: a network
@@ -54,12 +57,66 @@ func (ts *Toolset) Call(ctx context.Context, env *engine.ToolEnv, call engine.To
 	case problem != "":
 		return errorResult("invalid_arguments", problem), nil
 	}
+	backend := backendName(req.URL)
+	done, err := ts.breakers.Allow(backend)
+	if err != nil {
+		return engine.ToolResult{}, fmt.Errorf("%w: %w: %s: the backend is failing: %w", ErrUnavailable, engine.ErrToolNotReached, def.Name, err)
+	}
+	res, err := ts.send(ctx, def, req)
+	switch {
+	case errors.Is(err, ErrUnavailable) && !errors.Is(ctx.Err(), context.Canceled):
+		done(breaker.Failure)
+	case err != nil && ctx.Err() != nil:
+		done(breaker.Ignore) // the turn ended: nothing is known of the backend
+	default:
+		done(breaker.Success) // it answered, even if with a refusal
+	}
+	return res, err
+}
+
+// send sends req and reads its answer. A read tool's request that could not be made or was
+// cut without an answer is sent once more after a short, random wait (so that the calls of
+// many turns do not come back together); an action's never is: its backend may have acted,
+// and only the execute endpoint's Idempotency-Key makes a second try safe.
+func (ts *Toolset) send(ctx context.Context, def *Definition, req *http.Request) (engine.ToolResult, error) {
 	resp, err := ts.client.Do(req)
+	if err != nil && !def.Action && ctx.Err() == nil && connectionError(err) && (req.Body == nil || req.GetBody != nil) {
+		t := time.NewTimer(retryJitter())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+			again := req.Clone(ctx)
+			if req.GetBody != nil {
+				again.Body, _ = req.GetBody()
+			}
+			resp, err = ts.client.Do(again)
+		}
+	}
 	if err != nil {
 		return engine.ToolResult{}, unreachable(ctx, def, err)
 	}
 	defer resp.Body.Close()
 	return ts.result(ctx, def, resp)
+}
+
+// retryJitter is the wait before a read tool's second try: 50 to 150 ms.
+func retryJitter() time.Duration { return 50*time.Millisecond + rand.N(100*time.Millisecond) }
+
+// connectionError reports whether err is a connection's failure rather than a time-out: the
+// connection could not be made, or broke before an answer.
+func connectionError(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return false
+	}
+	return notSent(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// backendName is the key of a backend's breaker: its scheme and host (a backend's tools and
+// tenants share it), never credentials, a path or a query.
+func backendName(u *url.URL) string {
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
 }
 
 // newRequest builds the request of a call. It returns a problem, for the model to read, when

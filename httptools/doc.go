@@ -37,4 +37,13 @@
 // wrapping [ErrUnavailable]: the backend could not answer, and the call may be retried. A body
 // that is not JSON or is too large is an error wrapping [ErrBadResponse]. Errors name the tool
 // and the status, never the token, a forwarded value or the query of the URL.
+//
+// # A backend that is down
+//
+// Each backend (its scheme and host) has a breaker in [Options].Breakers: after five calls in
+// a row that got no answer, timed out or were answered 5xx, 408 or 429, its tools fail at
+// once, as not reached, for a cool-down, instead of each turn waiting the tool's time-out;
+// then one call probes it. A read tool's request whose connection could not be made or broke
+// before an answer is sent once more, 50 to 150 ms later; an action's never is (the execute
+// endpoint's Idempotency-Key is what makes a second try of an action safe).
 package httptools

@@ -13,6 +13,7 @@ import (
 	"weak"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/breaker"
 )
 
 // DefaultMaxResponseBytes bounds a backend's answer when [Options] set no bound.
@@ -29,6 +30,11 @@ type Options struct {
 	// MaxResponseBytes bounds the body of an answer (default DefaultMaxResponseBytes); a
 	// larger one is an error wrapping [ErrBadResponse].
 	MaxResponseBytes int64
+	// Breakers holds a breaker per backend, keyed by its scheme and host: a backend that fails five
+	// calls in a row (no answer, a time-out, a 5xx) is not called for a cool-down, and its
+	// tools fail at once with [ErrUnavailable]. Share one Set in a process, so that every
+	// tenant of a backend sees its state. nil: the Toolset has a Set of its own.
+	Breakers *breaker.Set
 }
 
 // Toolset is an [engine.Toolset] that calls tenants' HTTP endpoints as their tool
@@ -37,6 +43,7 @@ type Toolset struct {
 	client      *http.Client
 	maxResponse int64
 	preconnects preconnects
+	breakers    *breaker.Set
 
 	// catalogs holds the parsed tools of each tenant, keyed by weak pointers so that a tenant
 	// store handing out new *engine.Tenant values does not grow it without bound: the entry
@@ -58,7 +65,10 @@ func New(opts *Options) *Toolset {
 	if opts == nil {
 		opts = &Options{}
 	}
-	ts := &Toolset{client: opts.Client, maxResponse: opts.MaxResponseBytes}
+	ts := &Toolset{client: opts.Client, maxResponse: opts.MaxResponseBytes, breakers: opts.Breakers}
+	if ts.breakers == nil {
+		ts.breakers = breaker.New(nil)
+	}
 	if ts.client == nil {
 		ts.client = newClient()
 	}

@@ -54,6 +54,24 @@ func (e *APIError) Error() string {
 	return s
 }
 
+// RetryAfter is the wait the server asked for (retry-after-ms or Retry-After), 0 when it
+// asked for none. A fallback chain keeps the model out of its turns for that long.
+func (e *APIError) RetryAfter() time.Duration {
+	if !e.hasRetryAfter {
+		return 0
+	}
+	return e.retryAfter
+}
+
+// completionError is the error a [Model] yields. Temporary tells a fallback chain whether
+// another model may answer what this one could not: the failures the model itself would
+// retry.
+type completionError struct{ err error }
+
+func (e *completionError) Error() string   { return "openai: chat completion: " + e.err.Error() }
+func (e *completionError) Unwrap() error   { return e.err }
+func (e *completionError) Temporary() bool { return retryable(e.err) }
+
 // StreamError is an error a server reported inside a stream it had answered 200 to, such as a
 // prompt longer than the model's context (llama.cpp, SGLang). Error does not include the
 // server's message, which may quote the prompt.

@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"iter"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/internal/failover"
 )
 
 // Model is an [engine.Model] over the Chat Completions API of OpenAI or of any compatible
@@ -82,7 +82,7 @@ func (m *Model) stream(ctx context.Context, p openai.ChatCompletionNewParams, yi
 	case ctx.Err() != nil:
 		yield(engine.ModelEvent{}, ctx.Err())
 	default:
-		yield(engine.ModelEvent{}, fmt.Errorf("openai: chat completion: %w", err))
+		yield(engine.ModelEvent{}, &completionError{err})
 	}
 }
 
@@ -104,10 +104,14 @@ func (m *Model) attempt(ctx context.Context, a *attempt, p openai.ChatCompletion
 		}
 		return err
 	}
+	answered := a.answered
+	if beat := failover.Heartbeat(ctx); beat != nil {
+		answered = func() { a.answered(); beat() }
+	}
 	if isJSON(body.Header) {
 		err = c.readWhole(body.Body)
 	} else {
-		err = c.readStream(body.Body, a.answered)
+		err = c.readStream(body.Body, answered)
 	}
 	if c.stopped {
 		return final{errStopped}

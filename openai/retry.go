@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/convengine/engine/internal/failover"
 )
 
 // retryable reports whether a failed attempt may succeed if sent again: a rate limit or a
@@ -66,6 +68,10 @@ func (a *attempt) keep() func() {
 // retry runs do until it succeeds, fails for good, or the retries or ctx's deadline run out.
 // Failures before the server answered are retried with backoff; errors do marks final are not.
 func (s *settings) retry(ctx context.Context, do func(ctx context.Context, a *attempt) error) error {
+	retries := s.MaxRetries
+	if failover.Once(ctx) {
+		retries = 0 // a fallback chain tries its next model instead
+	}
 	for n := 0; ; n++ {
 		err := s.try(ctx, n, do)
 		if err == nil {
@@ -78,7 +84,7 @@ func (s *settings) retry(ctx context.Context, do func(ctx context.Context, a *at
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if n >= s.MaxRetries || !retryable(err) {
+		if n >= retries || !retryable(err) {
 			return err
 		}
 		d := s.backoff(err, n)

@@ -79,6 +79,7 @@ type Observability struct {
 	speech     metric.Float64Histogram
 	sockets    metric.Int64UpDownCounter
 	rateLimits metric.Int64Counter
+	breakers   metric.Int64Counter
 	tokens     metric.Int64Histogram   // gen_ai.client.token.usage
 	opTime     metric.Float64Histogram // gen_ai.client.operation.duration
 	// model holds gen_ai.provider.name and gen_ai.request.model, those set; chat is the
@@ -139,6 +140,9 @@ func New(opts *Options) (*Observability, error) {
 	o.rateLimits, err = m.Int64Counter("engine.rate_limits", metric.WithDescription(
 		"Requests refused by a rate limit, or checked by the process alone while the shared rate limiter failed, by tenant."))
 	add(err)
+	o.breakers, err = m.Int64Counter("engine.breaker.changes", metric.WithDescription(
+		"Changes of state of the breakers of models and tenant backends (closed, open, half-open), and completions a fallback chain's degraded last resort answered (degraded), by name."))
+	add(err)
 	tokens, err := genaiconv.NewClientTokenUsage(m)
 	add(err)
 	o.tokens = tokens.Inst()
@@ -164,6 +168,7 @@ func (o *Observability) Observer() *engine.Observer {
 		Socket:     o.socket,
 		RateLimit:  o.rateLimit,
 		ModelCall:  o.modelCall,
+		Breaker:    o.breaker,
 	}
 }
 
@@ -378,6 +383,14 @@ func (o *Observability) socket(ctx context.Context, tenant string, open bool) {
 func (o *Observability) rateLimit(ctx context.Context, e engine.RateLimitEvent) {
 	o.rateLimits.Add(ctx, 1, metric.WithAttributes(attribute.String("engine.tenant", e.Tenant),
 		attribute.Bool("engine.limited", e.Limited), attribute.Bool("engine.unavailable", e.Unavailable)))
+}
+
+func (o *Observability) breaker(ctx context.Context, e engine.BreakerEvent) {
+	attrs := []attribute.KeyValue{attribute.String("engine.breaker", e.Name), attribute.String("engine.breaker.state", e.State)}
+	if e.Tenant != "" {
+		attrs = append(attrs, attribute.String("engine.tenant", e.Tenant))
+	}
+	o.breakers.Add(ctx, 1, metric.WithAttributes(attrs...))
 }
 
 // Transport returns an http.RoundTripper that adds the W3C trace context (traceparent,

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/record"
+	"github.com/convengine/engine/record/pgstore"
 )
 
 // heapPeak samples the heap while f runs and returns the highest HeapAlloc seen.
@@ -133,19 +135,35 @@ func reportRowBytes(b *testing.B, f *fixture) {
 	}
 }
 
-// BenchmarkEngineTurn is the root's turn, in-process, with the record off and on (SQLite):
-// the record's cost to a turn, and the bytes a turn takes in record_entries.
+// BenchmarkEngineTurn is the root's turn, in-process, with the record off and on (SQLite, and
+// PostgreSQL from Debian's package on loopback): the record's cost to a turn, and the bytes a
+// turn takes in record_entries.
 func BenchmarkEngineTurn(b *testing.B) {
-	for _, on := range []bool{false, true} {
-		b.Run(fmt.Sprint("records=", map[bool]string{false: "off", true: "sqlite"}[on]), func(b *testing.B) {
+	for _, store := range []string{"off", "sqlite", "postgres"} {
+		b.Run("records="+store, func(b *testing.B) {
 			var f *fixture
-			var e *engine.Engine
-			if on {
+			var rec *record.Recorder
+			switch store {
+			case "sqlite":
 				f = newFixture(b, &record.Options{Key: signingKey, MaxQueue: 1 << 20})
-				e = newBank(b, f.rec)
-			} else {
-				e = newBank(b, nil)
+				rec = f.rec
+			case "postgres":
+				srv := testkit.StartPostgresT(b)
+				s, err := pgstore.Open(context.Background(), srv.NewDatabase(b))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { s.Close() })
+				if rec, err = record.New(s, &record.Options{Key: signingKey, MaxQueue: 1 << 20}); err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { rec.Close(context.Background()) })
 			}
+			var hook engine.Recorder // nil with the record off, not a nil *Recorder
+			if rec != nil {
+				hook = rec
+			}
+			e := newBank(b, hook)
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
@@ -153,10 +171,12 @@ func BenchmarkEngineTurn(b *testing.B) {
 				say(b, e, fmt.Sprint("conv-", i%50), "what is my balance?")
 			}
 			b.StopTimer()
-			if f != nil {
-				if err := f.rec.Flush(context.Background()); err != nil {
+			if rec != nil {
+				if err := rec.Flush(context.Background()); err != nil {
 					b.Fatal(err)
 				}
+			}
+			if f != nil {
 				reportRowBytes(b, f)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/convengine/engine"
 )
@@ -38,6 +39,8 @@ type Options struct {
 	// CheckpointEvery is how often a checkpoint covers the chains that moved; 0 means 30
 	// seconds, and more than a minute is a minute.
 	CheckpointEvery time.Duration
+	// Writers bounds the conversations the writer appends to at once; 0 means 8.
+	Writers int
 	// ActionTimeout bounds the synchronous write of an action's evidence; 0 means 5 seconds.
 	ActionTimeout time.Duration
 	// OnAlarm is called, on the caller's goroutine, when an entry is dropped; it must not
@@ -154,6 +157,7 @@ func New(store Store, o *Options) (*Recorder, error) {
 	}
 	def(&r.o.MaxQueue, 10_000)
 	def(&r.o.BatchSize, 256)
+	def(&r.o.Writers, 8)
 	defd(&r.o.BatchEvery, 200*time.Millisecond)
 	defd(&r.o.CheckpointEvery, 30*time.Second)
 	r.o.CheckpointEvery = min(r.o.CheckpointEvery, time.Minute)
@@ -465,8 +469,11 @@ func backoff(n int) time.Duration {
 	return d/2 + mrand.N(d/2+1)
 }
 
-// writeAll writes what is queued, chain by chain; it goes on past a chain that fails and
-// returns the first error.
+// writeAll writes what is queued, up to Options.Writers chains at once (each chain's entries
+// in order, under its lock): one conversation is one transaction, and a writer that took them
+// one after the other kept a PostgreSQL record to a round trip's worth of conversations a
+// second, far behind a busy replica's turns. It goes on past a chain that fails and returns
+// the first error.
 func (r *Recorder) writeAll(ctx context.Context) error {
 	r.mu.Lock()
 	order := make([]string, 0, len(r.queue))
@@ -474,23 +481,37 @@ func (r *Recorder) writeAll(ctx context.Context) error {
 		order = append(order, id)
 	}
 	r.mu.Unlock()
-	var first error
-	for _, id := range order {
-		if err := r.lockChain(ctx, id); err != nil {
-			return err
-		}
-		for {
-			more, err := r.writeChain(ctx, id, nil)
-			if err != nil {
-				first = cmpErr(first, err)
-				break
-			}
-			if !more {
-				break
-			}
-		}
-		r.unlockChain(id)
+	var (
+		mu    sync.Mutex
+		first error
+	)
+	failed := func(err error) {
+		mu.Lock()
+		first = cmpErr(first, err)
+		mu.Unlock()
 	}
+	var g errgroup.Group
+	g.SetLimit(r.o.Writers)
+	for _, id := range order {
+		g.Go(func() error {
+			if err := r.lockChain(ctx, id); err != nil {
+				failed(err)
+				return nil
+			}
+			defer r.unlockChain(id)
+			for {
+				more, err := r.writeChain(ctx, id, nil)
+				if err != nil {
+					failed(err)
+					return nil
+				}
+				if !more {
+					return nil
+				}
+			}
+		})
+	}
+	g.Wait()
 	return first
 }
 

@@ -21,6 +21,8 @@
 //	          en: {title: Send money, body: "Send ${amount|money} to {to}?", confirm_label: Send, cancel_label: Cancel}
 //	    limits: {tool_timeout: 5s, turn_timeout: 30s, max_steps: 6}
 //	    model: local     # a model of the models section, or one the host offers ("intent")
+//	    # or a fallback chain, tried in order:  model: [local, backup, intent]
+//	    data_region: eu  # only models of region eu (and the offline model) may answer it
 //
 // An optional top-level "models" section names OpenAI-compatible chat servers that tenants
 // choose with their "model" field, so that one engine answers each tenant with its own model:
@@ -30,6 +32,9 @@
 //	    base_url: http://127.0.0.1:11434/v1/   # Ollama, vLLM, llama.cpp server, Groq …
 //	    model: llama3.2
 //	    api_key: ${LOCAL_API_KEY}             # secrets come from the environment (Options.Expand)
+//	    region: eu                            # where it processes what it is sent
+//	    first_token_timeout: 10s              # in a chain: the next model after this long
+//	    stall_timeout: 15s                    # without a first chunk, or between two
 //
 // Unknown fields are errors, so that a misspelt field does not silently fall back to a default.
 // Every error names the file, the tenant and the field.
@@ -46,6 +51,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -66,7 +72,16 @@ type File struct {
 	Tenants []*engine.Tenant
 	// Models are the models of the models section, by name.
 	Models map[string]Model
+	// Chains are the fallback chains of the tenants whose model is a list, by tenant key, in
+	// the order the models are tried; the tenant's Model is the first of them.
+	Chains map[string][]string
+	// DataRegions are the tenants' data_region, by tenant key, for those that have one: only
+	// models of that region (and the offline model) may answer them. The host checks it.
+	DataRegions map[string]string
 }
+
+// maxChain bounds the models of a tenant's chain.
+const maxChain = 8
 
 // Model is an entry of the models section: an OpenAI-compatible chat completions server.
 type Model struct {
@@ -80,6 +95,14 @@ type Model struct {
 	// Organization and Project are OpenAI's headers, when needed.
 	Organization string `json:"organization,omitempty"`
 	Project      string `json:"project,omitempty"`
+	// Region is where the server processes what it is sent, such as "eu"; tenants with a
+	// data_region may only use models of theirs.
+	Region string `json:"region,omitempty"`
+	// FirstTokenTimeout and StallTimeout bound, in a fallback chain, the wait for the model's
+	// first chunk and the silence between two chunks before the next model is tried (package
+	// fallback's defaults when zero).
+	FirstTokenTimeout engine.Duration `json:"first_token_timeout,omitempty"`
+	StallTimeout      engine.Duration `json:"stall_timeout,omitempty"`
 }
 
 // Load reads the file at path and returns a store of its tenants.
@@ -143,7 +166,7 @@ func ParseFile(name string, data []byte, opts *Options) (*File, error) {
 	if len(file.Tenants) == 0 {
 		return nil, fmt.Errorf("tenantfile: %s: tenants: the file defines no tenant", name)
 	}
-	out := &File{Models: map[string]Model{}}
+	out := &File{Models: map[string]Model{}, Chains: map[string][]string{}, DataRegions: map[string]string{}}
 	var errs []error
 	for _, key := range slices.Sorted(maps.Keys(file.Models)) {
 		var m Model
@@ -155,15 +178,30 @@ func ParseFile(name string, data []byte, opts *Options) (*File, error) {
 			errs = append(errs, fmt.Errorf("tenantfile: %s: %s: %w", name, field, err))
 		case strings.TrimSpace(m.Model) == "":
 			errs = append(errs, fmt.Errorf("tenantfile: %s: %s.model: is empty", name, field))
+		case m.Region != "" && !modelName.MatchString(m.Region):
+			errs = append(errs, fmt.Errorf("tenantfile: %s: %s.region: must be 1 to 64 letters, digits, '_', '.' or '-'", name, field))
+		case m.FirstTokenTimeout < 0 || m.StallTimeout < 0 || m.FirstTokenTimeout > maxTimeout || m.StallTimeout > maxTimeout:
+			errs = append(errs, fmt.Errorf("tenantfile: %s: %s: first_token_timeout and stall_timeout must be from 0 to %v", name, field, time.Duration(maxTimeout)))
 		default:
 			out.Models[key] = m
 		}
 	}
 	for i, raw := range file.Tenants {
 		var t engine.Tenant
-		if err := strict(raw, &t); err != nil {
+		raw, chain, region, err := placement(raw)
+		if err == nil {
+			err = strict(raw, &t)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("tenantfile: %s: tenants[%d]: %w", name, i, err))
 			continue
+		}
+		if len(chain) > 0 {
+			t.Model = chain[0]
+			out.Chains[t.Key] = chain
+		}
+		if region != "" {
+			out.DataRegions[t.Key] = region
 		}
 		if err := t.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("tenantfile: %s: tenant %q: %w", name, t.Key, err))
@@ -178,6 +216,41 @@ func ParseFile(name string, data []byte, opts *Options) (*File, error) {
 }
 
 var modelName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// maxTimeout bounds a model's time-outs.
+const maxTimeout = engine.Duration(10 * time.Minute)
+
+// placement takes out of a tenant's raw fields what says which models answer it, which
+// [engine.Tenant] does not hold: a model field that is a list (the chain; a string stays as it
+// is) and data_region.
+func placement(raw json.RawMessage) (rest json.RawMessage, chain []string, region string, err error) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil || fields == nil {
+		return raw, nil, "", nil // strict reports it
+	}
+	if r, ok := fields["data_region"]; ok {
+		if json.Unmarshal(r, &region) != nil || !modelName.MatchString(region) {
+			return nil, nil, "", errors.New("data_region: must be 1 to 64 letters, digits, '_', '.' or '-'")
+		}
+		delete(fields, "data_region")
+	}
+	m := bytes.TrimSpace(fields["model"])
+	if len(m) > 0 && m[0] == '[' {
+		if json.Unmarshal(m, &chain) != nil || len(chain) == 0 || len(chain) > maxChain {
+			return nil, nil, "", fmt.Errorf("model: must be a model's name or a list of 1 to %d names", maxChain)
+		}
+		for i, c := range chain {
+			if !modelName.MatchString(c) || slices.Index(chain, c) != i {
+				return nil, nil, "", fmt.Errorf("model[%d]: must be a model's name, 1 to 64 letters, digits, '_', '.' or '-', named once", i)
+			}
+		}
+		delete(fields, "model")
+	}
+	if rest, err = json.Marshal(fields); err != nil {
+		return nil, nil, "", err
+	}
+	return rest, chain, region, nil
+}
 
 var envRef = regexp.MustCompile(`\$\{[A-Z_][A-Z0-9_]*\}`)
 

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/convengine/engine"
 
 	"github.com/convengine/engine/tenantfile"
 )
@@ -121,6 +124,51 @@ tenants:
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", bad, err, want)
 		}
+	}
+}
+
+// TestChainsAndRegions: a tenant's model may be a list, tried in order, whose first is its
+// Model; data_region and the models' regions and time-outs are read; a string model stays one.
+func TestChainsAndRegions(t *testing.T) {
+	data := `
+models:
+  eu1: {base_url: "http://127.0.0.1:1/v1/", model: m, region: eu, first_token_timeout: 5s, stall_timeout: 2s}
+  us1: {base_url: "http://127.0.0.1:2/v1/", model: m, region: us}
+tenants:
+  - {key: pk_a, name: A, model: [eu1, intent], data_region: eu, environments: {production: {backend_url: "http://127.0.0.1:1"}}}
+  - {key: pk_b, name: B, model: us1, environments: {production: {backend_url: "http://127.0.0.1:1"}}}
+`
+	f, err := tenantfile.ParseFile("t.yaml", []byte(data), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Chains["pk_a"]; len(got) != 2 || got[0] != "eu1" || got[1] != "intent" || f.Tenants[0].Model != "eu1" {
+		t.Errorf("chain %v, model %q", got, f.Tenants[0].Model)
+	}
+	if _, ok := f.Chains["pk_b"]; ok || f.Tenants[1].Model != "us1" || f.DataRegions["pk_a"] != "eu" || f.DataRegions["pk_b"] != "" {
+		t.Errorf("chains %v, regions %v, model %q", f.Chains, f.DataRegions, f.Tenants[1].Model)
+	}
+	if m := f.Models["eu1"]; m.Region != "eu" || m.FirstTokenTimeout != engine.Duration(5*time.Second) || m.StallTimeout != engine.Duration(2*time.Second) {
+		t.Errorf("%+v", m)
+	}
+	for bad, want := range map[string]string{
+		"model: []":                  "model: must be a model's name or a list",
+		"model: [a, a]":              "model[1]: must be a model's name",
+		"model: ['no way']":          "model[0]: must be a model's name",
+		"model: [a, 3]":              "model: must be a model's name or a list",
+		"data_region: 'e u'":         "data_region: must be",
+		"model: [a], modle: b":       `unknown field "modle"`,
+		"model: [a,b,c,d,e,f,g,h,i]": "a list of 1 to 8 names",
+	} {
+		doc := "tenants:\n  - {key: pk_b, name: B, " + bad + ", environments: {production: {backend_url: 'http://x'}}}\n"
+		_, err := tenantfile.ParseFile("t.yaml", []byte(doc), nil)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", bad, err, want)
+		}
+	}
+	_, err = tenantfile.ParseFile("t.yaml", []byte("models: {a: {model: m, stall_timeout: -1s}}\ntenants:\n  - {key: pk_b, name: B, environments: {production: {}}}\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), "stall_timeout must be from 0") {
+		t.Errorf("negative time-out: %v", err)
 	}
 }
 

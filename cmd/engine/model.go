@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"sync/atomic"
+	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/breaker"
+	"github.com/convengine/engine/fallback"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/openai"
 	"github.com/convengine/engine/tenantfile"
@@ -68,32 +72,57 @@ func openaiOptions(getenv func(string) string) *openai.Options {
 const intentModelName = "intent"
 
 // modelRouter answers each tenant with the model its model field names: "intent" for the
-// offline intent model, a model of the tenants file's models section, or, when it names none,
-// the server's default (chooseModels). The file's models are replaced when it is reloaded.
+// offline intent model, a model of the tenants file's models section, its fallback chain when
+// the field is a list, or, when it names none, the server's default (chooseModels). The file's
+// models and chains are replaced when it is reloaded; the models' breakers are kept.
 type modelRouter struct {
 	fallback engine.Model
 	intents  *intent.Model
-	file     atomic.Pointer[map[string]engine.Model]
+	file     atomic.Pointer[fileRoutes]
+	// breakers are the breakers of the file's models, shared by every chain.
+	breakers *breaker.Set
+	// events hears the chains' degraded answers; it passes them on to the server's Observer.
+	events *breakerEvents
+}
+
+// fileRoutes are what a tenants file's models section and chains make.
+type fileRoutes struct {
+	models map[string]engine.Model    // by model name
+	chains map[string]*fallback.Chain // by tenant key
+}
+
+func newModelRouter(def engine.Model, intents *intent.Model, events *breakerEvents) *modelRouter {
+	return &modelRouter{fallback: def, intents: intents, events: events,
+		breakers: breaker.New(&breaker.Options{OnChange: events.change})}
 }
 
 func (r *modelRouter) pick(t *engine.Tenant) engine.Model {
+	f := r.file.Load()
+	if f != nil {
+		if c, ok := f.chains[t.Key]; ok {
+			return c
+		}
+	}
 	switch t.Model {
 	case "":
 		return r.fallback
 	case intentModelName:
 		return r.intents
 	}
-	if m := r.file.Load(); m != nil {
-		return (*m)[t.Model]
+	if f != nil {
+		if m, ok := f.models[t.Model]; ok {
+			return m
+		}
 	}
 	return nil
 }
 
-// fileModels makes the models of a tenants file's models section, and checks that each
-// tenant names one the server has.
-func fileModels(f *tenantfile.File) (map[string]engine.Model, error) {
+// fileModels makes the models of a tenants file's models section and the tenants' chains,
+// and checks that each tenant names models the server has, of its data_region when it has
+// one: a chain that would send a pinned tenant's data to another region is refused here.
+func (r *modelRouter) fileModels(f *tenantfile.File) (*fileRoutes, error) {
 	var errs []error
-	out := make(map[string]engine.Model, len(f.Models))
+	out := &fileRoutes{models: make(map[string]engine.Model, len(f.Models)), chains: map[string]*fallback.Chain{}}
 	for name, c := range f.Models {
 		if name == intentModelName {
 			errs = append(errs, fmt.Errorf("models.%s: the name is the offline intent model's", name))
@@ -105,14 +134,69 @@ func fileModels(f *tenantfile.File) (map[string]engine.Model, error) {
 			errs = append(errs, fmt.Errorf("models.%s: %w", name, err))
 			continue
 		}
-		out[name] = m
+		out.models[name] = m
 	}
 	for _, t := range f.Tenants {
-		if _, ok := f.Models[t.Model]; !ok && t.Model != "" && t.Model != intentModelName {
-			errs = append(errs, fmt.Errorf("tenant %q: model: %q is neither %q nor a model of the models section", t.Key, t.Model, intentModelName))
+		chain := f.Chains[t.Key]
+		names := chain
+		if names == nil {
+			names = []string{t.Model}
 		}
+		region, pinned := f.DataRegions[t.Key]
+		var members []fallback.Named
+		for _, name := range names {
+			c, ok := f.Models[name]
+			switch {
+			case name == intentModelName:
+				members = append(members, fallback.Named{Name: name, Model: r.intents, Degraded: true})
+				continue
+			case name == "" && pinned:
+				errs = append(errs, fmt.Errorf("tenant %q: data_region %q: the tenant needs a model of the models section of its region, not the server's default", t.Key, region))
+			case name == "":
+			case !ok:
+				errs = append(errs, fmt.Errorf("tenant %q: model: %q is neither %q nor a model of the models section", t.Key, name, intentModelName))
+			case pinned && c.Region != region:
+				errs = append(errs, fmt.Errorf("tenant %q: model: %q is of region %q, not of the tenant's data_region %q", t.Key, name, c.Region, region))
+			default:
+				members = append(members, fallback.Named{Name: name, Model: out.models[name],
+					FirstTokenTimeout: time.Duration(c.FirstTokenTimeout), StallTimeout: time.Duration(c.StallTimeout)})
+			}
+		}
+		if chain == nil || len(members) != len(chain) {
+			continue
+		}
+		c, err := fallback.New(&fallback.Options{Breakers: r.breakers, Observer: &engine.Observer{Breaker: r.events.degraded}}, members...)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tenant %q: model: %w", t.Key, err))
+			continue
+		}
+		out.chains[t.Key] = c
 	}
 	return out, errors.Join(errs...)
+}
+
+// breakerEvents reports the breakers' changes and the chains' degraded answers to the log and,
+// once the server has one, to its Observer.
+type breakerEvents struct {
+	log *slog.Logger
+	obs atomic.Pointer[engine.Observer]
+}
+
+func (b *breakerEvents) change(name string, _, to breaker.State) {
+	level := slog.LevelWarn
+	if to == breaker.Closed {
+		level = slog.LevelInfo
+	}
+	b.log.Log(context.Background(), level, "breaker", "name", name, "state", string(to))
+	b.report(context.Background(), engine.BreakerEvent{Name: name, State: string(to)})
+}
+
+func (b *breakerEvents) degraded(ctx context.Context, e engine.BreakerEvent) { b.report(ctx, e) }
+
+func (b *breakerEvents) report(ctx context.Context, e engine.BreakerEvent) {
+	if o := b.obs.Load(); o != nil && o.Breaker != nil {
+		o.Breaker(ctx, e)
+	}
 }
 
 // hostOf names the server of a base URL for the logs (never its credentials).

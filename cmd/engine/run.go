@@ -18,6 +18,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/fallback"
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/mcptools"
@@ -116,13 +117,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	tools, closeTools := newToolset()
+	events := &breakerEvents{log: log}
+	tools, closeTools := newToolset(events)
 	defer closeTools()
 	var (
 		tenants engine.TenantStore
 		demo    *demo
 	)
-	router := &modelRouter{fallback: chosen.model, intents: intents}
+	router := newModelRouter(chosen.model, intents, events)
 	// The address first: the passkeys' relying party, which the demo's bank verifies too,
 	// depends on its port.
 	demoWeb := opts.demoWeb && (opts.tenants == "" || opts.demoWebSet)
@@ -251,6 +253,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}()
 	cfg.Observer = meter.Observer(obs)
+	events.obs.Store(cfg.Observer)
 	cfg.Passkeys = passkeys
 	previous, err := previousKeys(getenv("ENGINE_PREVIOUS_SIGNING_KEYS"))
 	if err != nil {
@@ -455,11 +458,11 @@ func loadTenants(path string, getenv func(string) string, intents *intent.Model,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	named, err := fileModels(f)
+	routes, err := router.fileModels(f)
 	if err = errors.Join(err, checkTenants(f.Tenants, intents)); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	router.file.Store(&named)
+	router.file.Store(routes)
 	privacy.Know(f.Tenants...) // checked above
 	for name, m := range f.Models {
 		log.Info("model of the tenants file", "name", name, "model", m.Model, "host", hostOf(m.BaseURL))
@@ -474,6 +477,8 @@ func engineConfig(tenants engine.TenantStore, router *modelRouter, tools engine.
 	cfg := engine.Config{
 		Tenants: tenants, Model: engine.ModelByTenant(router.pick), Toolset: tools, SigningKey: key,
 		Synthesizer: chosen.synthesizer, Transcriber: chosen.transcriber, Logger: log,
+		// A tenant whose every model is down is refused before its stream starts.
+		Guards: &engine.Guards{BeforeTurn: fallback.BeforeTurn(router.pick)},
 	}
 	if privacy != nil {
 		cfg.Privacy = privacy

@@ -273,6 +273,10 @@ func TestConfigurationErrors(t *testing.T) {
 		{[]string{"-log-level", "loud"}, nil, "-log-level"},
 		{[]string{"-tenants", "/nonexistent/tenants.yaml"}, nil, "no such file"},
 		{[]string{"extra"}, nil, "unexpected arguments"},
+		{[]string{"-records", "postgres://127.0.0.1:1/records"}, nil, "ENGINE_SIGNING_KEY is required with PostgreSQL records"},
+		{[]string{"-records", "mysql://x"}, nil, `-records: must be "off", "sqlite:PATH" or a postgres:// URL`},
+		{[]string{"-records", "sqlite:"}, nil, "sqlite: needs a file"},
+		{nil, map[string]string{"ENGINE_SIGNING_KEY": "a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5", "ENGINE_PREVIOUS_SIGNING_KEYS": "short", "ENGINE_RECORDS": "off"}, "ENGINE_PREVIOUS_SIGNING_KEYS, key 1"},
 	}
 	for _, tc := range cases {
 		err := run(t.Context(), tc.args, func(k string) string { return tc.env[k] }, io.Discard, io.Discard)

@@ -257,8 +257,9 @@ func newTestConfig(ctx context.Context, opts testOptions, getenv func(string) st
 	if err := tc.chosen.addSpeech(opts.speech, log); err != nil {
 		return nil, err
 	}
-	tc.router = &modelRouter{fallback: tc.chosen.model, intents: tc.intents}
-	tc.tools, tc.closeTS = newToolset()
+	events := &breakerEvents{log: log}
+	tc.router = newModelRouter(tc.chosen.model, tc.intents, events)
+	tc.tools, tc.closeTS = newToolset(events)
 	if opts.tenants != "" {
 		if tc.tenants, err = loadTenants(opts.tenants, getenv, tc.intents, tc.router, privacy, log); err != nil {
 			tc.closeTS()

@@ -132,7 +132,7 @@ func localTargets(ctx context.Context, cfg *config, stderr io.Writer) (targets [
 		"-first-token", cfg.firstToken.String(), "-token-interval", cfg.tokenInterval.String(),
 		"-sentences", strconv.Itoa(cfg.sentences), "-transcribe-delay", cfg.transcribeDelay.String(),
 		"-synth-delay", cfg.synthDelay.String(), "-voice-text=" + strconv.FormatBool(cfg.voiceText),
-		"-usage=" + strconv.FormatBool(cfg.usage),
+		"-usage=" + strconv.FormatBool(cfg.usage), "-fallback=" + strconv.FormatBool(cfg.chain),
 	}
 	local := func(c *child, name, key string, offset time.Duration) *target {
 		return &target{name: name, url: c.url, key: key, pid: c.pid(), stats: c.url + "/debug/stats", offset: offset}

@@ -112,6 +112,7 @@ type config struct {
 	widgets        int
 	toolCalls      int
 	usage          bool // the bench engine meters usage
+	chain          bool // the bench engine's model is a fallback chain, its primary the bench model
 	backendLatency time.Duration
 	voiceFlags
 
@@ -162,6 +163,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.toolCalls, "tool-calls", 0, "-local: data tool calls per turn, made before the answer")
 	fs.DurationVar(&c.backendLatency, "backend-latency", 0, "-local: latency of the bench backend's tool")
 	fs.BoolVar(&c.usage, "usage", false, "-local: the engine meters its usage into a memory ledger, as the reference server does")
+	fs.BoolVar(&c.chain, "fallback", false, "-local: the bench model is the healthy primary of a fallback chain (package fallback) whose last resort is the offline intent model, as a tenants file's model list makes it")
 	c.voiceFlags.addFlags(fs)
 	fs.StringVar(&c.jsonOut, "json", "", "write the report as JSON to this file")
 	fs.StringVar(&c.svgOut, "svg", "", "write a chart of the latency distribution to this SVG file")

@@ -17,6 +17,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
 	"github.com/convengine/engine/examples/demobank"
+	"github.com/convengine/engine/fallback"
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/internal/debugstats"
@@ -217,6 +218,13 @@ func serverOf(cfg *config, vt *voiceTimer) (http.Handler, func(), error) {
 			err = tenant.Validate()
 			model = benchModel(cfg)
 		}
+		var guards *engine.Guards
+		if cfg.chain && err == nil {
+			chain, cerr := fallback.New(nil, fallback.Named{Name: "primary", Model: model},
+				fallback.Named{Name: "intent", Model: intent.New(nil), Degraded: true})
+			model, err = chain, cerr
+			guards = &engine.Guards{BeforeTurn: fallback.BeforeTurn(func(*engine.Tenant) engine.Model { return chain })}
+		}
 		if err != nil {
 			return nil, nop, err
 		}
@@ -239,7 +247,7 @@ func serverOf(cfg *config, vt *voiceTimer) (http.Handler, func(), error) {
 		}
 		e, err := engine.New(engine.Config{Tenants: tenants, Model: model, Toolset: httptools.New(nil),
 			SigningKey: key, Logger: log, Transcriber: transcriber, Synthesizer: synthesizer,
-			Observer: obs,
+			Observer: obs, Guards: guards,
 			// A bench measures what the engine can do: no bound of a public deployment applies.
 			MaxConcurrentTurns: -1, MaxConcurrentSyntheses: -1, MaxSynthesesPerUser: -1,
 			MaxConcurrentTranscriptions: -1, MaxTranscriptionsPerUser: -1})

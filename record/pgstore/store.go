@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 
 	"github.com/convengine/engine/record"
@@ -17,13 +18,21 @@ type Store struct {
 
 var _ record.Store = (*Store)(nil)
 
+// defaultMaxConns is the pool's size when the URL does not set pool_max_conns.
+const defaultMaxConns = 16
+
 // Open connects to the database of url (a postgres:// URL or a key=value string, as pgx
-// reads them; pool_max_conns and the other pool_ settings bound the pool) and brings its
+// reads them; pool_max_conns, 16 by default, and the other pool_ settings bound the pool) and brings its
 // schema up to date. The Store owns the pool: [Store.Close] closes it.
 func Open(ctx context.Context, url string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, wrap("pgstore: reading the database URL", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		// pgx's default (the CPUs, at least 4) held the Recorder's writers, which append to
+		// several conversations at once, each a transaction, to four at a time.
+		cfg.MaxConns = defaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
