@@ -20,6 +20,7 @@ import (
 	"github.com/convengine/engine/handoff"
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/pii"
+	"github.com/convengine/engine/record"
 	"github.com/convengine/engine/toolsets"
 )
 
@@ -50,6 +51,8 @@ type setup struct {
 	handoff string // the tenant's handoff object
 	now     func() time.Time
 	backoff []time.Duration
+	// recorder is the engine's Recorder and the switchboard's, nil for none.
+	recorder *record.Recorder
 }
 
 func newReplica(t *testing.T, s *setup) *replica {
@@ -62,14 +65,21 @@ func newReplica(t *testing.T, s *setup) *replica {
 	if s.backoff == nil {
 		s.backoff = []time.Duration{time.Millisecond, time.Millisecond}
 	}
-	sb, err := handoff.New(&handoff.Options{Tenants: tenants, Store: s.store, Replay: s.replay, Privacy: privacy,
-		Desk: handoff.Desk{}, Now: s.now, Tick: time.Hour, Webhook: &handoff.WebhookOptions{Backoff: s.backoff, Now: s.now}})
+	o := &handoff.Options{Tenants: tenants, Store: s.store, Replay: s.replay, Privacy: privacy,
+		Desk: handoff.Desk{}, Now: s.now, Tick: time.Hour, Webhook: &handoff.WebhookOptions{Backoff: s.backoff, Now: s.now}}
+	if s.recorder != nil {
+		o.Recorder = s.recorder
+	}
+	sb, err := handoff.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &replica{sb: sb}
 	var routes http.Handler
 	cfg := engine.Config{Privacy: privacy, Toolset: toolsets.Combine(httptools.New(nil), sb.Toolset())}
+	if s.recorder != nil {
+		cfg.Recorder = s.recorder
+	}
 	cfg.Guards = sb.Guards(nil)
 	r.demo = enginetest.NewDemo(t, &enginetest.DemoOptions{Config: cfg,
 		Tenant: func(tn *engine.Tenant) {

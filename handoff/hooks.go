@@ -124,7 +124,7 @@ func (s *Switchboard) who(t *engine.TurnInfo) *Who {
 	if t.Env.Environment != nil {
 		env = t.Env.Environment.Name
 	}
-	return &Who{Tenant: t.Env.Tenant, Environment: env, User: user, Conversation: t.ConversationID, Locale: t.Locale, Channel: channel(t.Mode)}
+	return &Who{Tenant: t.Env.Tenant, Environment: env, User: user, Conversation: t.ConversationID, Session: t.SessionID, Locale: t.Locale, Channel: channel(t.Mode)}
 }
 
 func (s *Switchboard) beforeTurn(ctx context.Context, t *engine.TurnInfo) (string, error) {

@@ -14,6 +14,7 @@ type State struct {
 	Environment    string    `json:"environment"`
 	User           string    `json:"user"` // the keyed hash of the user (engine.UserKey)
 	ConversationID string    `json:"conversation_id"`
+	Session        string    `json:"session,omitempty"`
 	Locale         string    `json:"locale"`
 	Channel        string    `json:"channel"`
 	Reason         string    `json:"reason"`
@@ -24,6 +25,7 @@ type State struct {
 	Agent          string    `json:"agent,omitempty"`
 	Note           string    `json:"note,omitempty"`
 	Ended          string    `json:"ended,omitempty"` // why it failed or ended: timeout, rejected, centre_down…
+	RejectReason   string    `json:"reject_reason,omitempty"`
 	Created        time.Time `json:"created"`
 	Joined         time.Time `json:"joined,omitzero"`
 	// LastPerson and LastCustomer are when each last spoke, for the person who goes silent and

@@ -1,6 +1,7 @@
 package handoff
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,11 @@ type Options struct {
 	Summarize func(ctx context.Context, t *engine.Tenant, b *Brief) (string, error)
 	// Webhook configures the webhooks' deliveries.
 	Webhook *WebhookOptions
+	// Recorder keeps every event of a handoff (requested, joined, released, rejected, failed)
+	// and the messages of the person and of the customer in the conversation's record, in its
+	// chain: the engine's Config.Recorder when it records handoffs (package record's does).
+	// nil records nothing.
+	Recorder engine.HandoffRecorder
 	// Logger takes the switchboard's errors, never a message's text; nil discards.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now. Tick is how often the timers are checked (1 s).
@@ -177,8 +183,11 @@ type Who struct {
 	Environment  string
 	User         string // engine.UserKey of the caller
 	Conversation string
-	Locale       string
-	Channel      string
+	// Session is the turn's session, "" without one: the record keeps a conversation's chain
+	// under its session when it has one.
+	Session string
+	Locale  string
+	Channel string
 }
 
 // Outcome is what came of asking for a person: the handoff (nil when none started) and the
@@ -251,7 +260,7 @@ func (s *Switchboard) start(ctx context.Context, w *Who, reason string) (*Outcom
 	}
 	centre, kind := s.centre(c)
 	st := &State{ID: uuid.NewString(), Tenant: w.Tenant.Key, Environment: w.Environment, User: w.User,
-		ConversationID: w.Conversation, Locale: loc, Channel: w.Channel, Reason: reason, Summary: summary,
+		ConversationID: w.Conversation, Session: w.Session, Locale: loc, Channel: w.Channel, Reason: reason, Summary: summary,
 		Transcript: lines, Status: StatusQueued, Centre: kind, Created: now, LastCustomer: now}
 	switch err := s.store.Create(ctx, st); {
 	case errors.Is(err, ErrActive):
@@ -260,7 +269,7 @@ func (s *Switchboard) start(ctx context.Context, w *Who, reason string) (*Outcom
 		return nil, fmt.Errorf("handoff: keeping the handoff: %w", err)
 	}
 	say := line("queued", loc)
-	s.emit(ctx, st.ID, &Event{Type: "handoff", Status: StatusQueued, Text: say})
+	s.emit(ctx, st, &Event{Type: "handoff", Status: StatusQueued, Text: say})
 	req := &Request{ID: st.ID, Tenant: st.Tenant, ConversationID: st.ConversationID, Locale: loc, Channel: st.Channel,
 		Reason: reason, Summary: summary, Transcript: lines}
 	s.background(func(ctx context.Context) {
@@ -287,12 +296,38 @@ func (s *Switchboard) background(f func(ctx context.Context)) {
 	}()
 }
 
-// emit adds an event to the handoff's stream, stamped now.
-func (s *Switchboard) emit(ctx context.Context, id string, ev *Event) {
+// emit adds an event to the handoff's stream, stamped now, and to the conversation's record:
+// every event passes here, once, on the replica that made it.
+func (s *Switchboard) emit(ctx context.Context, st *State, ev *Event) {
 	ev.At = s.now()
-	if err := s.store.Append(ctx, id, ev); err != nil {
-		s.log.ErrorContext(ctx, "handoff: an event was not kept", "handoff", id, "err", err)
+	if err := s.store.Append(ctx, st.ID, ev); err != nil {
+		s.log.ErrorContext(ctx, "handoff: an event was not kept", "handoff", st.ID, "err", err)
 	}
+	if s.o.Recorder != nil {
+		s.o.Recorder.Handoff(context.WithoutCancel(ctx), recorded(st, ev))
+	}
+}
+
+// recorded is an event as the conversation's record keeps it, in the chain of the
+// conversation's turns.
+func recorded(st *State, ev *Event) *engine.RecordedHandoff {
+	r := &engine.RecordedHandoff{RecordKey: engine.RecordKey{Time: ev.At, Tenant: st.Tenant, Environment: st.Environment,
+		User: st.User, SessionID: st.Session, ConversationID: cmp.Or(st.Session, st.ConversationID)}, Handoff: st.ID, Person: ev.Agent}
+	switch {
+	case ev.Type == "message":
+		r.Event, r.Text = ev.From+"_message", ev.Text
+	case ev.Status == StatusQueued:
+		r.Event, r.Reason, r.Text = "requested", st.Reason, st.Summary
+	case ev.Status == StatusConnected:
+		r.Event = "joined"
+	case ev.Status == StatusReleased:
+		r.Event, r.Text = "released", st.Note
+	case st.Ended == "rejected":
+		r.Event, r.Reason = "rejected", st.RejectReason
+	default:
+		r.Event, r.Reason = "failed", st.Ended
+	}
+	return r
 }
 
 // Relay passes the customer's text to the person holding the handoff.
@@ -312,7 +347,7 @@ func (s *Switchboard) Relay(ctx context.Context, st *State, text string) error {
 	}); err != nil {
 		return err
 	}
-	s.emit(ctx, st.ID, &Event{Type: "message", From: "user", Text: text})
+	s.emit(ctx, st, &Event{Type: "message", From: "user", Text: text})
 	centre, _ := s.centre(c)
 	if err := centre.Send(ctx, &Message{ID: st.ID, Text: text, At: now}); err != nil {
 		s.log.WarnContext(ctx, "handoff: a message did not reach the contact centre", "handoff", st.ID, "err", err)
@@ -361,7 +396,7 @@ func (s *Switchboard) Answer(ctx context.Context, a *Answer) error {
 			x.Status, x.Note, x.Closed, x.Ended = StatusReleased, a.Note, now, "released"
 			ev = Event{Type: "handoff", Status: StatusReleased, Agent: x.Agent, Text: line("released", x.Locale, "{agent}", x.personName())}
 		case Rejected:
-			x.Status, x.Closed, x.Ended = StatusFailed, now, "rejected"
+			x.Status, x.Closed, x.Ended, x.RejectReason = StatusFailed, now, "rejected", a.Reason
 			ev = Event{Type: "handoff", Status: StatusFailed, Text: line("failed", x.Locale)}
 		}
 		return nil
@@ -369,7 +404,7 @@ func (s *Switchboard) Answer(ctx context.Context, a *Answer) error {
 	if err != nil {
 		return err
 	}
-	s.emit(ctx, st.ID, &ev)
+	s.emit(ctx, st, &ev)
 	return nil
 }
 
@@ -406,7 +441,7 @@ func (s *Switchboard) finish(ctx context.Context, id string, status Status, reas
 	if status == StatusReleased {
 		key = "released"
 	}
-	s.emit(ctx, id, &Event{Type: "handoff", Status: status, Agent: st.Agent, Text: line(key, st.Locale, "{agent}", st.personName())})
+	s.emit(ctx, st, &Event{Type: "handoff", Status: status, Agent: st.Agent, Text: line(key, st.Locale, "{agent}", st.personName())})
 	if tell {
 		if _, c, err := s.config(ctx, st.Tenant); err == nil && c != nil {
 			centre, _ := s.centre(c)

@@ -9,14 +9,19 @@ import (
 	"github.com/convengine/engine/handoff"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/pii"
+	"github.com/convengine/engine/record"
 )
 
 // newSwitchboard hands conversations to people: tenants with a "handoff" object to theirs; the
 // demo tenants to the demo desk at /demo/desk/, or to -handoff-webhook when it is set. The
 // desk's key, which the desk page asks for, is made at each start and printed on the console.
-// A language model writes the summaries a person opens on, when there is one.
-func newSwitchboard(opts options, tenants engine.TenantStore, privacy *pii.Privacy, chosen models, demo bool, log *slog.Logger) (*handoff.Switchboard, string, error) {
+// A language model writes the summaries a person opens on, when there is one; the handoffs go
+// to the conversation record with the turns, when there is one.
+func newSwitchboard(opts options, tenants engine.TenantStore, privacy *pii.Privacy, chosen models, demo bool, records *record.Recorder, log *slog.Logger) (*handoff.Switchboard, string, error) {
 	o := &handoff.Options{Tenants: tenants, Privacy: privacy, Desk: handoff.Desk{}, Logger: log}
+	if records != nil {
+		o.Recorder = records
+	}
 	switch {
 	case opts.handoffWebhook != "":
 		o.Default = &handoff.Config{Webhook: opts.handoffWebhook, Secret: opts.handoffSecret}

@@ -194,7 +194,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg.MaxSynthesesPerUser, cfg.MaxConcurrentTranscriptions = opts.maxUserSyntheses, opts.maxTranscriptions
 	cfg.MaxTranscriptionsPerUser = opts.maxUserTranscriptions
 	stores.apply(&cfg)
-	sb, deskKey, err := newSwitchboard(opts, tenants, privacy, chosen, demo != nil, log)
+	previous, err := previousKeys(getenv("ENGINE_PREVIOUS_SIGNING_KEYS"))
+	if err != nil {
+		return err
+	}
+	records, closeRecords, err := openRecorder(ctx, place, key, previous, tenantsOf(&current), log)
+	if err != nil {
+		return err
+	}
+	defer closeRecords() // after the engine's and the switchboard's shutdown: the last turns are written and checkpointed
+	if records != nil {
+		cfg.Recorder = records
+	}
+	sb, deskKey, err := newSwitchboard(opts, tenants, privacy, chosen, demo != nil, records, log)
 	if err != nil {
 		return err
 	}
@@ -255,18 +267,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg.Observer = meter.Observer(obs)
 	events.obs.Store(cfg.Observer)
 	cfg.Passkeys = passkeys
-	previous, err := previousKeys(getenv("ENGINE_PREVIOUS_SIGNING_KEYS"))
-	if err != nil {
-		return err
-	}
-	records, closeRecords, err := openRecorder(ctx, place, key, previous, tenantsOf(&current), log)
-	if err != nil {
-		return err
-	}
-	defer closeRecords() // after the engine's shutdown: the last turns are written and checkpointed
-	if records != nil {
-		cfg.Recorder = records
-	}
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return err
