@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/widgets"
 )
 
 // Options configure a [Switchboard]; nil fields mean defaults.
@@ -43,6 +44,12 @@ type Options struct {
 	// chain: the engine's Config.Recorder when it records handoffs (package record's does).
 	// nil records nothing.
 	Recorder engine.HandoffRecorder
+	// Push brings a handoff's events to the customer on channels without a stream of their
+	// own, on the replica that started it (where the customer's voice socket is): each
+	// person's message and change of status as a render spec (see [Switchboard.Follow]),
+	// in order, from a goroutine of the handoff's that it may block. The reference server
+	// gives them to voice.Server.Say. nil: the customer's stream alone carries them.
+	Push func(ctx context.Context, st *State, spec *widgets.Spec)
 	// Logger takes the switchboard's errors, never a message's text; nil discards.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now. Tick is how often the timers are checked (1 s).
@@ -272,6 +279,9 @@ func (s *Switchboard) start(ctx context.Context, w *Who, reason string) (*Outcom
 	s.emit(ctx, st, &Event{Type: "handoff", Status: StatusQueued, Text: say})
 	req := &Request{ID: st.ID, Tenant: st.Tenant, ConversationID: st.ConversationID, Locale: loc, Channel: st.Channel,
 		Reason: reason, Summary: summary, Transcript: lines}
+	if s.o.Push != nil {
+		s.background(func(ctx context.Context) { s.push(ctx, st) })
+	}
 	s.background(func(ctx context.Context) {
 		if err := centre.Start(ctx, req); err != nil {
 			s.log.Warn("handoff: the contact centre was not reached", "handoff", st.ID, "tenant", st.Tenant, "err", err)

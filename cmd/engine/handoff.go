@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/pii"
 	"github.com/convengine/engine/record"
+	"github.com/convengine/engine/widgets"
 )
 
 // newSwitchboard hands conversations to people: tenants with a "handoff" object to theirs; the
@@ -17,8 +19,9 @@ import (
 // desk's key, which the desk page asks for, is made at each start and printed on the console.
 // A language model writes the summaries a person opens on, when there is one; the handoffs go
 // to the conversation record with the turns, when there is one.
-func newSwitchboard(opts options, tenants engine.TenantStore, privacy *pii.Privacy, chosen models, demo bool, records *record.Recorder, log *slog.Logger) (*handoff.Switchboard, string, error) {
-	o := &handoff.Options{Tenants: tenants, Privacy: privacy, Desk: handoff.Desk{}, Logger: log}
+func newSwitchboard(opts options, tenants engine.TenantStore, privacy *pii.Privacy, chosen models, demo bool, records *record.Recorder,
+	push func(context.Context, *handoff.State, *widgets.Spec), log *slog.Logger) (*handoff.Switchboard, string, error) {
+	o := &handoff.Options{Tenants: tenants, Privacy: privacy, Desk: handoff.Desk{}, Push: push, Logger: log}
 	if records != nil {
 		o.Recorder = records
 	}

@@ -21,7 +21,8 @@ func routes(eng *engine.Engine, sockets *voice.Server, sb *handoff.Switchboard, 
 	mux := http.NewServeMux()
 	// The voice socket at /engine/stream, handoffs at /engine/handoff/ (docs/handoff.md).
 	mux.Handle("/", eng.Handler(append(sockets.Routes(), sb.Routes()...)...))
-	mux.Handle("POST /engine/agui", agui.Handler(eng, nil)) // AG-UI clients (docs/agui.md)
+	// AG-UI clients (docs/agui.md); a run that hands the conversation to a person follows it.
+	mux.Handle("POST /engine/agui", agui.Handler(eng, &agui.Options{Follow: sb.Follow}))
 	mux.Handle("/healthz", eng.HealthHandler())
 	mux.Handle("/readyz", eng.HealthHandler())
 	mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {

@@ -19,6 +19,7 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/fallback"
+	"github.com/convengine/engine/handoff"
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/mcptools"
@@ -28,6 +29,7 @@ import (
 	"github.com/convengine/engine/toolsets"
 	"github.com/convengine/engine/usage"
 	"github.com/convengine/engine/voice"
+	"github.com/convengine/engine/widgets"
 )
 
 // Server limits. Responses have no overall write time-out, a turn may take as long as its tenant
@@ -206,7 +208,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if records != nil {
 		cfg.Recorder = records
 	}
-	sb, deskKey, err := newSwitchboard(opts, tenants, privacy, chosen, demo != nil, records, log)
+	// A person's messages are spoken on the customer's voice socket, made below once the
+	// engine is: handoffs start only once the server serves.
+	var sockets *voice.Server
+	say := func(ctx context.Context, st *handoff.State, spec *widgets.Spec) {
+		sockets.Say(ctx, st.Tenant, st.User, st.ConversationID, spec)
+	}
+	sb, deskKey, err := newSwitchboard(opts, tenants, privacy, chosen, demo != nil, records, say, log)
 	if err != nil {
 		return err
 	}
@@ -275,7 +283,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := sb.Bind(eng); err != nil {
 		return err
 	}
-	sockets, err := voice.New(eng, &voice.Options{MaxSockets: opts.maxSockets, MaxSocketsPerUser: opts.maxUserSockets,
+	sockets, err = voice.New(eng, &voice.Options{MaxSockets: opts.maxSockets, MaxSocketsPerUser: opts.maxUserSockets,
 		AudioMemory: int64(opts.audioMemoryMiB) << 20, BargeIn: opts.bargeIn, EndOfSpeech: opts.endOfSpeech})
 	if err != nil {
 		return err

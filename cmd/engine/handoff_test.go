@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/convengine/engine"
+)
+
+// deskKeyOf returns the desk key the server printed on its console.
+func deskKeyOf(t *testing.T, out *lineWriter) string {
+	t.Helper()
+	m := regexp.MustCompile(`desk key: (desk_[0-9a-f]+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("the server printed no desk key:\n%s", out.String())
+	}
+	return m[1]
+}
+
+// desk calls the desk's API as a person holding key; it returns the status and the body.
+func desk(t *testing.T, base, key, method, path, body string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+"/demo/desk/api/"+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, b
+}
+
+// waitingFor returns the id of the open handoff of conversation on the desk.
+func waitingFor(t *testing.T, base, key, conversation string) string {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_, b := desk(t, base, key, http.MethodGet, "handoffs", "")
+		var open []struct {
+			ID             string `json:"id"`
+			ConversationID string `json:"conversation_id"`
+		}
+		_ = json.Unmarshal(b, &open)
+		for _, h := range open {
+			if h.ConversationID == conversation {
+				return h.ID
+			}
+		}
+	}
+	t.Fatalf("the desk shows no handoff of conversation %s", conversation)
+	return ""
+}
+
+type socketMessage struct {
+	Type     string          `json:"type"`
+	Delta    string          `json:"delta"`
+	Spec     json.RawMessage `json:"spec"`
+	TurnID   string          `json:"turnId"`
+	Chunk    string          `json:"chunk"`
+	raw      []byte
+	specMeta struct {
+		From, Name, ConversationID string
+	}
+	speak string
+}
+
+// readUntil reads the socket's messages until one of type typ, and returns them all.
+func readUntil(t *testing.T, ws *websocket.Conn, typ string) []socketMessage {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	var got []socketMessage
+	for {
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatalf("reading the socket, waiting for %s after %d messages: %v", typ, len(got), err)
+		}
+		var m socketMessage
+		_ = json.Unmarshal(data, &m)
+		m.raw = data
+		if m.Spec != nil {
+			var s struct {
+				Speak string `json:"speak"`
+				Meta  struct {
+					From           string `json:"from"`
+					Name           string `json:"name"`
+					ConversationID string `json:"conversationId"`
+				} `json:"meta"`
+			}
+			_ = json.Unmarshal(m.Spec, &s)
+			m.speak, m.specMeta.From, m.specMeta.Name, m.specMeta.ConversationID = s.Speak, s.Meta.From, s.Meta.Name, s.Meta.ConversationID
+		}
+		got = append(got, m)
+		if m.Type == typ {
+			return got
+		}
+	}
+}
+
+// TestHandoffOnTheVoiceSocket: a customer on the voice socket asks for a person; the person on
+// the desk joins and writes, and the message reaches the socket unasked, spoken (speak and audio
+// messages in the tenant's voice) and as a spec marked as the person's; the customer's typed
+// answer reaches the desk; after the release, the assistant answers on the socket again.
+func TestHandoffOnTheVoiceSocket(t *testing.T) {
+	base, out := startServer(t, nil, nil)
+	key := deskKeyOf(t, out)
+	hdr := demoRequest(t, http.MethodGet, base, "").Header
+	ws, _, err := websocket.Dial(t.Context(), "ws"+strings.TrimPrefix(base, "http")+engine.PathStream, &websocket.DialOptions{HTTPHeader: hdr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	ws.SetReadLimit(1 << 20)
+	write := func(msg string) {
+		t.Helper()
+		if err := ws.Write(t.Context(), websocket.MessageText, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"type":"text","transcript":"I want to talk to a person","context":{"sessionId":"voice-handoff-1","locale":"en-US"}}`)
+	turn := readUntil(t, ws, "done")
+	spec := turn[len(turn)-2]
+	if spec.Type != "spec" || !strings.Contains(string(spec.Spec), `"type":"handoff"`) {
+		t.Fatalf("the turn asking for a person ended with %s", spec.raw)
+	}
+	id := waitingFor(t, base, key, "voice-handoff-1")
+	if code, b := desk(t, base, key, http.MethodPost, "handoffs/"+id+"/join", `{"name":"Ana"}`); code != 204 {
+		t.Fatalf("join: %d %s", code, b)
+	}
+	joined := readUntil(t, ws, "spec")
+	if last := joined[len(joined)-1]; !strings.Contains(last.speak, "Ana") || !strings.Contains(string(last.Spec), `"status":"connected"`) {
+		t.Fatalf("the socket heard of the person joining as %s", last.raw)
+	}
+	if code, b := desk(t, base, key, http.MethodPost, "handoffs/"+id+"/messages", `{"text":"Hello, this is Ana. I see the double charge."}`); code != 204 {
+		t.Fatalf("message: %d %s", code, b)
+	}
+	said := readUntil(t, ws, "spec")
+	last := said[len(said)-1]
+	if last.specMeta.From != "person" || last.specMeta.Name != "Ana" || last.speak != "Hello, this is Ana. I see the double charge." ||
+		last.specMeta.ConversationID != "voice-handoff-1" {
+		t.Fatalf("the person's message reached the socket as %s", last.raw)
+	}
+	var speak strings.Builder
+	audio := 0
+	for _, m := range said {
+		switch m.Type {
+		case "speak":
+			speak.WriteString(m.Delta)
+		case "audio":
+			audio++
+		case "transcript", "done":
+			t.Errorf("a person's message is no turn, yet the socket got %s", m.raw)
+		}
+	}
+	if speak.String() != last.speak || audio == 0 {
+		t.Errorf("the person's message was spoken as %q in %d audio messages", speak.String(), audio)
+	}
+	t.Logf("the person's message: %d speak bytes, %d audio messages", speak.Len(), audio)
+
+	// The customer answers (a typed turn on the socket): it goes to the person, not the model.
+	write(`{"type":"text","transcript":"It was on Monday"}`)
+	relayed := readUntil(t, ws, "done")
+	if s := relayed[len(relayed)-2]; !strings.Contains(s.speak, "Ana") {
+		t.Errorf("the relayed turn said %s", s.raw)
+	}
+	if code, b := desk(t, base, key, http.MethodPost, "handoffs/"+id+"/release", `{"note":"Refund opened."}`); code != 204 {
+		t.Fatalf("release: %d %s", code, b)
+	}
+	released := readUntil(t, ws, "spec")
+	if s := released[len(released)-1]; !strings.Contains(string(s.Spec), `"status":"released"`) {
+		t.Fatalf("the release reached the socket as %s", s.raw)
+	}
+	write(`{"type":"text","transcript":"what is my balance"}`)
+	back := readUntil(t, ws, "done")
+	if s := back[len(back)-2]; !strings.Contains(string(s.Spec), `"type":"stat"`) {
+		t.Errorf("after the release the assistant answered %s", s.raw)
+	}
+}
