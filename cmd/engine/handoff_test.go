@@ -13,6 +13,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/internal/testkit"
 )
 
 // deskKeyOf returns the desk key the server printed on its console.
@@ -183,5 +185,74 @@ func TestHandoffOnTheVoiceSocket(t *testing.T) {
 	back := readUntil(t, ws, "done")
 	if s := back[len(back)-2]; !strings.Contains(string(s.Spec), `"type":"stat"`) {
 		t.Errorf("after the release the assistant answered %s", s.raw)
+	}
+}
+
+// TestHandoffExchangesMatchOpenAPI: the customer's side of a handoff (the turn with its
+// widget, the messages endpoint, the stream with its events) and the contact centre's answers
+// match docs/openapi.yaml, refusals included. (The signatures of the centre's answers are the
+// handoff package's tests'.)
+func TestHandoffExchangesMatchOpenAPI(t *testing.T) {
+	base, out := startServer(t, nil, nil)
+	key := deskKeyOf(t, out)
+	checked := &http.Client{Transport: testkit.NewOpenAPITransport(t, http.DefaultTransport)}
+	do := func(req *http.Request) (int, []byte) {
+		t.Helper()
+		res, err := checked.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, b
+	}
+	code, body := do(demoRequest(t, http.MethodPost, base+"/engine", `{"transcript":"I want to talk to a person","context":{"sessionId":"openapi-handoff-1"}}`))
+	evs, err := enginetest.ReadEvents(strings.NewReader(string(body)))
+	if code != 200 || err != nil || len(evs) == 0 {
+		t.Fatalf("the turn: %d %v", code, err)
+	}
+	var done struct {
+		Widgets []struct{ Type, ID string }
+	}
+	_ = json.Unmarshal(evs[len(evs)-1].Data, &done)
+	id := ""
+	for _, w := range done.Widgets {
+		if w.Type == "handoff" {
+			id = w.ID
+		}
+	}
+	if id == "" {
+		t.Fatalf("no handoff widget in %s", evs[len(evs)-1].Data)
+	}
+	path := base + "/engine/handoff/" + id
+	for _, tc := range []struct {
+		body string
+		want int
+	}{{`{"text":"Is anybody there?"}`, 202}, {`{}`, 400}, {`{"text":"a"`, 400}} {
+		if code, b := do(demoRequest(t, http.MethodPost, path+"/messages", tc.body)); code != tc.want {
+			t.Errorf("POST messages %s: %d %s, want %d", tc.body, code, b, tc.want)
+		}
+	}
+	for _, step := range []struct{ path, body string }{{"join", `{"name":"Ana"}`}, {"messages", `{"text":"Hello, this is Ana."}`}, {"release", `{"note":"Answered."}`}} {
+		if code, b := desk(t, base, key, http.MethodPost, "handoffs/"+id+"/"+step.path, step.body); code != 204 {
+			t.Fatalf("desk %s: %d %s", step.path, code, b)
+		}
+	}
+	if code, _ := do(demoRequest(t, http.MethodPost, path+"/messages", `{"text":"too late"}`)); code != 409 {
+		t.Errorf("a message after the release: %d, want 409", code)
+	}
+	// The stream from the start: every event, then its end at the release.
+	code, body = do(demoRequest(t, http.MethodGet, path+"/events", ""))
+	if code != 200 || !strings.Contains(string(body), `"from":"person"`) || !strings.Contains(string(body), `"status":"released"`) {
+		t.Errorf("the stream: %d\n%s", code, body)
+	}
+	if code, _ := do(demoRequest(t, http.MethodGet, base+"/engine/handoff/no-such-handoff/events", "")); code != 404 {
+		t.Errorf("the stream of an unknown handoff: %d, want 404", code)
+	}
+	answer, _ := http.NewRequest(http.MethodPost, base+"/engine/handoff/events", strings.NewReader(`{"type":"agent.message","id":"`+id+`","text":"hi"}`))
+	answer.Header.Set("Content-Type", "application/json")
+	answer.Header.Set("Engine-Signature", "t=1,v1=00")
+	if code, _ := do(answer); code != 404 {
+		t.Errorf("a webhook's answer about a handoff of the desk: %d, want 404", code)
 	}
 }
