@@ -20,8 +20,9 @@ import (
 // A language model writes the summaries a person opens on, when there is one; the handoffs go
 // to the conversation record with the turns, when there is one.
 func newSwitchboard(opts options, tenants engine.TenantStore, privacy *pii.Privacy, chosen models, demo bool, records *record.Recorder,
-	push func(context.Context, *handoff.State, *widgets.Spec), log *slog.Logger) (*handoff.Switchboard, string, error) {
+	push func(context.Context, *handoff.State, *widgets.Spec), shared stores, log *slog.Logger) (*handoff.Switchboard, string, error) {
 	o := &handoff.Options{Tenants: tenants, Privacy: privacy, Desk: handoff.Desk{}, Push: push, Logger: log}
+	shared.handoffs(o)
 	if records != nil {
 		o.Recorder = records
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -254,5 +255,52 @@ func TestHandoffExchangesMatchOpenAPI(t *testing.T) {
 	answer.Header.Set("Engine-Signature", "t=1,v1=00")
 	if code, _ := do(answer); code != 404 {
 		t.Errorf("a webhook's answer about a handoff of the desk: %d, want 404", code)
+	}
+}
+
+// TestTwoReplicasShareHandoffs: with -redis, a customer's handoff started on replica A is on
+// replica B's desk; the person joins and writes there, and the message reaches the customer's
+// voice socket on A, spoken, and the customer's stream read from B.
+func TestTwoReplicasShareHandoffs(t *testing.T) {
+	redis := testkit.StartRedisT(t)
+	env := map[string]string{
+		"ENGINE_SIGNING_KEY": base64.StdEncoding.EncodeToString([]byte("a shared signing key of 32 bytes")),
+		"ENGINE_REDIS_URL":   "redis://" + redis.Addr,
+	}
+	a, _ := startServer(t, nil, env)
+	b, outB := startServer(t, nil, env)
+	keyB := deskKeyOf(t, outB)
+	ws, _, err := websocket.Dial(t.Context(), "ws"+strings.TrimPrefix(a, "http")+engine.PathStream, &websocket.DialOptions{HTTPHeader: demoRequest(t, http.MethodGet, a, "").Header})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	ws.SetReadLimit(1 << 20)
+	if err := ws.Write(t.Context(), websocket.MessageText, []byte(`{"type":"text","transcript":"I want to talk to a person","context":{"sessionId":"replicas-handoff-1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	readUntil(t, ws, "done")
+	id := waitingFor(t, b, keyB, "replicas-handoff-1")
+	for _, step := range []struct{ path, body string }{{"join", `{"name":"Ana"}`}, {"messages", `{"text":"Hello from the other replica."}`}} {
+		if code, body := desk(t, b, keyB, http.MethodPost, "handoffs/"+id+"/"+step.path, step.body); code != 204 {
+			t.Fatalf("desk %s on B: %d %s", step.path, code, body)
+		}
+	}
+	readUntil(t, ws, "spec") // the person joined
+	said := readUntil(t, ws, "spec")
+	if last := said[len(said)-1]; last.specMeta.From != "person" || last.speak != "Hello from the other replica." {
+		t.Fatalf("the socket on A got %s", last.raw)
+	}
+	if code, body := desk(t, b, keyB, http.MethodPost, "handoffs/"+id+"/release", `{}`); code != 204 {
+		t.Fatalf("release on B: %d %s", code, body)
+	}
+	res, err := http.DefaultClient.Do(demoRequest(t, http.MethodGet, b+"/engine/handoff/"+id+"/events", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(body), "Hello from the other replica.") || !strings.Contains(string(body), `"status":"released"`) {
+		t.Fatalf("the customer's stream read from B: %d\n%s", res.StatusCode, body)
 	}
 }

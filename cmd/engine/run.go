@@ -214,7 +214,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	say := func(ctx context.Context, st *handoff.State, spec *widgets.Spec) {
 		sockets.Say(ctx, st.Tenant, st.User, st.ConversationID, spec)
 	}
-	sb, deskKey, err := newSwitchboard(opts, tenants, privacy, chosen, demo != nil, records, say, log)
+	sb, deskKey, err := newSwitchboard(opts, tenants, privacy, chosen, demo != nil, records, say, stores, log)
 	if err != nil {
 		return err
 	}
