@@ -64,7 +64,9 @@ func Verify(secret, header string, body []byte, now time.Time) (string, error) {
 	for _, s := range sigs {
 		got, err := hex.DecodeString(s)
 		if err == nil && hmac.Equal(got, want) {
-			return ts + "." + s, nil
+			// Canonical: the same signature in upper-case hex is the same signature, and a
+			// replay of it is refused.
+			return ts + "." + hex.EncodeToString(got), nil
 		}
 	}
 	return "", ErrBadSignature
