@@ -127,6 +127,19 @@ func TestRepeatedQuestion(t *testing.T) {
 	}
 }
 
+// A question the assistant answered (with a tool) asked again is answered again: a customer
+// who checks their balance twice is not handed over.
+func TestRepeatedQuestionAnswered(t *testing.T) {
+	c := newCentre(t)
+	r := newReplica(t, webhookSetup(c))
+	conv := newConv()
+	for range 3 {
+		if done := r.say(t, "hana", conv, "what is my balance"); handoffOf(done) != "" || !strings.Contains(done.Spec.Speak, "$") {
+			t.Fatalf("the balance asked again: %q, widgets %v", done.Spec.Speak, done.Spec.Widgets)
+		}
+	}
+}
+
 // A handoff started on one replica is relayed by another sharing the store: the centre
 // answers the second, the customer follows on the second, and writes through the first.
 func TestReplicas(t *testing.T) {

@@ -164,10 +164,15 @@ func (s *Switchboard) beforeTurn(ctx context.Context, t *engine.TurnInfo) (strin
 	return "", nil
 }
 
-// repeated reports whether the last k user lines all say text.
+// repeated reports whether the last k user lines all say text, and the assistant's answers
+// to them did not help: an answer that called a tool or asked for a confirmation did, and a
+// customer who asks for their balance twice is answered twice, not handed over.
 func repeated(lines []Line, text string, k int) bool {
 	want := normal(text)
 	for i := len(lines) - 1; i >= 0 && k > 0; i-- {
+		if lines[i].Role == "assistant" && helped(lines[i].Text) {
+			return false
+		}
 		if lines[i].Role != "user" {
 			continue
 		}
@@ -177,6 +182,11 @@ func repeated(lines []Line, text string, k int) bool {
 		k--
 	}
 	return k == 0
+}
+
+// helped reports whether an assistant's line, as afterTurn keeps it, did something.
+func helped(text string) bool {
+	return strings.Contains(text, " [tools: ") || strings.Contains(text, " [asked to confirm ")
 }
 
 func normal(s string) string {
