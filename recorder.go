@@ -162,3 +162,23 @@ func (e *Engine) recordAction(ctx context.Context, req *request, c *token.Action
 	}
 	return done, nil
 }
+
+// HandoffRecorder is a Recorder that also keeps the handoffs of a conversation to a person
+// (package record's does), so that a complaint can be followed across the assistant and the
+// person. Package handoff calls it; Handoff must not block.
+type HandoffRecorder interface {
+	Handoff(ctx context.Context, r *RecordedHandoff)
+}
+
+// RecordedHandoff is one event of a handoff, in the conversation's record. Event is
+// "requested" (Reason, and the summary in Text), "joined" (Person), "person_message" and
+// "user_message" (Text), "released" (the person's note in Text), "rejected" or "failed"
+// (Reason). Texts are under the tenant's privacy policy, as they were sent out.
+type RecordedHandoff struct {
+	RecordKey
+	Event   string
+	Handoff string
+	Person  string
+	Text    string
+	Reason  string
+}

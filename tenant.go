@@ -77,6 +77,8 @@ type Tenant struct {
 	// Records configures the conversation record of the tenant, read by Config.Recorder
 	// (package record).
 	Records json.RawMessage `json:"records,omitempty"`
+	// Handoff configures the handing of a conversation to a person, read by package handoff.
+	Handoff json.RawMessage `json:"handoff,omitempty"`
 }
 
 // Environment is one deployment of a tenant's backend.
@@ -220,6 +222,9 @@ func (t *Tenant) Validate() error {
 	}
 	if len(t.Records) > 0 && !jsonenc.IsObject(t.Records) {
 		bad("records", "must be an object")
+	}
+	if len(t.Handoff) > 0 && !jsonenc.IsObject(t.Handoff) {
+		bad("handoff", "must be an object")
 	}
 	for tag, line := range t.Disclosure {
 		if !tenantrule.Disclosure(tag, line) {

@@ -106,4 +106,5 @@ done <<'TARGETS'
 ./internal/jsonenc FuzzHasDuplicateMembers
 ./examples/demobank FuzzVerify
 ./agui FuzzRunAgentInput
+./handoff FuzzVerify
 TARGETS

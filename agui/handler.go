@@ -2,8 +2,10 @@ package agui
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"net/http"
 	"strings"
 
@@ -21,6 +23,10 @@ const (
 	CustomWidget = "widget"
 	// CustomStatus carries a turn's status: {"status": …, "tool": …} as its status event.
 	CustomStatus = "status"
+	// CustomSpec carries a render spec that comes after the run's turn, while a run follows
+	// what goes on outside it (Options.Follow): a person's message (meta.from "person",
+	// meta.name), or a handoff's change of status. Its text follows as a text message.
+	CustomSpec = "spec"
 	// CustomDisclosure carries the tenant's AI disclosure on a conversation's first run:
 	// {"text": …}, to show before the answer.
 	CustomDisclosure = "disclosure"
@@ -36,6 +42,13 @@ const ReasonConfirm = "confirmation_required"
 type Options struct {
 	// MaxBodyBytes bounds the RunAgentInput body; 0 means 1 MiB.
 	MaxBodyBytes int64
+	// Follow, when set, is asked after each run's turn (one that asks no confirmation) what
+	// comes next outside the turn: a run that handed the conversation to a person (package
+	// handoff's Switchboard.Follow) stays open while the handoff does, and each spec Follow
+	// yields (a person's message, a change of status) is a CUSTOM "spec" event, its widgets'
+	// "widget" events and a text message of its speak, before RUN_FINISHED. The iterator ends
+	// when the client goes away (its context).
+	Follow func(ctx context.Context, c *engine.Caller, spec *widgets.Spec) iter.Seq[*widgets.Spec]
 }
 
 // Handler returns the handler of AG-UI runs over eng: a POST of a RunAgentInput, answered by
@@ -49,12 +62,16 @@ func Handler(eng *engine.Engine, opts *Options) http.Handler {
 	if opts != nil && opts.MaxBodyBytes > 0 {
 		h.maxBody = opts.MaxBodyBytes
 	}
+	if opts != nil {
+		h.follow = opts.Follow
+	}
 	return h
 }
 
 type handler struct {
 	eng     *engine.Engine
 	maxBody int64
+	follow  func(ctx context.Context, c *engine.Caller, spec *widgets.Spec) iter.Seq[*widgets.Spec]
 }
 
 // runInput is RunAgentInput, as far as the handler reads it.

@@ -24,6 +24,11 @@ func (h *handler) turn(w http.ResponseWriter, r *http.Request, caller *engine.Ca
 		interrupts []interrupt
 		failure    *engine.TurnError
 	)
+	var (
+		done   *widgets.Spec // the turn's spec, when the run follows what comes after it
+		result json.RawMessage
+	)
+turn:
 	for ev, err := range h.eng.Turn(r.Context(), caller, ti) {
 		if err != nil {
 			if !s.started {
@@ -68,13 +73,43 @@ func (h *handler) turn(w http.ResponseWriter, r *http.Request, caller *engine.Ca
 				return
 			}
 			spec, _ := ev.Data()
-			s.finished(spec, interrupts)
-			return
+			if h.follow == nil || len(interrupts) > 0 || ev.Spec == nil {
+				s.finished(spec, interrupts)
+				return
+			}
+			done, result = ev.Spec, spec
+			break turn
 		}
 		if !ok {
 			return // the client is gone: leaving the loop stops the turn
 		}
 	}
+	// The turn is over, its slot given back, before the run follows what comes after it.
+	if done != nil && h.followed(r, caller, s, done) {
+		s.finished(result, nil)
+	}
+}
+
+// followed streams what Follow yields after the run's turn; false when the client is gone.
+func (h *handler) followed(r *http.Request, caller *engine.Caller, s *stream, spec *widgets.Spec) bool {
+	for p := range h.follow(r.Context(), caller, spec) {
+		data, err := json.Marshal(p)
+		if err != nil {
+			continue
+		}
+		if !s.endText() || !s.custom(CustomSpec, data) {
+			return false
+		}
+		for _, w := range p.Widgets {
+			if wd, err := json.Marshal(w); err == nil && !s.custom(CustomWidget, wd) {
+				return false
+			}
+		}
+		if !s.text(p.Speak) || !s.endText() {
+			return false
+		}
+	}
+	return !s.broken
 }
 
 // confirmInterrupt is the interrupt a confirm widget ends the run with. Its id carries the

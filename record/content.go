@@ -21,6 +21,16 @@ type TurnContent struct {
 	Error      *engine.TurnError   `json:"error,omitempty"`
 }
 
+// HandoffContent is a handoff entry's personal content (sealed under the user's data key): one
+// event of a conversation handed to a person, as [engine.RecordedHandoff] gives it.
+type HandoffContent struct {
+	Event   string `json:"event"`
+	Handoff string `json:"handoff"`
+	Person  string `json:"person,omitempty"`
+	Text    string `json:"text,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
 // ActionEvidence is an action entry's evidence (sealed under the tenant's evidence key, kept
 // after the user's erasure): what the user approved and how their device proved it. It holds
 // the action token's hash, never the token.

@@ -29,7 +29,8 @@
 // turns of its conversation, before the action's backend is called: when it cannot be
 // written the engine refuses the action (503 record_unavailable). The outcome entry
 // ("outcome") is written when the backend answered, synchronously, else queued and retried
-// until written. A process killed with SIGKILL loses the turns still queued: at most
+// until written. A handoff entry ("handoff", [Recorder.Handoff]) is one event of the
+// conversation handed to a person (package handoff): queued and sealed like a turn. A process killed with SIGKILL loses the turns still queued: at most
 // BatchEvery's worth plus what waits on a failing store; never an action's evidence, which is
 // written before the action runs.
 //

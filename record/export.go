@@ -32,7 +32,7 @@ type ExportQuery struct {
 type ExportedEntry struct {
 	Header Header `json:"header"`
 	Hash   string `json:"hash"`
-	// Personal is a turn's content ([TurnContent]); absent once the user's key was erased
+	// Personal is a turn's content ([TurnContent]) or a handoff's ([HandoffContent]); absent once the user's key was erased
 	// (Erased says so).
 	Personal json.RawMessage `json:"personal,omitempty"`
 	Erased   bool            `json:"erased,omitempty"`

@@ -105,7 +105,10 @@ type Recorder struct {
 	written, dropped, failures, checkpoints atomic.Int64
 }
 
-var _ engine.Recorder = (*Recorder)(nil)
+var (
+	_ engine.Recorder        = (*Recorder)(nil)
+	_ engine.HandoffRecorder = (*Recorder)(nil)
+)
 
 // pending is an entry on its way to the store. Its sealed bytes are made once, so that a
 // retried append carries the same entry (appends are idempotent by id).
@@ -193,6 +196,20 @@ func (r *Recorder) Turn(ctx context.Context, t *engine.RecordedTurn) {
 	content, err := turnContent(t)
 	if err != nil {
 		r.log.ErrorContext(ctx, "record: encoding a turn failed", "tenant", t.Tenant, "conversation", t.ConversationID, "err", err)
+		return
+	}
+	p.personal = content
+	r.enqueue(ctx, p)
+}
+
+// Handoff queues a handoff's event as turns are queued, sealed under the user's data key (the
+// person's and the customer's words are personal); it does not block. Implements
+// [engine.HandoffRecorder].
+func (r *Recorder) Handoff(ctx context.Context, h *engine.RecordedHandoff) {
+	p := newPending(&h.RecordKey, KindHandoff, h.Time)
+	content, err := json.Marshal(HandoffContent{Event: h.Event, Handoff: h.Handoff, Person: h.Person, Text: h.Text, Reason: h.Reason})
+	if err != nil {
+		r.log.ErrorContext(ctx, "record: encoding a handoff failed", "tenant", h.Tenant, "err", err)
 		return
 	}
 	p.personal = content

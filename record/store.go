@@ -34,7 +34,8 @@ const (
 	KindAction Kind = "action"
 	// KindOutcome is how a recorded action ended.
 	KindOutcome Kind = "outcome"
-	// KindHandoff is reserved for a conversation handed to a person.
+	// KindHandoff is one event of a conversation handed to a person: requested, joined, a
+	// message of the person or of the customer, released, rejected or failed (personal).
 	KindHandoff Kind = "handoff"
 )
 

@@ -11,6 +11,9 @@
 //	e, err := engine.New(engine.Config{…, Sessions: store, Replay: store, Actions: store,
 //		RateLimiter: store, Budget: store, TurnLog: store})
 //
+// [Store.Handoffs] is a handoff.Store over the same client (package handoff), so that replicas
+// share the conversations handed to a person.
+//
 // A host that already has a client passes it to [New].
 //
 // # Keys

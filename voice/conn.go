@@ -91,6 +91,8 @@ type voiceConn struct {
 
 	busy         atomic.Bool  // a turn runs
 	lastActivity atomic.Int64 // unix nanoseconds of the client's last message
+	// conversation is conversationID, for Server.Say on other goroutines.
+	conversation atomic.Pointer[string]
 
 	// Owned by the reader.
 	context        streamContext
@@ -134,6 +136,7 @@ func (c *voiceConn) serve() {
 		defer socket(ctx, c.caller.EngineKey, false)
 	}
 	c.conversationID = uuid.NewString()
+	c.conversation.Store(&c.conversationID)
 	c.touch()
 	c.mu.Lock()
 	c.ping = time.AfterFunc(c.opts.PingInterval, c.pingClient)
@@ -327,6 +330,8 @@ func (c *voiceConn) setContext(raw json.RawMessage) *engine.Problem {
 	c.context = sc
 	if sc.SessionID != "" {
 		c.conversationID = sc.SessionID
+		id := sc.SessionID
+		c.conversation.Store(&id)
 	}
 	return nil
 }

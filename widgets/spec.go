@@ -28,6 +28,10 @@ type Meta struct {
 	Theme json.RawMessage `json:"theme,omitempty"`
 	// Error is the code of the failure that ended the turn early.
 	Error string `json:"error,omitempty"`
+	// From is "person" on a spec a person wrote during a handoff (package handoff), and Name
+	// is then that person's name; both are empty on the assistant's.
+	From string `json:"from,omitempty"`
+	Name string `json:"name,omitempty"`
 }
 
 // MarshalJSON writes s with "widgets" always present, as an array.

@@ -18,7 +18,9 @@ import (
 // RUN_ERROR action_replayed), a cancelled interrupt and a forged one, at POST /engine/agui; and
 // on pk_demo_proof, a device it enrols at the demo bank proves the transfer (forged, tampered,
 // missing proofs and a replay are RUN_ERROR, the money moves once). The bank's one-time codes
-// reach the node test from the server's console through CODES_URL.
+// reach the node test from the server's console through CODES_URL. A run that asks for a person
+// stays open while the handoff does and carries the person's messages, which the desk (its key
+// in DESK_KEY) writes, as text messages the client keeps.
 func TestAGUIClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Node.js")
@@ -38,7 +40,7 @@ func TestAGUIClient(t *testing.T) {
 	defer codes.Close()
 	cmd := exec.CommandContext(t.Context(), node, "--test", "agui.test.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "ENGINE_URL="+base, "CODES_URL="+codes.URL)
+	cmd.Env = append(os.Environ(), "ENGINE_URL="+base, "CODES_URL="+codes.URL, "DESK_KEY="+deskKeyOf(t, out))
 	cmd.WaitDelay = 10 * time.Second
 	output, err := cmd.CombinedOutput()
 	t.Logf("node --test agui.test.mjs:\n%s", output)

@@ -8,6 +8,7 @@ import (
 	"github.com/convengine/engine/agui"
 	"github.com/convengine/engine/docs"
 	"github.com/convengine/engine/examples/web"
+	"github.com/convengine/engine/handoff"
 	"github.com/convengine/engine/voice"
 )
 
@@ -16,10 +17,12 @@ import (
 // reference web client at /demo/, with the reference bank's enrolment routes at /demo/bank/
 // when the demo runs. Metrics are served on the
 // debug address only (serveDebug).
-func routes(eng *engine.Engine, sockets *voice.Server, demoWeb bool, d *demo) http.Handler {
+func routes(eng *engine.Engine, sockets *voice.Server, sb *handoff.Switchboard, deskKey string, demoWeb bool, d *demo) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/", eng.Handler(sockets.Routes()...))       // the voice socket at /engine/stream
-	mux.Handle("POST /engine/agui", agui.Handler(eng, nil)) // AG-UI clients (docs/agui.md)
+	// The voice socket at /engine/stream, handoffs at /engine/handoff/ (docs/handoff.md).
+	mux.Handle("/", eng.Handler(append(sockets.Routes(), sb.Routes()...)...))
+	// AG-UI clients (docs/agui.md); a run that hands the conversation to a person follows it.
+	mux.Handle("POST /engine/agui", agui.Handler(eng, &agui.Options{Follow: sb.Follow}))
 	mux.Handle("/healthz", eng.HealthHandler())
 	mux.Handle("/readyz", eng.HealthHandler())
 	mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +44,10 @@ func routes(eng *engine.Engine, sockets *voice.Server, demoWeb bool, d *demo) ht
 			page = toLocalhost(page)
 		}
 		mux.Handle("GET /demo/", page)
+		// The demo's agent desk: the page at /demo/desk/, its API for the desk key's holder.
+		desk := http.StripPrefix("/demo/desk/api", sb.DeskHandler(deskKey))
+		mux.Handle("GET /demo/desk/api/", desk)
+		mux.Handle("POST /demo/desk/api/", desk)
 		if d != nil {
 			// The demo's stand-in for the bank's own app: the library never relays enrolment.
 			mux.Handle("POST /demo/bank/", http.StripPrefix("/demo/bank", d.enrolment))

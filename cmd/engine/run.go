@@ -19,14 +19,17 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/examples/demobank"
 	"github.com/convengine/engine/fallback"
+	"github.com/convengine/engine/handoff"
 	"github.com/convengine/engine/httptools"
 	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/mcptools"
 	"github.com/convengine/engine/passkey"
 	"github.com/convengine/engine/pii"
 	"github.com/convengine/engine/tenantfile"
+	"github.com/convengine/engine/toolsets"
 	"github.com/convengine/engine/usage"
 	"github.com/convengine/engine/voice"
+	"github.com/convengine/engine/widgets"
 )
 
 // Server limits. Responses have no overall write time-out, a turn may take as long as its tenant
@@ -67,6 +70,10 @@ type options struct {
 
 	// demoWeb serves the web client at /demo/: by default with the offline demo only.
 	demoWeb, demoWebSet bool
+
+	// handoffWebhook and handoffSecret send the demo tenants' handoffs to a contact centre's
+	// webhook instead of the demo desk.
+	handoffWebhook, handoffSecret string
 }
 
 // run starts the server and serves until ctx is cancelled, then shuts down gracefully: running
@@ -192,6 +199,31 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg.MaxSynthesesPerUser, cfg.MaxConcurrentTranscriptions = opts.maxUserSyntheses, opts.maxTranscriptions
 	cfg.MaxTranscriptionsPerUser = opts.maxUserTranscriptions
 	stores.apply(&cfg)
+	previous, err := previousKeys(getenv("ENGINE_PREVIOUS_SIGNING_KEYS"))
+	if err != nil {
+		return err
+	}
+	records, closeRecords, err := openRecorder(ctx, place, key, previous, tenantsOf(&current), log)
+	if err != nil {
+		return err
+	}
+	defer closeRecords() // after the engine's and the switchboard's shutdown: the last turns are written and checkpointed
+	if records != nil {
+		cfg.Recorder = records
+	}
+	// A person's messages are spoken on the customer's voice socket, made below once the
+	// engine is: handoffs start only once the server serves.
+	var sockets *voice.Server
+	say := func(ctx context.Context, st *handoff.State, spec *widgets.Spec) {
+		sockets.Say(ctx, st.Tenant, st.User, st.ConversationID, spec)
+	}
+	sb, deskKey, err := newSwitchboard(opts, tenants, privacy, chosen, demo != nil, records, say, stores, log)
+	if err != nil {
+		return err
+	}
+	defer sb.Close()
+	cfg.Guards = sb.Guards(cfg.Guards)
+	cfg.Toolset = toolsets.Combine(cfg.Toolset, sb.Toolset())
 	mx, err := newMetrics(ctx, opts.metrics, getenv)
 	if err != nil {
 		return err
@@ -246,31 +278,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg.Observer = meter.Observer(obs)
 	events.obs.Store(cfg.Observer)
 	cfg.Passkeys = passkeys
-	previous, err := previousKeys(getenv("ENGINE_PREVIOUS_SIGNING_KEYS"))
-	if err != nil {
-		return err
-	}
-	records, closeRecords, err := openRecorder(ctx, place, key, previous, tenantsOf(&current), log)
-	if err != nil {
-		return err
-	}
-	defer closeRecords() // after the engine's shutdown: the last turns are written and checkpointed
-	if records != nil {
-		cfg.Recorder = records
-	}
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return err
 	}
 	defer eng.Close() // after the server: stops warm-ups still running
-	sockets, err := voice.New(eng, &voice.Options{MaxSockets: opts.maxSockets, MaxSocketsPerUser: opts.maxUserSockets,
+	if err := sb.Bind(eng); err != nil {
+		return err
+	}
+	sockets, err = voice.New(eng, &voice.Options{MaxSockets: opts.maxSockets, MaxSocketsPerUser: opts.maxUserSockets,
 		AudioMemory: int64(opts.audioMemoryMiB) << 20, BargeIn: opts.bargeIn, EndOfSpeech: opts.endOfSpeech})
 	if err != nil {
 		return err
 	}
 
 	srv := &http.Server{
-		Handler:           routes(eng, sockets, demoWeb, demo),
+		Handler:           routes(eng, sockets, sb, deskKey, demoWeb, demo),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
@@ -285,6 +308,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if demoWeb {
 		fmt.Fprintf(&banner, "\nWeb client: %s/demo/\n", base)
+		fmt.Fprintf(&banner, "Agent desk: %s/demo/desk/  desk key: %s\n", base, deskKey)
 	}
 	fmt.Fprintf(&banner, "\nConversation record: %s\n", place)
 	if opts.debugAddr != "" {
@@ -353,6 +377,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.logLevel, "log-level", env("ENGINE_LOG_LEVEL", "info"), "debug, info, warn or error (ENGINE_LOG_LEVEL)")
 	fs.StringVar(&o.speech, "speech", env("ENGINE_SPEECH", "auto"), "auto: espeak-ng and pocketsphinx when installed; off: no speech (ENGINE_SPEECH)")
 	fs.BoolVar(&o.version, "version", false, "print the engine's version and exit")
+	fs.StringVar(&o.handoffWebhook, "handoff-webhook", env("ENGINE_HANDOFF_WEBHOOK", ""), "contact centre webhook the demo tenants hand conversations to, instead of the demo desk (ENGINE_HANDOFF_WEBHOOK)")
+	fs.StringVar(&o.handoffSecret, "handoff-secret", env("ENGINE_HANDOFF_SECRET", ""), "secret that signs the handoff webhook's events and its answers, at least 16 bytes (ENGINE_HANDOFF_SECRET)")
 	fs.StringVar(&o.debugAddr, "debug-addr", env("ENGINE_DEBUG_ADDR", ""), "private address serving runtime figures (/debug/stats) and pprof profiles; off when empty (ENGINE_DEBUG_ADDR)")
 	var errs []error
 	intFlag := func(p *int, name, envName, usage string) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/handoff"
 	"github.com/convengine/engine/redisstore"
 	"github.com/convengine/engine/usage"
 )
@@ -13,6 +14,14 @@ import (
 // stores are the engine's shared state, rate limits, budgets and the turns' events included:
 // Redis when a URL is given, memory otherwise.
 type stores struct{ redis *redisstore.Store }
+
+// handoffs gives the switchboard the shared stores: with Redis, every replica relays the
+// handoffs any replica started, and a contact centre's signature is taken once across them.
+func (s stores) handoffs(o *handoff.Options) {
+	if s.redis != nil {
+		o.Store, o.Replay = s.redis.Handoffs(), s.redis
+	}
+}
 
 func (s stores) apply(cfg *engine.Config) {
 	if s.redis != nil {

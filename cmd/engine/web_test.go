@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -196,4 +197,21 @@ func TestDemoWebRoutes(t *testing.T) {
 			t.Errorf("run: %v", err)
 		}
 	})
+}
+
+// TestHandoffInBrowser runs the handoff's browser test (examples/web/test/browser-handoff.test.mjs)
+// in Chromium against the offline demo: the customer on /demo/ asks for a person, the person
+// on the desk at /demo/desk/ (with the desk key this server printed) answers and gives the
+// conversation back. It logs the delay from the person's send to the customer's page.
+func TestHandoffInBrowser(t *testing.T) {
+	needChromium(t)
+	base, out := startServer(t, nil, nil)
+	m := regexp.MustCompile(`desk key: (desk_[0-9a-f]+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("the server printed no desk key:\n%s", out.String())
+	}
+	got := runBrowserFile(t, "browser-handoff.test.mjs", false, 2*time.Minute, base, m[1])
+	if !strings.Contains(got, "send to shown on the customer's page: ") {
+		t.Error("the handoff's browser test did not report the delay")
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	pathpkg "path"
 	"regexp"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func TestHandler(t *testing.T) {
 func TestFilesComplete(t *testing.T) {
 	files := web.Files()
 	found := 0
-	refs := regexp.MustCompile(`(?:from |import\(|new URL\(|src=|href=)"(?:\./)?([a-z][a-z0-9-]*\.(?:js|css))"`)
+	refs := regexp.MustCompile(`(?:from |import\(|new URL\(|src=|href=)"((?:\.\.?/)?[a-z][a-z0-9-]*\.(?:js|css))"`)
 	err := fs.WalkDir(files, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -54,7 +55,8 @@ func TestFilesComplete(t *testing.T) {
 		}
 		for _, m := range refs.FindAllStringSubmatch(string(b), -1) {
 			found++
-			if _, err := fs.Stat(files, m[1]); err != nil {
+			// Relative to the file: the desk's page (desk/) loads the client's style and parser.
+			if _, err := fs.Stat(files, pathpkg.Join(pathpkg.Dir(path), m[1])); err != nil {
 				t.Errorf("%s loads %s, which is not embedded", path, m[1])
 			}
 		}

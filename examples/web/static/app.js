@@ -6,7 +6,7 @@
 import { DeviceNotEnrolledError, EngineClient, EngineError } from "./engine.js";
 import { DemoBank, enrolmentPanel } from "./enrol.js";
 import { Recorder, base64 } from "./wav.js";
-import { renderWidget, renderCard } from "./widgets.js";
+import { renderWidget, renderCard, setHandoffStatus } from "./widgets.js";
 import { strings, problemSentence } from "./text.js";
 import { LiveVoice, LiveVoiceError, wsURL } from "./voice.js";
 import { stats as voiceStats } from "./voice-stats.js";
@@ -34,6 +34,7 @@ const state = {
   audioURL: "",
   log: [], // {path, status} of every response, for the tests and the curious
   confirms: [], // confirm widgets received, newest last
+  handoff: null, // the handoff to a person this page follows: {id, status, abort}
 };
 
 let client = newClient();
@@ -242,6 +243,7 @@ async function runTurn(input, { label, mode = "text", speakAfter = state.autospe
           break;
         case "widget":
           if (data.type === "confirm") state.confirms.push(data);
+          if (data.type === "handoff") followHandoff(data.id);
           view.widgets.append(renderWidget(data, { onConfirm: confirmAction, t }));
           break;
         case "error":
@@ -334,7 +336,76 @@ function finishTurn(view, spec, { userText }) {
 function send(text) {
   text = text.trim();
   if (!text || state.busy) return;
+  if (state.handoff && state.handoff.status !== "ended") return sendToPerson(state.handoff, text);
   return runTurn({ transcript: text }, { label: text });
+}
+
+// --- a person of the bank ------------------------------------------------------------------
+
+/**
+ * followHandoff follows the handoff a turn started (its widget carries the id): the person's
+ * messages are drawn as they are sent, the widget says where the handoff is, and the page
+ * writes to the person until they give the conversation back.
+ */
+async function followHandoff(id) {
+  if (!id || state.handoff?.id === id) return;
+  state.handoff?.abort.abort();
+  const h = { id, status: "queued", abort: new AbortController() };
+  state.handoff = h;
+  try {
+    for await (const { event, data } of client.handoffEvents(id, { signal: h.abort.signal })) {
+      if (event === "message") personMessage(data);
+      if (event !== "handoff") continue;
+      h.status = data.status === "released" || data.status === "failed" ? "ended" : data.status;
+      const text = data.status === "queued" ? t("handoffQueued") : data.status === "connected" ? t("handoffConnected", data.agent || "") : data.speak;
+      setHandoffStatus($("turns"), id, data.status, text);
+      if (data.status !== "queued" && data.speak) handoffNote(data.speak);
+    }
+  } catch (err) {
+    if (err.name !== "AbortError") showBanner(problemSentence(err, state.locale));
+  }
+  if (state.handoff === h) state.handoff = null;
+}
+
+/** personMessage draws a person's message, a render spec marked meta.from "person". */
+function personMessage(spec) {
+  const view = newTurnView(null);
+  view.node.classList.add("from-person");
+  const from = document.createElement("p");
+  from.className = "person-name";
+  from.textContent = t("personSaid", spec.meta?.name || "");
+  view.answer.prepend(from);
+  finishTurn(view, spec, {});
+  view.answer.setAttribute("aria-busy", "false");
+  view.node.dataset.shownAt = String(Date.now()); // the browser test measures the delay
+  scrollToEnd();
+}
+
+/** handoffNote says, between the turns, that a person joined or gave the conversation back. */
+function handoffNote(text) {
+  const li = document.createElement("li");
+  li.className = "turn handoff-note";
+  li.setAttribute("role", "status");
+  li.textContent = text;
+  $("turns").append(li);
+  scrollToEnd();
+}
+
+/** sendToPerson writes to the person holding the conversation; a turn when it has ended. */
+async function sendToPerson(h, text) {
+  const view = newTurnView(text);
+  view.answer.remove();
+  try {
+    await client.handoffMessage(h.id, text);
+    state.history.push({ role: "user", content: text });
+  } catch (err) {
+    if (err.status === 409 || err.status === 404) {
+      view.node.remove();
+      h.status = "ended";
+      return runTurn({ transcript: text }, { label: text });
+    }
+    view.node.append(errorLine(err));
+  }
 }
 
 // --- speech --------------------------------------------------------------------------------
@@ -756,6 +827,8 @@ function reset() {
   }
   state.conversationId = "";
   state.history = [];
+  state.handoff?.abort.abort();
+  state.handoff = null;
   $("turns").replaceChildren();
   client = newClient();
   start();

@@ -579,6 +579,45 @@ export class EngineClient {
   }
 
   /**
+   * handoffEvents follows a handoff to a person (GET /engine/handoff/{id}/events) and yields
+   * its events as {event, data}: "handoff" {id, status, agent, speak} as its status moves
+   * (queued, connected, then released or failed, the last), and "message", a render spec of
+   * the person's marked meta.from "person". A stream that breaks is followed again from the
+   * last event read (Last-Event-ID), a few times, until the handoff ends or signal aborts.
+   */
+  async *handoffEvents(id, { signal } = {}) {
+    const path = "/engine/handoff/" + encodeURIComponent(id) + "/events";
+    let lastId = "";
+    for (let broken = 0; broken < 5; broken++) {
+      const headers = lastId ? { "Last-Event-ID": lastId } : {};
+      let over = false;
+      try {
+        const resp = await this.send("GET", path, { accept: "text/event-stream", signal, headers });
+        for await (const ev of readEvents(resp)) {
+          let data;
+          try {
+            data = JSON.parse(ev.data);
+          } catch {
+            continue;
+          }
+          if (ev.id) lastId = ev.id;
+          if (ev.event === "handoff" && (data.status === "released" || data.status === "failed")) over = true;
+          yield { event: ev.event, data };
+        }
+      } catch (err) {
+        if (err.name === "AbortError" || err.status === 404 || err.status === 403) throw err;
+      }
+      if (over || signal?.aborted) return;
+      await pause(Math.min(500 * 2 ** broken, 4000), signal);
+    }
+  }
+
+  /** handoffMessage sends the customer's text to the person holding handoff id (202). */
+  async handoffMessage(id, text) {
+    await this.post("/engine/handoff/" + encodeURIComponent(id) + "/messages", { text });
+  }
+
+  /**
    * tts synthesizes text and returns a WAV Blob. The engine streams the WAV with unknown sizes
    * (0xFFFFFFFF); they are fixed here so that every player reads the whole file.
    */

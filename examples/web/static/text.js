@@ -2,6 +2,9 @@
 
 export const strings = {
   en: {
+    handoffQueued: "Waiting for a person…",
+    handoffConnected: (name) => `With ${name}, a person of the bank`,
+    personSaid: (name) => `${name} · person`,
     language: "Language",
     account: "Account",
     user1: "Demo user",
@@ -48,6 +51,9 @@ export const strings = {
     passkeyNeedsName: (url) => `Passkeys need the page at a domain name: browsers refuse IP addresses as their relying party. Open it at ${url}`,
   },
   es: {
+    handoffQueued: "Esperando a una persona…",
+    handoffConnected: (name) => `Con ${name}, una persona del banco`,
+    personSaid: (name) => `${name} · persona`,
     language: "Idioma",
     account: "Cuenta",
     user1: "Usuario de prueba",
@@ -94,6 +100,9 @@ export const strings = {
     passkeyNeedsName: (url) => `Las llaves de acceso necesitan la página en un nombre de dominio: los navegadores no aceptan direcciones IP. Ábrela en ${url}`,
   },
   ar: {
+    handoffQueued: "في انتظار موظف…",
+    handoffConnected: (name) => `مع ${name}، موظف في البنك`,
+    personSaid: (name) => `${name} · موظف`,
     language: "اللغة",
     account: "الحساب",
     user1: "مستخدم تجريبي",

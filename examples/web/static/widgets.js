@@ -217,9 +217,34 @@ function fallback(w) {
   return s;
 }
 
+/**
+ * handoff draws the widget of a conversation handed to a person: a status line the handoff's
+ * stream keeps up to date (setHandoffStatus), found by the handoff's id.
+ */
+function handoff(w, { t }) {
+  const s = el("section", "widget handoff");
+  s.dataset.handoffId = String(w.id ?? "");
+  s.dataset.status = String(w.status ?? "queued");
+  const p = el("p", "handoff-status", t ? t("handoffQueued") : "");
+  p.setAttribute("role", "status");
+  s.append(p);
+  return s;
+}
+
+/** setHandoffStatus shows a handoff's status, and text, on every widget of handoff id. */
+export function setHandoffStatus(root, id, status, text) {
+  for (const s of root.querySelectorAll(".widget.handoff")) {
+    if (s.dataset.handoffId !== id) continue;
+    s.dataset.status = status;
+    s.querySelector(".handoff-status").textContent = text;
+  }
+}
+
 /** renderWidget returns the element of one widget; an unknown type is drawn from its fields. */
 export function renderWidget(w, opts) {
   switch (w?.type) {
+    case "handoff":
+      return handoff(w, opts ?? {});
     case "stat":
       return stat(w);
     case "list":

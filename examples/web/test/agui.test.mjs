@@ -11,7 +11,9 @@
 // The engine must serve the demo tenants (pk_demo, pk_demo_proof) at /engine/agui and the demo
 // bank's enrolment at /demo/bank/, as cmd/engine does. CODES_URL?user=<label> answers the
 // one-time code the bank sent that user (the reference server prints it on its console);
-// without it the proof test is skipped. cmd/engine's TestAGUIClient runs this file.
+// without it the proof test is skipped. DESK_KEY is the demo desk's key (the reference server
+// prints it): a person on the desk answers a run that asks for one; without it that test is
+// skipped. cmd/engine's TestAGUIClient runs this file.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -21,6 +23,7 @@ import { HttpAgent } from "@ag-ui/client";
 const base = process.env.ENGINE_URL ?? process.argv[2];
 if (!base) throw new Error("set ENGINE_URL to the engine's base URL");
 const codesURL = process.env.CODES_URL;
+const deskKey = process.env.DESK_KEY; // the demo desk's, printed on the server's console
 
 // agent makes an HttpAgent for the user with token, on thread (a new one when omitted).
 function agent(token, threadId) {
@@ -73,6 +76,60 @@ test("a balance turn streams text messages and finishes", async () => {
   const reply = a.messages.at(-1);
   assert.equal(reply.role, "assistant");
   assert.match(reply.content, /\$1,234\.56/);
+});
+
+// desk calls the demo desk's API as the person holding its key.
+async function desk(method, path, body) {
+  const resp = await fetch(`${base}/demo/desk/api/${path}`, {
+    method,
+    headers: { Authorization: "Bearer " + deskKey, "Content-Type": "application/json" },
+    body: body && JSON.stringify(body),
+  });
+  assert.ok(resp.ok, `${method} ${path}: ${resp.status}`);
+  return resp.status === 204 ? null : resp.json();
+}
+
+test("a run that asks for a person stays open and carries the person's messages", { skip: !deskKey && "DESK_KEY is not set" }, async () => {
+  const token = "agui-person-" + randomUUID();
+  const thread = randomUUID();
+  const a = agent(token, thread);
+  say(a, "I want to talk to a person");
+  const held = run(a); // open until the person gives the conversation back
+
+  let id;
+  for (let i = 0; i < 100 && !id; i++) {
+    id = (await desk("GET", "handoffs")).find((h) => h.conversation_id === thread)?.id;
+    if (!id) await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.ok(id, "the desk shows the handoff");
+  await desk("POST", `handoffs/${id}/join`, { name: "Ana" });
+  await desk("POST", `handoffs/${id}/messages`, { text: "Hello, this is Ana. I see the double charge." });
+
+  // Meanwhile the customer writes: another run of the thread, whose turn goes to the person.
+  const b = agent(token, thread);
+  say(b, "It was on Monday");
+  const relayed = await run(b);
+  assert.equal(relayed.finished?.outcome, "success");
+  assert.match(b.messages.at(-1).content, /Ana/, "the relayed run says who has the message");
+
+  await desk("POST", `handoffs/${id}/release`, { note: "Refund opened." });
+  const r = await held;
+  assert.equal(r.types.at(-1), "RUN_FINISHED", `the held run ended with ${JSON.stringify(r.events.at(-1))}`);
+  const specs = r.events.filter((e) => e.type === "CUSTOM" && e.name === "spec").map((e) => e.value);
+  const person = specs.find((s) => s.meta?.from === "person");
+  assert.equal(person?.meta.name, "Ana", `the specs after the turn: ${JSON.stringify(specs)}`);
+  assert.equal(person.speak, "Hello, this is Ana. I see the double charge.");
+  const statuses = r.events.filter((e) => e.type === "CUSTOM" && e.name === "widget" && e.value.type === "handoff").map((e) => e.value.status);
+  assert.deepEqual(statuses, ["queued", "connected", "released"]);
+  // The client keeps the person's words as a message of the conversation, as it renders them.
+  assert.ok(a.messages.some((m) => m.role === "assistant" && m.content === "Hello, this is Ana. I see the double charge."),
+    `the agent's messages: ${JSON.stringify(a.messages.map((m) => m.content))}`);
+
+  const c = agent(token, thread);
+  say(c, "What's my balance?");
+  const back = await run(c);
+  assert.match(c.messages.at(-1).content, /\$1,234\.56/, "the assistant answers after the release");
+  assert.equal(back.finished?.outcome, "success");
 });
 
 test("a transfer is an interrupt; resolved, it moves the money once; a replay is RUN_ERROR action_replayed", async () => {
