@@ -60,11 +60,7 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 		return widgets.Confirm{}, fmt.Errorf("action %s arguments: %w", call.Name, err)
 	}
 	hash := jsonenc.Hash(canon)
-	// Numbers stay as written, so that the copy shows an amount to the cent, never rounded.
-	var args map[string]any
-	dec := json.NewDecoder(bytes.NewReader(canon))
-	dec.UseNumber()
-	_ = dec.Decode(&args)
+	args := shownArgs(canon)
 	if err := fill.CheckShown([]string{cp.Title, cp.Body, cp.ConfirmLabel, cp.CancelLabel}, args); err != nil {
 		return widgets.Confirm{}, fmt.Errorf("%w: %w", errNotShownExactly, err)
 	}
@@ -90,6 +86,16 @@ func (e *Engine) confirmWidget(t *turn, call ToolCall) (widgets.Confirm, error) 
 	w := confirmCopy(cp, args, t.toUser)
 	w.ID, w.ExpiresAt, w.Execute = jti, exp.UTC(), widgets.Execute{Tool: call.Name, Arguments: shown, Token: tok}
 	return w, nil
+}
+
+// shownArgs decodes an action's canonical arguments for its copy. Numbers stay as written, so
+// that the copy shows an amount to the cent, never rounded.
+func shownArgs(canon []byte) map[string]any {
+	var args map[string]any
+	dec := json.NewDecoder(bytes.NewReader(canon))
+	dec.UseNumber()
+	_ = dec.Decode(&args)
+	return args
 }
 
 // confirmCopy fills the tenant's confirm copy with the arguments, as the user reads it.

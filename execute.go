@@ -315,8 +315,9 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 		outcome.Outcome, outcome.Reply = "unknown", &r
 		reply, _ = json.Marshal(r)
 	} else {
-		r := e.maskReply(req.Tenant, e.actionReply(req.Tenant, tool, canon, res, locale))
-		outcome.Reply, outcome.Result = &r, e.maskText(req.Tenant, string(res.Content))
+		toUser := e.userView(req.Tenant)
+		r := maskReply(toUser, e.actionReply(req.Tenant, tool, canon, res, locale))
+		outcome.Reply, outcome.Result = &r, toUser(string(res.Content))
 		if res.IsError {
 			outcome.Outcome = "declined"
 		}
@@ -336,23 +337,23 @@ func (e *Engine) runAction(ctx context.Context, req *request, c *token.ActionCla
 	return reply, false, nil
 }
 
-// maskReply masks, under a privacy policy, what the done card shows of the backend's reply:
-// the user and the action record see it as the turn's widgets are seen.
-func (e *Engine) maskReply(t *Tenant, r ExecuteResult) ExecuteResult {
-	r.Done.Title, r.Done.Line1, r.Done.Line2 = e.maskText(t, r.Done.Title), e.maskText(t, r.Done.Line1), e.maskText(t, r.Done.Line2)
-	r.Speak = e.maskText(t, r.Speak)
-	return r
+// userView returns the masking of what the tenant's users are shown, one Shield for the whole
+// reply: the done card, its line, and the result the record keeps.
+func (e *Engine) userView(t *Tenant) func(string) string {
+	if e.privacy != nil {
+		if sh := e.privacy.Turn(t); sh != nil {
+			return sh.ToUser
+		}
+	}
+	return func(s string) string { return s }
 }
 
-// maskText masks s as the tenant's users are shown values.
-func (e *Engine) maskText(t *Tenant, s string) string {
-	if e.privacy == nil {
-		return s
-	}
-	if sh := e.privacy.Turn(t); sh != nil {
-		return sh.ToUser(s)
-	}
-	return s
+// maskReply masks, under a privacy policy, what the done card shows of the backend's reply:
+// the user and the action record see it as the turn's widgets are seen.
+func maskReply(toUser func(string) string, r ExecuteResult) ExecuteResult {
+	r.Done.Title, r.Done.Line1, r.Done.Line2 = toUser(r.Done.Title), toUser(r.Done.Line1), toUser(r.Done.Line2)
+	r.Speak = toUser(r.Speak)
+	return r
 }
 
 // unknownOutcome is the reply of an action whose backend may have run it but did not say so.

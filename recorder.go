@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -147,11 +146,7 @@ func (e *Engine) recordAction(ctx context.Context, req *request, c *token.Action
 		Tool: c.Tool, Arguments: canon, TokenID: c.ID, TokenSHA256: token.Hash(b.Execute.Token), Claims: raw,
 		Method: b.Auth.Method, VerifiedAt: b.Auth.VerifiedAt, Proof: proof}
 	if cp, ok := locale.Lookup(req.Tenant.Actions[c.Tool].Confirm, tag, req.Tenant.Locale); ok {
-		var args map[string]any
-		dec := json.NewDecoder(bytes.NewReader(canon))
-		dec.UseNumber()
-		_ = dec.Decode(&args)
-		r.Confirm = confirmCopy(cp, args, func(s string) string { return s })
+		r.Confirm = confirmCopy(cp, shownArgs(canon), func(s string) string { return s })
 	}
 	done, err := e.recorder.Action(ctx, r)
 	if err != nil {

@@ -11,8 +11,7 @@ import (
 )
 
 // FuzzVerifyExport: an export edited by anyone (a customer's copy, an auditor's file) is
-// checked without a panic, and an edited one is never found intact unless it says what the
-// signed original said.
+// checked without a panic, and none is found intact without its signed end line.
 func FuzzVerifyExport(f *testing.F) {
 	fx := newFixture(f, nil)
 	e := newBank(f, fx.rec)
@@ -29,6 +28,7 @@ func FuzzVerifyExport(f *testing.F) {
 	}
 	original := export.String()
 	f.Add(original)
+	f.Add(original[:len(original)/2])
 	f.Add(strings.Replace(original, "balance", "balancE", 1))
 	f.Add(`{"type":"header","v":1}` + "\n")
 	f.Add("")
@@ -36,12 +36,10 @@ func FuzzVerifyExport(f *testing.F) {
 	keys := []ed25519.PublicKey{pub}
 	f.Fuzz(func(t *testing.T, in string) {
 		rep, err := record.VerifyExport(strings.NewReader(in), keys)
-		if err == nil && rep != nil && rep.OK() && in != original && !strings.Contains(original, strings.TrimSpace(in)) {
-			// Intact means signed: only the original's bytes (or a run of them that holds its
-			// signed end) verify.
-			if !strings.Contains(in, `"type":"end"`) {
-				t.Fatalf("an export without its signed end verified: %q", in)
-			}
+		// Intact means signed: an export found intact holds a signed end line, whatever was
+		// cut from it or added to it (a truncated export above all).
+		if err == nil && rep != nil && rep.OK() && !strings.Contains(in, `"type":"end"`) {
+			t.Fatalf("an export without its signed end verified: %q", in)
 		}
 	})
 }

@@ -106,8 +106,8 @@ func (p recordsPlace) keyFile() string {
 func keptKey(file string) (key []byte, made bool, err error) {
 	b, err := os.ReadFile(file)
 	if err == nil {
-		key, err = base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
-		if err != nil || len(key) < 32 {
+		// The file holds what ENGINE_SIGNING_KEY would, read by the same rules.
+		if key, _, err = signingKey(string(b)); err != nil || len(b) == 0 {
 			return nil, false, fmt.Errorf("%s does not hold base64 of at least 32 bytes", file)
 		}
 		return key, false, nil
