@@ -233,7 +233,7 @@ func (e *Engine) playTurn(ctx context.Context, req *request, body *turnRequest, 
 	sink.to, sink.ctx, sink.cancel, sink.requestID = to, tctx, cancel, req.ID
 	t.out, t.counted = sink, 1
 	to.started(t)
-	if len(t.history) == 0 {
+	if len(t.history) == 0 && len(req.Tenant.Disclosure) > 0 { // the lookup makes the locale's fallbacks
 		t.disclosure, _ = locale.Lookup(req.Tenant.Disclosure, t.locale, req.Tenant.Locale)
 	}
 	if e.recorder != nil {
