@@ -250,6 +250,7 @@ func New(cfg Config) (*Engine, error) {
 		0, cmp.Or(cfg.MaxSynthesesPerUser, defaultMaxSynthesesPerUser))
 	e.transcriptions = newHold(BoundTranscriptions, "recordings being transcribed", 1,
 		bound.NewSlots(cfg.MaxConcurrentTranscriptions, defaultMaxTranscriptions), 0, cmp.Or(cfg.MaxTranscriptionsPerUser, defaultMaxTranscriptionsPerUser))
+	e.shutdown.draining, e.shutdown.stop = context.WithCancel(context.Background())
 	if e.speechText == nil {
 		e.speechText = verbalize.Text
 	}
@@ -313,6 +314,7 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	e.shutdown.mu.Lock()
 	if !e.shutdown.closing {
 		e.shutdown.closing, e.shutdown.ctx = true, context.WithoutCancel(ctx)
+		e.shutdown.stop()
 	}
 	hooks := e.shutdown.hooks
 	e.shutdown.mu.Unlock()
@@ -338,10 +340,12 @@ type Route struct {
 
 // shutdownHooks are the functions of OnShutdown.
 type shutdownHooks struct {
-	mu      sync.Mutex
-	closing bool
-	ctx     context.Context
-	hooks   []func(context.Context) error
+	mu       sync.Mutex
+	closing  bool
+	ctx      context.Context
+	hooks    []func(context.Context) error
+	draining context.Context // done once Shutdown has begun
+	stop     context.CancelFunc
 }
 
 // Routes of the engine's HTTP surface.

@@ -81,6 +81,7 @@ const (
 	CodeModelError       = "model_error"
 	CodeModelUnavailable = "model_unavailable" // also 503 before the stream, with Retry-After: no model can answer now
 	CodeTurnTimeout      = "turn_timeout"
+	CodeTurnLost         = "turn_lost" // error event of a resumed turn whose replica died: ask again
 	CodeStepLimit        = "step_limit"
 
 	// Execute.

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/convengine/engine/internal/headers"
+	"github.com/convengine/engine/internal/locale"
 	"github.com/convengine/engine/internal/sse"
+	"github.com/convengine/engine/internal/verbalize"
 )
 
 // PathTurns is where a turn of the turn stream is resumed: GET /engine/turns/{turnId}.
@@ -34,6 +36,9 @@ func (e *Engine) ResumeHandler() http.Handler {
 
 func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 	req, _, p := e.readAdmitted(r, true, WorkRequest)
+	if p == nil && e.shutdown.draining.Err() != nil {
+		p = newProblem(http.StatusServiceUnavailable, CodeShuttingDown, "this server is shutting down; resume the turn again").WithRetryAfter(time.Second)
+	}
 	if p != nil {
 		writeProblem(w, p, req.idOrEmpty())
 		return
@@ -76,6 +81,13 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	atLast := last != nil && len(last.Events) == 1 && last.Events[0].ID == after
+	if err == nil && rec.Lost && len(rec.Events) == 0 && after > 0 && !atLast {
+		// Past the log's end: the client has read the end the engine made of the lost turn.
+		var end []sse.Logged
+		if end, err = e.lostEnd(ctx, id, req); err == nil && after >= end[len(end)-1].ID {
+			atLast, rec.Done, last.Events = true, true, []LoggedEvent{{ID: after, Name: EventDone}}
+		}
+	}
 	switch {
 	case errors.Is(err, ErrTurnNotFound):
 		writeProblem(w, notFound, req.ID)
@@ -111,6 +123,11 @@ func (e *Engine) followTurn(ctx context.Context, w http.ResponseWriter, req *req
 	stream := sse.NewWriter(w, e.now, e.writeTimeout, nil)
 	defer stream.Close()
 	stream.KeepAlive(e.ping)
+	// A replica shutting down does not wait for the turns of others: the client resumes them
+	// from another.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(e.shutdown.draining, stop)()
 	f := stream.Follow(after, batchOf(rec), e.now().Add(maxResumeFollow), resumeWait, func(after int, wait time.Duration) (sse.Batch, error) {
 		rctx, cancel := context.WithTimeout(ctx, resumeWait+time.Second)
 		defer cancel()
@@ -121,6 +138,18 @@ func (e *Engine) followTurn(ctx context.Context, w http.ResponseWriter, req *req
 		return batchOf(rec), nil
 	})
 	switch f.End {
+	case sse.EndLost:
+		end, err := e.lostEnd(ctx, id, req)
+		for _, ev := range end {
+			if ev.ID > f.After && stream.Replay(ev.ID, ev.Name, ev.Data) != nil {
+				break
+			}
+		}
+		if err != nil {
+			e.log.WarnContext(ctx, "ending a lost turn failed", "requestId", req.ID, "tenant", req.Tenant.Key, "turnId", id, "err", err)
+		} else {
+			e.log.InfoContext(ctx, "a resumed turn was lost with its replica", "requestId", req.ID, "tenant", req.Tenant.Key, "turnId", id)
+		}
 	case sse.EndDone, sse.EndOver:
 		e.log.InfoContext(ctx, "turn resumed", "requestId", req.ID, "tenant", req.Tenant.Key, "turnId", id, "events", f.Sent)
 	case sse.EndGap:
@@ -142,9 +171,32 @@ func (e *Engine) readOwnTurn(ctx context.Context, id string, after int, owner Tu
 	return rec, err
 }
 
+// lostEnd reads the whole of turn id, which its replica did not finish (TurnRecord.Lost), and
+// returns the end the engine makes of it: turn_lost, retryable, the apology in the tenant's
+// language, done.
+func (e *Engine) lostEnd(ctx context.Context, id string, req *request) ([]sse.Logged, error) {
+	var evs []sse.Logged
+	for after := 0; ; {
+		rec, err := e.turnLog.ReadEvents(ctx, id, after, resumeBatch, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, ev := range rec.Events {
+			evs = append(evs, sse.Logged(ev))
+		}
+		if len(rec.Events) < resumeBatch {
+			break
+		}
+		after = rec.Events[len(rec.Events)-1].ID
+	}
+	loc := req.Tenant.Locale
+	return sse.LostEnd(evs, CodeTurnLost, "The server running this turn stopped; ask again.",
+		func(said string) string { return verbalize.ApologyAfter(said, locale.Apology(loc)) }, loc, Direction(loc))
+}
+
 // batchOf is rec as the stream replays it.
 func batchOf(rec *TurnRecord) sse.Batch {
-	b := sse.Batch{Events: make([]sse.Logged, len(rec.Events)), Done: rec.Done}
+	b := sse.Batch{Events: make([]sse.Logged, len(rec.Events)), Done: rec.Done, Lost: rec.Lost}
 	for i, ev := range rec.Events {
 		b.Events[i] = sse.Logged(ev)
 	}

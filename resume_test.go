@@ -492,3 +492,96 @@ func TestTurnTheLogRefusedStopsWithItsClient(t *testing.T) {
 		t.Fatal("the turn the log refused ran on 5 s after its client went away")
 	}
 }
+
+// dyingLog is a TurnLog whose replica dies when told: from then on what it writes goes
+// nowhere, its lease included. Its clock can be moved on.
+type dyingLog struct {
+	engine.MemoryTurnLog
+	dead  atomic.Bool
+	ahead atomic.Int64 // how far its clock is ahead of time.Now
+}
+
+func (l *dyingLog) AppendEvents(ctx context.Context, turn string, owner *engine.TurnOwner, evs []engine.LoggedEvent, done bool, keep time.Time) error {
+	if l.dead.Load() {
+		return nil
+	}
+	return l.MemoryTurnLog.AppendEvents(ctx, turn, owner, evs, done, keep)
+}
+
+// TestResumeATurnWhoseReplicaDied: a turn whose replica stops writing it (killed mid-turn, a
+// tool call running) is over for its followers once its lease lapses: a resume gets a
+// retryable turn_lost error, the apology and done, at once rather than at the turn's deadline;
+// after done, 204.
+func TestResumeATurnWhoseReplicaDied(t *testing.T) {
+	log := &dyingLog{}
+	log.Now = func() time.Time { return time.Now().Add(time.Duration(log.ahead.Load())) }
+	release := make(chan struct{})
+	tools := &enginetest.FuncToolset{
+		ToolList: []engine.Tool{{Name: "get_balance"}},
+		Funcs: map[string]func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error){
+			"get_balance": func(ctx context.Context, _ *engine.ToolEnv, _ engine.ToolCall) (engine.ToolResult, error) {
+				select { // the backend is slow: the replica dies while it waits
+				case <-ctx.Done():
+				case <-release:
+				}
+				return engine.ToolResult{}, errors.New("gone")
+			},
+		},
+	}
+	h := newHarness(t, engine.Config{TurnLog: log, Toolset: tools, Model: &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{
+		{engine.TextEvent("Checking. "), call("1", "get_balance", `{}`)}, enginetest.Text("never said")}}})
+	t.Cleanup(func() { close(release) })
+	ctx, cut := context.WithCancel(t.Context())
+	resp := h.doStreaming(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"balance"}`)
+	first := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventSpeak })
+	time.Sleep(100 * time.Millisecond) // the log has the speak event
+	cut()
+	resp.Body.Close()
+	turnID, last := turnIDOf(first), first[len(first)-1].id
+
+	// Alive, the turn is followed: the resume waits for more.
+	wctx, stop := context.WithTimeout(t.Context(), time.Second)
+	alive := h.doStreaming(wctx, http.MethodGet, engine.PathTurns+turnID, http.Header{"Accept": {"text/event-stream"}, "Last-Event-ID": {strconv.Itoa(last)},
+		"X-Engine-Key": headers()["X-Engine-Key"], "X-Token": headers()["X-Token"]}, "")
+	if evs := readUntil(t, alive.Body, func(sseEvent) bool { return true }); len(evs) != 0 {
+		t.Errorf("a turn alive gave %+v", evs)
+	}
+	alive.Body.Close()
+	stop()
+
+	log.dead.Store(true)
+	log.ahead.Store(int64(engine.TurnLease + time.Second))
+	started := time.Now()
+	resp = resumeTurn(t, h, headers(), turnID, strconv.Itoa(last))
+	rest := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
+	resp.Body.Close()
+	if len(rest) > 0 && rest[0].name == engine.EventStatus { // the tool's, logged before the death
+		last, rest = rest[0].id, rest[1:]
+	}
+	if took := time.Since(started); took > 10*time.Second { // not the turn's deadline, a minute away
+		t.Errorf("the lost turn's end took %v", took)
+	}
+	if len(rest) != 3 || rest[0].name != engine.EventError || rest[1].name != engine.EventSpeak || rest[2].name != engine.EventDone || rest[0].id != last+1 {
+		t.Fatalf("the resume of a lost turn: %+v", rest)
+	}
+	var e struct {
+		Code      string
+		Retryable bool
+	}
+	json.Unmarshal([]byte(rest[0].data), &e)
+	var done struct {
+		Speak string
+		Meta  struct{ Error, TurnID string }
+	}
+	json.Unmarshal([]byte(rest[2].data), &done)
+	if e.Code != engine.CodeTurnLost || !e.Retryable || done.Meta.Error != engine.CodeTurnLost || done.Meta.TurnID != turnID ||
+		!strings.HasPrefix(done.Speak, "Checking. ") || len(done.Speak) <= len("Checking. ") {
+		t.Errorf("error %+v, done %+v", e, done)
+	}
+	// The client has it all: 204, as after any done.
+	again := resumeTurn(t, h, headers(), turnID, strconv.Itoa(rest[2].id))
+	again.Body.Close()
+	if again.StatusCode != http.StatusNoContent {
+		t.Errorf("resumed after the lost turn's done: %d", again.StatusCode)
+	}
+}

@@ -18,6 +18,9 @@ import (
 type TurnLog interface {
 	// AppendEvents adds evs to the log of turn, in order, after those already there; the first
 	// call creates the log, with owner. done marks the turn over. The log is kept until keep.
+	// While the turn runs, its replica calls it at least every [TurnLease]/2, with no events
+	// when it has none: a log that keeps this lease reports a turn not written for longer as
+	// Lost, its replica gone.
 	// A log may refuse later calls (owner nil) for a turn it no longer holds with
 	// [ErrTurnNotFound]; the engine then stops writing the turn. evs, and the Data of each, are
 	// the engine's again once the call returns: a log that keeps them copies them.
@@ -65,7 +68,14 @@ type TurnRecord struct {
 	Owner  TurnOwner
 	Events []LoggedEvent
 	Done   bool
+	// Lost: the turn is not over and its replica has not written it for [TurnLease]: it died
+	// with the turn, which will never be done. The engine ends it for whoever follows it with
+	// a retryable turn_lost error. A log that keeps no lease leaves it false.
+	Lost bool
 }
+
+// TurnLease is how long a write to the [TurnLog] holds a running turn for its replica.
+const TurnLease = 6 * time.Second
 
 // turnOwner returns who req is, as a turn's owner: the turn it runs, or the one it resumes.
 func (e *Engine) turnOwner(req *request) TurnOwner {
@@ -99,7 +109,7 @@ type MemoryTurnLog struct {
 }
 
 func (m *MemoryTurnLog) bounds() turnbuf.Bounds {
-	return turnbuf.Bounds{MaxBytes: m.MaxBytes, MaxBytesPerUser: m.MaxBytesPerUser}
+	return turnbuf.Bounds{MaxBytes: m.MaxBytes, MaxBytesPerUser: m.MaxBytesPerUser, Lease: TurnLease}
 }
 
 // ReserveTurn makes room for a turn about to start, or returns [ErrStoreFull].
@@ -126,7 +136,7 @@ func (m *MemoryTurnLog) ReadEvents(ctx context.Context, turn string, after, max 
 	if err != nil {
 		return nil, memTurnLogErr(err)
 	}
-	out := &TurnRecord{Owner: rec.Owner, Done: rec.Done}
+	out := &TurnRecord{Owner: rec.Owner, Done: rec.Done, Lost: rec.Lost}
 	for _, ev := range rec.Events {
 		out.Events = append(out.Events, LoggedEvent(ev))
 	}
@@ -153,8 +163,9 @@ const (
 // startRecorder starts writing the turn's events to the TurnLog, in order and in batches, from
 // a goroutine of its own, so that the turn never waits for the store: events wait in memory,
 // which holds them already (a turn's events are bounded by its deadline and its model's
-// output). When a write fails, the recorder stops writing: a log with a hole in it would
-// replay as a whole answer. Resumes of the turn then end without done. It returns nil when the
+// output). It writes every TurnLease/3 without events too, renewing the turn's lease. When a
+// write fails, the recorder stops writing: a log with a hole in it would replay as a whole
+// answer. Resumes of the turn then end when its lease lapses. It returns nil when the
 // log, a [TurnReserver], will not keep the turn: the turn then runs as it would without a log,
 // its start event saying it cannot be resumed.
 func (e *Engine) startRecorder(t *turn, deadline time.Time) *batchwriter.Writer[LoggedEvent] {
@@ -175,7 +186,7 @@ func (e *Engine) startRecorder(t *turn, deadline time.Time) *batchwriter.Writer[
 		}
 	}
 	first := &owner // the first write creates the turn's log
-	return batchwriter.Start(func(batch []LoggedEvent, last bool) error {
+	return batchwriter.StartBeating(func(batch []LoggedEvent, last bool) error {
 		keep := deadline.Add(e.resumeFor)
 		if last {
 			keep = e.now().Add(e.resumeFor)
@@ -188,5 +199,5 @@ func (e *Engine) startRecorder(t *turn, deadline time.Time) *batchwriter.Writer[
 		}
 		first = nil
 		return err
-	})
+	}, TurnLease/3)
 }

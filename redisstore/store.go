@@ -260,14 +260,15 @@ func do[T any](ctx context.Context, s *Store, f func(context.Context) (T, error)
 
 // Kinds of record, the second part of a key.
 const (
-	kindSession  = "session"
-	kindUser     = "user" // the sessions of a user, by expiry
-	kindReplay   = "replay"
-	kindBind     = "bind" // a value bound to a key (Bind)
-	kindAction   = "action"
-	kindRate     = "rate"
-	kindTurn     = "turn"     // a turn's events, a stream
-	kindTurnMeta = "turnmeta" // a turn's owner and end
+	kindSession   = "session"
+	kindUser      = "user" // the sessions of a user, by expiry
+	kindReplay    = "replay"
+	kindBind      = "bind" // a value bound to a key (Bind)
+	kindAction    = "action"
+	kindRate      = "rate"
+	kindTurn      = "turn"      // a turn's events, a stream
+	kindTurnMeta  = "turnmeta"  // a turn's owner and end
+	kindTurnLease = "turnlease" // the lease of a turn's replica
 )
 
 // key returns the key of the record of id: the prefix, the kind, the namespace of the id (what

@@ -19,7 +19,11 @@ import (
 // and its name), and a hash of its owner (tenant, user, session) and done. A release that
 // reads only e and d finds no name in a sealed entry, and refuses it rather than answer it
 // empty. Appends are one MULTI per batch of events; a reader
-// waits for more with XREAD BLOCK, or polls when Options.BlockingReads are all taken.
+// waits for more with XREAD BLOCK, or polls when Options.BlockingReads are all taken. A third
+// record, a key that expires after engine.TurnLease, is the lease of the replica running the
+// turn: each append renews it, done deletes it, and a turn whose owner record says it was
+// leased ("leased") but whose lease is gone is engine.TurnRecord.Lost. Redis's own clock
+// expires it, so the replicas' clocks do not matter.
 
 // pollInterval is how often a resume without a blocking read looks for new events.
 const pollInterval = 100 * time.Millisecond
@@ -27,7 +31,7 @@ const pollInterval = 100 * time.Millisecond
 // AppendEvents adds evs to the turn's log: one transaction, its XADDs, the owner on the first
 // call, done at the end, and both records kept until keep.
 func (s *Store) AppendEvents(ctx context.Context, turn string, owner *engine.TurnOwner, evs []engine.LoggedEvent, done bool, keep time.Time) error {
-	stream, meta, ttl := s.key(kindTurn, turn), s.key(kindTurnMeta, turn), s.ttl(keep)
+	stream, meta, lease, ttl := s.key(kindTurn, turn), s.key(kindTurnMeta, turn), s.key(kindTurnLease, turn), s.ttl(keep)
 	if ttl == 0 {
 		return nil
 	}
@@ -45,13 +49,16 @@ func (s *Store) AppendEvents(ctx context.Context, turn string, owner *engine.Tur
 	_, err := do(ctx, s, func(ctx context.Context) (struct{}, error) {
 		_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			if owner != nil {
-				p.HSet(ctx, meta, "tenant", owner.Tenant, "user", owner.User, "session", owner.Session, "env", owner.Environment)
+				p.HSet(ctx, meta, "tenant", owner.Tenant, "user", owner.User, "session", owner.Session, "env", owner.Environment, "leased", "1")
 			}
 			for i, ev := range evs {
 				p.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: strconv.Itoa(ev.ID) + "-0", Values: values[i]})
 			}
 			if done {
 				p.HSet(ctx, meta, "done", "1")
+				p.Del(ctx, lease)
+			} else {
+				p.Set(ctx, lease, "1", engine.TurnLease)
 			}
 			p.PExpire(ctx, stream, ttl)
 			p.PExpire(ctx, meta, ttl)
@@ -69,15 +76,17 @@ func (s *Store) AppendEvents(ctx context.Context, turn string, owner *engine.Tur
 // up to wait for events with XREAD BLOCK when there are none yet. A turn with an event that
 // does not open (Options.SealKey) is [engine.ErrTurnNotFound].
 func (s *Store) ReadEvents(ctx context.Context, turn string, after, max int, wait time.Duration) (*engine.TurnRecord, error) {
-	stream, meta := s.key(kindTurn, turn), s.key(kindTurnMeta, turn)
+	stream, meta, lease := s.key(kindTurn, turn), s.key(kindTurnMeta, turn), s.key(kindTurnLease, turn)
 	rec, err := do(ctx, s, func(ctx context.Context) (*engine.TurnRecord, error) {
 		var (
-			m  *redis.MapStringStringCmd
-			xs *redis.XMessageSliceCmd
+			m      *redis.MapStringStringCmd
+			xs     *redis.XMessageSliceCmd
+			leased *redis.IntCmd
 		)
 		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 			m = p.HGetAll(ctx, meta)
 			xs = p.XRangeN(ctx, stream, strconv.Itoa(after+1)+"-0", "+", int64(max))
+			leased = p.Exists(ctx, lease)
 			return nil
 		})
 		if err != nil {
@@ -90,6 +99,7 @@ func (s *Store) ReadEvents(ctx context.Context, turn string, after, max int, wai
 		rec := &engine.TurnRecord{Owner: engine.TurnOwner{Tenant: fields["tenant"], User: fields["user"], Session: fields["session"],
 			Environment: fields["env"]},
 			Done: fields["done"] == "1"}
+		rec.Lost = !rec.Done && fields["leased"] == "1" && leased.Val() == 0
 		rec.Events, err = s.loggedEvents(stream, xs.Val())
 		return rec, err
 	})
@@ -101,7 +111,7 @@ func (s *Store) ReadEvents(ctx context.Context, turn string, after, max int, wai
 	case err != nil:
 		return nil, unavailable("reading a turn's events", err)
 	}
-	if len(rec.Events) > 0 || rec.Done || wait <= 0 {
+	if len(rec.Events) > 0 || rec.Done || rec.Lost || wait <= 0 {
 		return rec, nil
 	}
 	// Nothing yet: block until an event arrives, or wait passes, when a blocking read is free.

@@ -72,3 +72,46 @@ func TestResumesLeaveThePoolToOtherCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestATurnWhoseLeaseLapsedIsLost: a running turn is held by its replica's lease, which each
+// append renews and done ends; once the lease key is gone (it expires engine.TurnLease after
+// the replica's last append), the turn reads as lost; a later write renews it.
+func TestATurnWhoseLeaseLapsedIsLost(t *testing.T) {
+	needRedis(t)
+	c := redis.NewClient(&redis.Options{Addr: standalone.Addr, ContextTimeoutEnabled: true})
+	defer c.Close()
+	p := prefix(t)
+	s := redisstore.New(c, &redisstore.Options{Prefix: p})
+	ctx := t.Context()
+	owner := &engine.TurnOwner{Tenant: "t", User: "u"}
+	keep := time.Now().Add(time.Minute)
+	start := []engine.LoggedEvent{{ID: 1, Name: "start", Data: []byte(`{}`)}}
+	for _, turn := range []string{"running", "over"} {
+		if err := s.AppendEvents(ctx, turn, owner, start, turn == "over", keep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ttl := c.PTTL(ctx, p+"turnlease:{running}").Val(); ttl <= 0 || ttl > engine.TurnLease {
+		t.Fatalf("the running turn's lease expires in %v, want within %v", ttl, engine.TurnLease)
+	}
+	for _, turn := range []string{"running", "over"} {
+		if rec, err := s.ReadEvents(ctx, turn, 1, 10, 0); err != nil || rec.Lost {
+			t.Fatalf("%s, leased: %+v %v", turn, rec, err)
+		}
+	}
+
+	c.Del(ctx, p+"turnlease:{running}", p+"turnlease:{over}") // the replica died a lease ago
+	if rec, err := s.ReadEvents(ctx, "running", 1, 10, time.Second); err != nil || !rec.Lost || rec.Done {
+		t.Errorf("running, its lease lapsed: %+v %v", rec, err)
+	}
+	if rec, err := s.ReadEvents(ctx, "over", 1, 10, 0); err != nil || rec.Lost || !rec.Done {
+		t.Errorf("over: %+v %v", rec, err)
+	}
+	// A write renews the lease: a replica that was only slow holds the turn again.
+	if err := s.AppendEvents(ctx, "running", nil, nil, false, keep); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := s.ReadEvents(ctx, "running", 1, 10, 0); err != nil || rec.Lost {
+		t.Errorf("running, renewed: %+v %v", rec, err)
+	}
+}

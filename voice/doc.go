@@ -11,8 +11,9 @@
 //	mux.Handle("/", eng.Handler(sockets.Routes()...))
 //
 // [New] registers the socket with the engine's Shutdown, which then closes every socket with
-// 1001 once its running turn is answered. [Server.Handler] and [Server.TicketHandler] serve
-// the two routes on their own, for a host that mounts each behind its middleware.
+// 1012 (service restart: connect again, to another replica) once its running turn is
+// answered. [Server.Handler] and [Server.TicketHandler] serve the two routes on their own, for
+// a host that mounts each behind its middleware.
 //
 // # Built on the engine's exported API
 //

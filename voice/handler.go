@@ -223,7 +223,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	if !s.streams.add(c) {
 		release()
 		c.cancel()
-		ws.Close(websocket.StatusGoingAway, "the server is shutting down")
+		ws.Close(websocket.StatusServiceRestart, "the server is restarting; connect again")
 		return
 	}
 	// The socket lives in a goroutine of its own, so that the server's state of the request
@@ -245,7 +245,7 @@ func problem(status int, code, detail string, caller *engine.Caller) *engine.Pro
 	return p
 }
 
-// Shutdown closes every socket with 1001 (going away) and refuses new ones. A socket running a
+// Shutdown closes every socket with 1012 (service restart) and refuses new ones. A socket running a
 // turn is closed when the turn has been answered; when ctx ends first, the turns still running
 // are cancelled and their sockets closed at once, and Shutdown returns ctx.Err(). It returns
 // when every socket is closed. The engine's Shutdown calls it.
@@ -268,7 +268,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	var closers sync.WaitGroup
 	for _, c := range conns {
-		closers.Go(func() { c.abort(websocket.StatusGoingAway, "the server is shutting down") })
+		closers.Go(func() { c.abort(websocket.StatusServiceRestart, "the server is restarting; connect again") })
 	}
 	closers.Wait()
 	<-all

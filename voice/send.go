@@ -100,7 +100,8 @@ func (c *voiceConn) trySend(data []byte) bool {
 	return true
 }
 
-// goAway closes the socket with 1001 once the queued messages are written.
+// goAway closes the socket with 1012 (service restart) once the queued messages are written:
+// the client connects again, to another replica, and its conversation goes on there.
 func (c *voiceConn) goAway() {
 	c.push(c.ctx, frame{close: websocket.StatusGoingAway, reason: "the server is shutting down"}, false)
 }

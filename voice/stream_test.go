@@ -507,8 +507,8 @@ func TestStreamShutdown(t *testing.T) {
 		defer cancel()
 		done <- h.engine.Shutdown(ctx)
 	}()
-	if code := idle.closeCode(); code != websocket.StatusGoingAway {
-		t.Errorf("idle socket: close %d, want 1001", code)
+	if code := idle.closeCode(); code != websocket.StatusServiceRestart {
+		t.Errorf("idle socket: close %d, want 1012", code)
 	}
 	// A new turn asked for meanwhile is told the engine is shutting down.
 	busy.send(map[string]any{"type": "text", "transcript": "one more"})
@@ -520,8 +520,8 @@ func TestStreamShutdown(t *testing.T) {
 	for {
 		m, err := busy.read(10 * time.Second)
 		if err != nil {
-			if code := websocket.CloseStatus(err); code != websocket.StatusGoingAway {
-				t.Errorf("busy socket: %v, want close 1001", err)
+			if code := websocket.CloseStatus(err); code != websocket.StatusServiceRestart {
+				t.Errorf("busy socket: %v, want close 1012", err)
 			}
 			break
 		}
@@ -560,8 +560,8 @@ func TestStreamShutdownDeadline(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- h.engine.Shutdown(ctx) }()
-	if code := c.closeCode(); code != websocket.StatusGoingAway {
-		t.Errorf("close %d, want 1001", code)
+	if code := c.closeCode(); code != websocket.StatusServiceRestart {
+		t.Errorf("close %d, want 1012", code)
 	}
 	if err := <-done; !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Shutdown: %v", err)

@@ -35,7 +35,7 @@ func demoRequest(t *testing.T, method, url, body string) *http.Request {
 
 // TestDemoSpeaksAndListens runs the reference server with the installed espeak-ng and
 // pocketsphinx: speech comes back from the tts endpoint, a spoken question is answered on the
-// voice socket, and stopping the server closes the socket with 1001.
+// voice socket, and stopping the server closes the socket with 1012.
 func TestDemoSpeaksAndListens(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives espeak-ng and pocketsphinx")
@@ -145,8 +145,8 @@ func TestDemoSpeaksAndListens(t *testing.T) {
 
 	stop()
 	_, _, err = ws.Read(t.Context())
-	if code := websocket.CloseStatus(err); code != websocket.StatusGoingAway {
-		t.Errorf("on shutdown the socket ended with %v, want 1001", err)
+	if code := websocket.CloseStatus(err); code != websocket.StatusServiceRestart {
+		t.Errorf("on shutdown the socket ended with %v, want 1012", err)
 	}
 	select {
 	case err := <-done:

@@ -2,7 +2,10 @@
 // of its own, so that the producer never waits for the store.
 package batchwriter
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // MaxBatch bounds the items of one write.
 const MaxBatch = 64
@@ -11,6 +14,7 @@ const MaxBatch = 64
 // writing and drops what is added afterwards: a store with a hole in it would read as whole.
 type Writer[E any] struct {
 	write func(batch []E, last bool) error
+	beat  time.Duration // see StartBeating
 	wake  chan struct{}
 	ended chan struct{}
 
@@ -22,7 +26,15 @@ type Writer[E any] struct {
 // Start starts a writer whose goroutine calls write with each batch of at most MaxBatch items,
 // last marking the final one (which may be empty). A write that returns an error is the last.
 func Start[E any](write func(batch []E, last bool) error) *Writer[E] {
-	w := &Writer[E]{write: write, wake: make(chan struct{}, 1), ended: make(chan struct{})}
+	return StartBeating(write, 0)
+}
+
+// StartBeating is Start, with a writer that also writes an empty batch when beat has passed
+// without a write (no more than 2×beat apart): the store then knows that the producer lives,
+// such as a turn's replica that renews its lease on the turn while a tool call runs. A beat of
+// 0 or less is Start's writer.
+func StartBeating[E any](write func(batch []E, last bool) error, beat time.Duration) *Writer[E] {
+	w := &Writer[E]{write: write, beat: beat, wake: make(chan struct{}, 1), ended: make(chan struct{})}
 	go w.run()
 	return w
 }
@@ -68,8 +80,26 @@ func (w *Writer[E]) take(batch []E) ([]E, bool) {
 func (w *Writer[E]) run() {
 	defer close(w.ended)
 	batch := make([]E, 0, MaxBatch)
+	var beats <-chan time.Time
+	if w.beat > 0 {
+		t := time.NewTicker(w.beat)
+		defer t.Stop()
+		beats = t.C
+	}
+	wrote := false // since the last beat
 	for {
-		<-w.wake
+		select {
+		case <-w.wake:
+		case <-beats:
+			if !wrote {
+				if err := w.write(batch[:0], false); err != nil {
+					w.drain()
+					return
+				}
+			}
+			wrote = false
+			continue
+		}
 		for {
 			var last bool
 			batch, last = w.take(batch)
@@ -80,6 +110,7 @@ func (w *Writer[E]) run() {
 				w.drain()
 				return
 			}
+			wrote = true
 			if last {
 				return
 			}

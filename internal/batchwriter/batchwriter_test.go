@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/convengine/engine/internal/batchwriter"
 )
@@ -227,6 +228,34 @@ func TestErrorWhileAdding(t *testing.T) {
 		w.Finish()
 		if batches, _ := s.writes(); len(batches) != 1 {
 			t.Fatalf("%d writes after the first failed", len(batches))
+		}
+	})
+}
+
+// TestBeats: a beating writer writes an empty batch when a beat passed without a write, and
+// none while items keep it writing; the beats stop with the writer.
+func TestBeats(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var s store
+		w := batchwriter.StartBeating(s.write, time.Second)
+		w.Add(1)
+		synctest.Wait()
+		time.Sleep(1500 * time.Millisecond) // the first beat saw a write: no empty batch
+		synctest.Wait()
+		if got, _ := s.writes(); len(got) != 1 {
+			t.Fatalf("writes after one beat: %v, want the item's alone", got)
+		}
+		time.Sleep(time.Second) // the second beat saw none
+		synctest.Wait()
+		got, lasts := s.writes()
+		if len(got) != 2 || len(got[1]) != 0 || lasts[1] {
+			t.Fatalf("writes after two beats: %v %v, want an empty batch that is not the last", got, lasts)
+		}
+		w.Finish()
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if got, _ := s.writes(); len(got) != 3 {
+			t.Fatalf("writes after Finish: %v, want the last batch and no beat", got)
 		}
 	})
 }

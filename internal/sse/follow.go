@@ -19,6 +19,8 @@ type Logged struct {
 type Batch struct {
 	Events []Logged
 	Done   bool
+	// Lost: the turn will never be done, its replica gone; these are its last events.
+	Lost bool
 }
 
 // End is how [Writer.Follow] ended.
@@ -37,6 +39,9 @@ const (
 	EndBroken
 	// EndRead: reading the log failed.
 	EndRead
+	// EndLost: the events of a lost turn (Batch.Lost) were written, without done, which the
+	// caller makes.
+	EndLost
 )
 
 // Followed is what [Writer.Follow] did: how it ended, the id of the last event written (at a
@@ -71,6 +76,10 @@ func (s *Writer) Follow(after int, first Batch, until time.Time, wait time.Durat
 				f.End = EndDone
 				return f
 			}
+		}
+		if b.Lost {
+			f.End = EndLost
+			return f
 		}
 		if b.Done && len(b.Events) == 0 || !s.clock().Before(until) {
 			f.End = EndOver

@@ -29,12 +29,17 @@ type Record[O any] struct {
 	Owner  O
 	Events []Event
 	Done   bool
+	// Lost: the turn is not over, and its writer has not written it within its lease.
+	Lost bool
 }
 
 // Bounds bound a Log: MaxBytes its memory (0 means DefaultMaxBytes), MaxBytesPerUser the memory
 // of one user's turns that a new turn of theirs may find kept (0 means an eighth of MaxBytes).
+// Lease is how long a write holds a turn that is not over: a turn not written for longer is
+// read as Lost (0: never).
 type Bounds struct {
 	MaxBytes, MaxBytesPerUser int64
+	Lease                     time.Duration
 }
 
 // User names the user of a turn.
@@ -75,6 +80,7 @@ type memTurn[O any] struct {
 	events  []Event
 	done    bool
 	keep    time.Time
+	lease   time.Time // zero: no lease
 	bytes   int64
 	elem    *list.Element
 	changed chan struct{} // closed and replaced when events arrive or the turn ends
@@ -88,8 +94,18 @@ func (m *Log[O]) Reserve(turn string, owner O, u User, keep, now time.Time, b Bo
 	if m.turns[turn] != nil {
 		return nil
 	}
-	_, err := m.admit(turn, owner, u, keep, now, b)
+	t, err := m.admit(turn, owner, u, keep, now, b)
+	if err == nil {
+		t.renew(now, b)
+	}
 	return err
+}
+
+// renew extends t's lease from now. The caller holds m.mu.
+func (t *memTurn[O]) renew(now time.Time, b Bounds) {
+	if b.Lease > 0 {
+		t.lease = now.Add(b.Lease)
+	}
 }
 
 // Append adds evs to the turn's events at now; the first call creates the turn, with owner
@@ -126,6 +142,7 @@ func (m *Log[O]) Append(turn string, owner *O, u User, evs []Event, done bool, k
 	m.grow(t, n)
 	t.done = t.done || done
 	t.keep = keep
+	t.renew(now, b)
 	close(t.changed)
 	t.changed = make(chan struct{})
 	return nil
@@ -183,19 +200,24 @@ func (m *Log[O]) Read(ctx context.Context, turn string, after, max int, wait tim
 			m.mu.Unlock()
 			return nil, ErrNotFound
 		}
-		rec := &Record[O]{Owner: t.owner, Done: t.done}
+		rec := &Record[O]{Owner: t.owner, Done: t.done, Lost: !t.done && !t.lease.IsZero() && !now().Before(t.lease)}
 		for _, ev := range t.events {
 			if ev.ID > after && len(rec.Events) < max {
 				rec.Events = append(rec.Events, ev)
 			}
 		}
-		changed := t.changed
+		changed, lease := t.changed, t.lease
 		m.mu.Unlock()
-		if len(rec.Events) > 0 || rec.Done {
+		if len(rec.Events) > 0 || rec.Done || rec.Lost {
 			return rec, nil
+		}
+		var lapse <-chan time.Time // the lease lapses while the reader waits
+		if !lease.IsZero() {
+			lapse = time.After(lease.Sub(now()))
 		}
 		select {
 		case <-changed:
+		case <-lapse:
 		case <-deadline.C:
 			return rec, nil
 		case <-ctx.Done():
