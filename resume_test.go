@@ -585,3 +585,58 @@ func TestResumeATurnWhoseReplicaDied(t *testing.T) {
 		t.Errorf("resumed after the lost turn's done: %d", again.StatusCode)
 	}
 }
+
+// TestShutdownEndsResumes: once the engine shuts down, a resume that follows a turn still
+// running ends (its client resumes from another replica) without holding the shutdown up, and
+// new turns and resumes get 503 shutting_down, retryable.
+func TestShutdownEndsResumes(t *testing.T) {
+	release := make(chan struct{})
+	tools := &enginetest.FuncToolset{
+		ToolList: []engine.Tool{{Name: "get_balance"}},
+		Funcs: map[string]func(context.Context, *engine.ToolEnv, engine.ToolCall) (engine.ToolResult, error){
+			"get_balance": func(ctx context.Context, _ *engine.ToolEnv, _ engine.ToolCall) (engine.ToolResult, error) {
+				<-release
+				return engine.ToolResult{Content: json.RawMessage(`{"balance":12}`)}, nil
+			},
+		},
+	}
+	h := newHarness(t, engine.Config{TurnLog: &engine.MemoryTurnLog{}, Toolset: tools, Model: &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{
+		{engine.TextEvent("Checking. "), call("1", "get_balance", `{}`)}, enginetest.Text("Twelve.")}}})
+	t.Cleanup(func() { close(release) })
+	ctx, cut := context.WithCancel(t.Context())
+	resp := h.doStreaming(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"balance"}`)
+	first := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventSpeak })
+	cut()
+	resp.Body.Close()
+	turnID := turnIDOf(first)
+
+	following := resumeTurn(t, h, headers(), turnID, "1")
+	defer following.Body.Close()
+	ended := make(chan []sseEvent, 1)
+	go func() { ended <- readUntil(t, following.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone }) }()
+	time.Sleep(100 * time.Millisecond)
+	sctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := h.engine.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case evs := <-ended:
+		for _, ev := range evs {
+			if ev.name == engine.EventDone {
+				t.Errorf("the follower got done from a turn that is still waiting: %+v", evs)
+			}
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the resume still follows the turn after Shutdown")
+	}
+	for _, r := range []*http.Response{
+		h.doStreaming(t.Context(), http.MethodPost, "/engine", headers(), `{"transcript":"balance"}`),
+		resumeTurn(t, h, headers(), turnID, "1"),
+	} {
+		p := readProblem(t, r)
+		if r.StatusCode != http.StatusServiceUnavailable || p.Code != engine.CodeShuttingDown || !p.Retryable || r.Header.Get("Retry-After") == "" {
+			t.Errorf("%s while shutting down: %d %+v", r.Request.URL.Path, r.StatusCode, p)
+		}
+	}
+}

@@ -87,6 +87,8 @@ func (s *Switchboard) Follow(ctx context.Context, c *engine.Caller, spec *widget
 		if id == "" || s.engine() == nil {
 			return
 		}
+		ctx, stop := s.untilDrain(ctx)
+		defer stop()
 		st, err := s.owned(ctx, c, id)
 		if err != nil {
 			return

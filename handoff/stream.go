@@ -44,7 +44,8 @@ func (s *Switchboard) owned(ctx context.Context, c *engine.Caller, id string) (*
 // marked as theirs (meta.from "person", meta.name).
 func (s *Switchboard) serveStream(w http.ResponseWriter, r *http.Request) {
 	e := s.engine()
-	ctx := r.Context()
+	ctx, stop := s.untilDrain(r.Context())
+	defer stop()
 	c, err := e.CallerFromRequest(r)
 	if err != nil {
 		engine.WriteProblem(w, err)
@@ -126,7 +127,8 @@ func streamData(st *State, ev *Event) (string, []byte) {
 // person. It is admitted as a relay (the rate limits, no model's budget); 202 once passed on.
 func (s *Switchboard) serveMessage(w http.ResponseWriter, r *http.Request) {
 	e := s.engine()
-	ctx := r.Context()
+	ctx, stop := s.untilDrain(r.Context())
+	defer stop()
 	c, err := e.CallerFromRequest(r)
 	if err != nil {
 		engine.WriteProblem(w, err)

@@ -77,6 +77,10 @@ type Switchboard struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	closed   bool
+	// draining ends when the engine shuts down: the customers' streams end then, for their
+	// clients to follow them from another replica.
+	draining  context.Context
+	stopDrain context.CancelFunc
 	// streams bounds the customers' open streams: 4 for one user, 4096 in all.
 	streams *engine.Hold
 }
@@ -110,7 +114,15 @@ func New(o *Options) (*Switchboard, error) {
 		}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.draining, s.stopDrain = context.WithCancel(context.Background())
 	return s, nil
+}
+
+// untilDrain returns ctx, ended too when the engine shuts down, and its stop.
+func (s *Switchboard) untilDrain(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.draining, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // Bind gives the switchboard the engine whose hooks it was given, and starts its timers
@@ -124,6 +136,7 @@ func (s *Switchboard) Bind(e *engine.Engine) error {
 	s.e = e
 	s.wg.Add(1)
 	go s.timers()
+	e.OnShutdown(func(context.Context) error { s.stopDrain(); return nil })
 	return nil
 }
 

@@ -103,7 +103,7 @@ func (c *voiceConn) trySend(data []byte) bool {
 // goAway closes the socket with 1012 (service restart) once the queued messages are written:
 // the client connects again, to another replica, and its conversation goes on there.
 func (c *voiceConn) goAway() {
-	c.push(c.ctx, frame{close: websocket.StatusGoingAway, reason: "the server is shutting down"}, false)
+	c.push(c.ctx, frame{close: websocket.StatusServiceRestart, reason: "the server is restarting; connect again"}, false)
 }
 
 // abort stops the running turn and closes the socket at once. The socket's own context stays

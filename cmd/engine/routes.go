@@ -3,6 +3,7 @@ package main
 import (
 	"net"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/agui"
@@ -17,14 +18,14 @@ import (
 // reference web client at /demo/, with the reference bank's enrolment routes at /demo/bank/
 // when the demo runs. Metrics are served on the
 // debug address only (serveDebug).
-func routes(eng *engine.Engine, sockets *voice.Server, sb *handoff.Switchboard, deskKey string, demoWeb bool, d *demo) http.Handler {
+func routes(eng *engine.Engine, sockets *voice.Server, sb *handoff.Switchboard, deskKey string, demoWeb bool, d *demo, draining *atomic.Bool) http.Handler {
 	mux := http.NewServeMux()
 	// The voice socket at /engine/stream, handoffs at /engine/handoff/ (docs/handoff.md).
 	mux.Handle("/", eng.Handler(append(sockets.Routes(), sb.Routes()...)...))
 	// AG-UI clients (docs/agui.md); a run that hands the conversation to a person follows it.
 	mux.Handle("POST /engine/agui", agui.Handler(eng, &agui.Options{Follow: sb.Follow}))
 	mux.Handle("/healthz", eng.HealthHandler())
-	mux.Handle("/readyz", eng.HealthHandler())
+	mux.Handle("/readyz", readiness(eng.HealthHandler(), draining))
 	mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
 		doc, err := eng.OpenAPI() // with the demo's own widget types
 		if err != nil {
@@ -79,5 +80,30 @@ func toLocalhost(next http.Handler) http.Handler {
 			u += ":" + port
 		}
 		http.Redirect(w, r, u+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	})
+}
+
+// readiness is the health check, failing with 503 shutting_down once the server drains, so that
+// a load balancer sends it no more work; the liveness check (/healthz) still passes.
+func readiness(health http.Handler, draining *atomic.Bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if draining.Load() {
+			engine.WriteProblem(w, engine.NewProblem(http.StatusServiceUnavailable, engine.CodeShuttingDown, "this server is shutting down"))
+			return
+		}
+		health.ServeHTTP(w, r)
+	})
+}
+
+// countWork counts in n the requests h is serving that do work (POST: turns, actions, AG-UI
+// runs, syntheses), for the drain to wait for them; resumes and sockets (GET) end by themselves
+// when the engine shuts down.
+func countWork(h http.Handler, n *atomic.Int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			n.Add(1)
+			defer n.Add(-1)
+		}
+		h.ServeHTTP(w, r)
 	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -43,7 +44,8 @@ const (
 	// engine's listener answers 431 headers_too_large. The header blocks still arriving on all
 	// connections together are bounded by the engine's Config.HeaderMemory.
 	maxHeaderBytes = 128 << 10
-	shutdownGrace  = 30 * time.Second
+	// defaultDrainTimeout is how long the turns running at SIGTERM get to finish (-drain-timeout).
+	defaultDrainTimeout = 30 * time.Second
 )
 
 type options struct {
@@ -64,6 +66,9 @@ type options struct {
 	maxUserSyntheses, maxTranscriptions, maxUserTranscriptions int
 	// bargeIn and endOfSpeech are voice.Options.BargeIn and EndOfSpeech.
 	bargeIn, endOfSpeech time.Duration
+	// drainDelay is how long the server keeps serving after SIGTERM with its readiness failing,
+	// for the balancer to stop sending; drainTimeout how long the turns in flight then get.
+	drainDelay, drainTimeout time.Duration
 
 	// webauthnRPID and webauthnOrigins name the relying party of passkeys (Config.Passkeys).
 	webauthnRPID, webauthnOrigins string
@@ -76,8 +81,10 @@ type options struct {
 	handoffWebhook, handoffSecret string
 }
 
-// run starts the server and serves until ctx is cancelled, then shuts down gracefully: running
-// turns get shutdownGrace to finish.
+// run starts the server and serves until ctx is cancelled, then drains: its readiness fails at
+// once, it serves on for the drain delay (the balancer stops sending meanwhile), then it refuses
+// new turns, resumes and sockets (503 shutting_down, retryable), closes the voice sockets with
+// 1012 once their turns are answered, and waits up to the drain timeout for the turns in flight.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	opts, err := parseFlags(args, getenv, stderr)
 	if err != nil {
@@ -292,8 +299,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
+	var draining atomic.Bool // SIGTERM came: readiness fails
+	var work atomic.Int64    // requests in flight that are not event streams or sockets
 	srv := &http.Server{
-		Handler:           routes(eng, sockets, sb, deskKey, demoWeb, demo),
+		Handler:           countWork(routes(eng, sockets, sb, deskKey, demoWeb, demo, &draining), &work),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
@@ -337,13 +346,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: waiting for running turns", "grace", shutdownGrace)
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	// Readiness fails first, so that the balancer stops sending; what still arrives meanwhile
+	// is served.
+	draining.Store(true)
+	log.Info("draining: readiness fails", "delay", opts.drainDelay, "timeout", opts.drainTimeout)
+	time.Sleep(opts.drainDelay)
+	log.Info("shutting down: waiting for running turns", "timeout", opts.drainTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), opts.drainTimeout)
 	defer cancel()
-	// The server does not track voice sockets: the engine closes them (1001) itself, each
-	// once its running turn is answered.
+	// The engine refuses new turns, resumes and sockets from now on (503 shutting_down, which
+	// a client or a balancer retries elsewhere), and closes the voice sockets (1012), which the
+	// server does not track, each once its running turn is answered. The listener stays open
+	// for those refusals until the work in flight is over; then the server shuts down.
 	closed := make(chan error, 1)
 	go func() { closed <- eng.Shutdown(sctx) }()
+	for work.Load() > 0 && sctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
 	err = srv.Shutdown(sctx)
 	if serr := <-closed; serr != nil {
 		log.Warn("voice sockets still answering at the deadline were cut off", "err", serr)
@@ -410,6 +429,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	durationFlag(&o.writeTimeout, "write-timeout", "ENGINE_WRITE_TIMEOUT", "how long one write of the tts audio or a turn stream waits for a client that does not read before the response is abandoned (0: 10s)")
 	durationFlag(&o.bargeIn, "barge-in", "ENGINE_BARGE_IN", "how long a user must speak over an answer on the voice socket to cancel it (0: 200ms)")
 	durationFlag(&o.endOfSpeech, "end-of-speech", "ENGINE_END_OF_SPEECH", "silence after speech that ends an utterance on the voice socket without the client's end_of_speech (0: off)")
+	durationFlag(&o.drainDelay, "drain-delay", "ENGINE_DRAIN_DELAY", "after SIGTERM, how long to keep serving with /readyz failing, for the load balancer to stop sending (0: none; set it to the balancer's check interval times its fall count)")
+	durationFlag(&o.drainTimeout, "drain-timeout", "ENGINE_DRAIN_TIMEOUT", "after SIGTERM and the drain delay, how long the turns in flight get to finish before they are cut (0: 30s)")
 	if err := errors.Join(errs...); err != nil {
 		return o, err
 	}
@@ -424,9 +445,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	if o.writeTimeout < 0 || o.bargeIn < 0 || o.endOfSpeech < 0 {
-		return o, errors.New("-write-timeout, -barge-in and -end-of-speech cannot be negative")
+	if o.writeTimeout < 0 || o.bargeIn < 0 || o.endOfSpeech < 0 || o.drainDelay < 0 || o.drainTimeout < 0 {
+		return o, errors.New("-write-timeout, -barge-in, -end-of-speech, -drain-delay and -drain-timeout cannot be negative")
 	}
+	o.drainTimeout = cmp.Or(o.drainTimeout, defaultDrainTimeout)
 	if o.metrics && o.debugAddr == "" {
 		return o, errors.New("-metrics needs -debug-addr: metrics are served on the private debug address only, never on the engine's")
 	}
