@@ -123,8 +123,12 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 // one go-redis parses: redis://[user:password@]host[:port][/db] (rediss:// for TLS,
 // unix:///path for a socket), with options as query parameters (dial_timeout=1s,
 // pool_size=50, …). The schemes redis+cluster:// and rediss+cluster:// make a Redis Cluster
-// client; more seed nodes go in addr= parameters. NewFromURL does not connect: the first call,
-// or [Store.Ping], does.
+// client; more seed nodes go in addr= parameters. The schemes redis+sentinel:// and
+// rediss+sentinel:// make a client that follows Redis Sentinel to the primary of master_name
+// (required) as it fails over: the host and addr= parameters are the sentinels, the user and
+// password those of the sentinels, and password= (and username=) the primary's:
+// redis+sentinel://sentinel-a:26379?addr=sentinel-b:26379&master_name=engine&password=…
+// NewFromURL does not connect: the first call, or [Store.Ping], does.
 func NewFromURL(rawURL string, opts *Options) (*Store, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -145,6 +149,19 @@ func NewFromURL(rawURL string, opts *Options) (*Store, error) {
 		}
 		o.ContextTimeoutEnabled = true
 		client = redis.NewClusterClient(o)
+	case "redis+sentinel", "rediss+sentinel":
+		u.Scheme = strings.TrimSuffix(u.Scheme, "+sentinel")
+		o, err := redis.ParseFailoverURL(u.String())
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("redisstore: parsing the Redis URL: %w", err)
+		case o.MasterName == "":
+			return nil, errors.New("redisstore: a redis+sentinel URL needs master_name=, the primary's name at the sentinels")
+		case o.RouteByLatency || o.RouteRandomly || o.ReplicaOnly:
+			return nil, errors.New("redisstore: a redis+sentinel URL reads and writes the primary: route_by_latency, route_randomly and replica_only are not taken")
+		}
+		o.ContextTimeoutEnabled = true
+		client = redis.NewFailoverClient(o)
 	default:
 		o, err := redis.ParseURL(rawURL)
 		if err != nil {

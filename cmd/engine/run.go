@@ -115,7 +115,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	stores, closeStores, err := openStores(ctx, opts.redisURL, key)
+	stores, closeStores, err := openStores(ctx, opts.redisURL, key, log)
 	if err != nil {
 		return err
 	}
@@ -391,7 +391,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.tenants, "tenants", env("ENGINE_TENANTS", ""), "tenants file, YAML or JSON; replaces the demo tenant (ENGINE_TENANTS)")
 	fs.StringVar(&o.publicURL, "public-url", env("ENGINE_PUBLIC_URL", ""), "public base URL of the engine (ENGINE_PUBLIC_URL)")
 	fs.StringVar(&o.records, "records", env("ENGINE_RECORDS", ""), "the conversation record: sqlite:PATH, a postgres:// URL, or off; empty is a SQLite file in the user's data directory (ENGINE_RECORDS)")
-	fs.StringVar(&o.redisURL, "redis", env("ENGINE_REDIS_URL", ""), "Redis URL (redis://, rediss://, redis+cluster://) shared by every replica; empty keeps state in memory (ENGINE_REDIS_URL)")
+	fs.StringVar(&o.redisURL, "redis", env("ENGINE_REDIS_URL", ""), "Redis URL (redis://, rediss://, redis+cluster://, redis+sentinel:// with master_name=) shared by every replica; empty keeps state in memory (ENGINE_REDIS_URL)")
 	fs.BoolVar(&o.metrics, "metrics", env("ENGINE_METRICS", "") == "true", "serve Prometheus metrics at /metrics of -debug-addr, which it needs (ENGINE_METRICS=true)")
 	fs.StringVar(&o.logLevel, "log-level", env("ENGINE_LOG_LEVEL", "info"), "debug, info, warn or error (ENGINE_LOG_LEVEL)")
 	fs.StringVar(&o.speech, "speech", env("ENGINE_SPEECH", "auto"), "auto: espeak-ng and pocketsphinx when installed; off: no speech (ENGINE_SPEECH)")

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/handoff"
 	"github.com/convengine/engine/redisstore"
 	"github.com/convengine/engine/usage"
+	"github.com/redis/go-redis/v9"
 )
 
 // stores are the engine's shared state, rate limits, budgets and the turns' events included:
@@ -35,10 +37,12 @@ func (s stores) apply(cfg *engine.Config) {
 
 // openStores connects to Redis when url is set and refuses to start if it does not answer.
 // What the store keeps of turns and actions is sealed under a key derived from signingKey.
-func openStores(ctx context.Context, url string, signingKey []byte) (stores, func(), error) {
+// go-redis's own messages (a dial that failed, a sentinel naming a new primary) go to log.
+func openStores(ctx context.Context, url string, signingKey []byte, log *slog.Logger) (stores, func(), error) {
 	if url == "" {
 		return stores{}, func() {}, nil
 	}
+	redis.SetLogger(redisLog{log})
 	store, err := redisstore.NewFromURL(url, &redisstore.Options{SealKey: signingKey})
 	if err != nil {
 		return stores{}, nil, fmt.Errorf("-redis: %w", err)
@@ -50,4 +54,12 @@ func openStores(ctx context.Context, url string, signingKey []byte) (stores, fun
 		return stores{}, nil, fmt.Errorf("-redis: the server does not answer: %w", err)
 	}
 	return stores{redis: store}, func() { store.Close() }, nil
+}
+
+// redisLog writes go-redis's messages to the server's log, as warnings: they tell of
+// connections lost and failovers. They name addresses, never a password.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 }

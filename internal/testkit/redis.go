@@ -53,12 +53,20 @@ type RedisServer struct {
 	Addr    string
 	Dir     string
 	cluster bool
+	args    []string // more of redis-server's arguments, such as --replicaof
+	// sentinelConf makes the server a sentinel, with this configuration file.
+	sentinelConf string
 	cmd     *exec.Cmd
 	exited  chan error
 }
 
 // StartRedis starts a server on a free port.
 func StartRedis(cluster bool) (*RedisServer, error) {
+	return startRedis(cluster)
+}
+
+// startRedis starts a server on a free port with more arguments.
+func startRedis(cluster bool, args ...string) (*RedisServer, error) {
 	dir, err := os.MkdirTemp("", "redisstore-test-")
 	if err != nil {
 		return nil, err
@@ -69,7 +77,7 @@ func StartRedis(cluster bool) (*RedisServer, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &RedisServer{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, cluster: cluster}
+		s := &RedisServer{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, cluster: cluster, args: args}
 		if last = s.Start(); last == nil {
 			return s, nil
 		}
@@ -90,13 +98,16 @@ func FreePort() (int, error) {
 
 // Start starts the server, again after Stop, on the same port, and waits until it answers.
 func (s *RedisServer) Start() error {
+	if s.sentinelConf != "" {
+		return s.startSentinel()
+	}
 	_, port, _ := net.SplitHostPort(s.Addr)
 	args := []string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", s.Dir, "--logfile", filepath.Join(s.Dir, "redis.log"), "--daemonize", "no"}
 	if s.cluster {
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(s.Dir, "nodes.conf"))
 	}
-	s.cmd = exec.Command("redis-server", args...)
+	s.cmd = exec.Command("redis-server", append(args, s.args...)...)
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("starting redis-server: %w", err)
 	}
@@ -112,6 +123,22 @@ func (s *RedisServer) Start() error {
 			s.Stop()
 			return err
 		}
+	}
+	return nil
+}
+
+// startSentinel starts the server as a sentinel, and waits until it answers.
+func (s *RedisServer) startSentinel() error {
+	s.cmd = exec.Command("redis-sentinel", s.sentinelConf)
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("starting redis-sentinel: %w", err)
+	}
+	s.exited = make(chan error, 1)
+	go func(cmd *exec.Cmd, exited chan<- error) { exited <- cmd.Wait() }(s.cmd, s.exited)
+	if err := s.waitReady(); err != nil {
+		s.Stop()
+		log, _ := os.ReadFile(filepath.Join(s.Dir, "sentinel.log"))
+		return fmt.Errorf("redis-sentinel on %s: %w\n%s", s.Addr, err, lastLines(string(log), 10))
 	}
 	return nil
 }
