@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/convengine/engine/internal/sse"
 	"github.com/convengine/engine/widgets"
@@ -177,13 +178,13 @@ type TurnStream struct {
 	closed bool
 	events *sse.Reader
 
-	// What resuming the turn once needs: the client, the turn's context, its id and the id of
-	// the last event read.
+	// What resuming the turn needs: the client, the turn's context, its id, the id of the
+	// last event read, and the resumes tried since an event last came.
 	c       *Client
 	ctx     context.Context
 	turnID  string
 	lastID  string
-	resumed bool
+	resumes int
 
 	speak   strings.Builder
 	widgets []widgets.Widget
@@ -212,23 +213,36 @@ func (c *Client) Turn(ctx context.Context, req *TurnRequest) (*TurnStream, error
 // PathTurns is where the engine resumes a turn: GET PathTurns + turnId.
 const PathTurns = "/engine/turns/"
 
-// resume asks the engine for the turn's events after the last one read, once: an engine that
-// keeps its turns (Config.TurnLog) answers them and the rest of the turn, from any replica.
+// maxResumes bounds the resumes of a turn in a row that bring no event.
+const maxResumes = 4
+
+// resume asks the engine for the turn's events after the last one read: an engine that keeps
+// its turns (Config.TurnLog) answers them and the rest of the turn, from any replica. A resume
+// that fails for the network, or is refused for a while (a replica shutting down, a store
+// failing over: 503, retryable), is tried again after a pause, up to maxResumes in a row.
 func (t *TurnStream) resume() bool {
-	if t.resumed || t.turnID == "" || t.ctx.Err() != nil {
-		return false
-	}
-	t.resumed = true
-	if t.isClosed() {
-		return false // the caller's Close broke the stream, not the network
-	}
-	hdr := http.Header{}
-	if t.lastID != "" {
-		hdr.Set("Last-Event-ID", t.lastID)
-	}
-	resp, err := t.c.do(t.ctx, call{method: http.MethodGet, path: PathTurns + url.PathEscape(t.turnID), accept: "text/event-stream", header: hdr})
-	if err != nil {
-		return false
+	var resp *http.Response
+	for resp == nil {
+		if t.resumes >= maxResumes || t.turnID == "" || t.ctx.Err() != nil || t.isClosed() {
+			return false // the caller's Close broke the stream, not the network
+		}
+		if t.resumes > 0 {
+			select {
+			case <-time.After(time.Duration(t.resumes) * 500 * time.Millisecond):
+			case <-t.ctx.Done():
+				return false
+			}
+		}
+		t.resumes++
+		hdr := http.Header{}
+		if t.lastID != "" {
+			hdr.Set("Last-Event-ID", t.lastID)
+		}
+		var err error
+		resp, err = t.c.do(t.ctx, call{method: http.MethodGet, path: PathTurns + url.PathEscape(t.turnID), accept: "text/event-stream", header: hdr})
+		if perr := (*Error)(nil); errors.As(err, &perr) && !perr.Retryable {
+			return false
+		}
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		resp.Body.Close()
@@ -284,7 +298,7 @@ func (t *TurnStream) next() (Event, error) {
 		return nil, err
 	}
 	if raw.ID != "" {
-		t.lastID = raw.ID
+		t.lastID, t.resumes = raw.ID, 0
 	}
 	bad := func(err error) (Event, error) {
 		return nil, fmt.Errorf("client: %s event %s: %w", raw.Name, raw.ID, err)
