@@ -25,7 +25,8 @@ func routes(eng *engine.Engine, sockets *voice.Server, sb *handoff.Switchboard, 
 	// AG-UI clients (docs/agui.md); a run that hands the conversation to a person follows it.
 	mux.Handle("POST /engine/agui", agui.Handler(eng, &agui.Options{Follow: sb.Follow}))
 	mux.Handle("/healthz", eng.HealthHandler())
-	mux.Handle("/readyz", readiness(eng.HealthHandler(), draining))
+	mux.Handle("/readyz", readiness(draining))
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
 		doc, err := eng.OpenAPI() // with the demo's own widget types
 		if err != nil {
@@ -83,15 +84,19 @@ func toLocalhost(next http.Handler) http.Handler {
 	})
 }
 
-// readiness is the health check, failing with 503 shutting_down once the server drains, so that
-// a load balancer sends it no more work; the liveness check (/healthz) still passes.
-func readiness(health http.Handler, draining *atomic.Bool) http.Handler {
+// readiness answers whether a load balancer should send this replica work: 200 until it
+// drains, then 503 shutting_down. It does not look at Redis or the tenants' backends, which
+// /healthz does: when Redis fails over, every replica fails alike, and a balancer that took
+// them all out would answer its own 503 page where each replica answers a retryable 503
+// store_unavailable and recovers with Redis, by itself.
+func readiness(draining *atomic.Bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if draining.Load() {
 			engine.WriteProblem(w, engine.NewProblem(http.StatusServiceUnavailable, engine.CodeShuttingDown, "this server is shutting down"))
 			return
 		}
-		health.ServeHTTP(w, r)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"ready"}` + "\n"))
 	})
 }
 

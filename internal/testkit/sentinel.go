@@ -164,7 +164,8 @@ func (f *RedisFailover) waitReplica(timeout time.Duration) error {
 			break
 		}
 		if time.Now().After(deadline) {
-			return errors.New("the replica is not in sync after " + timeout.String())
+			log, _ := os.ReadFile(filepath.Join(f.Replica.Dir, "redis.log"))
+			return fmt.Errorf("the replica is not in sync after %v:\n%s\nits log:\n%s\nthe sentinels':\n%s", timeout, info, lastLines(string(log), 15), f.sentinelLines())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -172,7 +173,7 @@ func (f *RedisFailover) waitReplica(timeout time.Duration) error {
 		c := redis.NewSentinelClient(&redis.Options{Addr: s.Addr})
 		for {
 			replicas, err := c.Replicas(ctx, MasterName).Result()
-			if err == nil && len(replicas) > 0 && replicas[0]["flags"] == "slave" {
+			if err == nil && knows(replicas, f.Replica.Addr) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -203,4 +204,39 @@ func (f *RedisFailover) sentinelLines() string {
 		b.WriteString(lastLines(string(log), 5) + "\n")
 	}
 	return b.String()
+}
+
+// Failover kills the primary (SIGKILL), waits until the sentinels have promoted the replica,
+// then starts the old primary again, which the sentinels make the new primary's replica, and
+// waits until it is in sync: the deployment can fail over again. It returns how long the
+// promotion took after the kill.
+func (f *RedisFailover) Failover(ctx context.Context) (time.Duration, error) {
+	old, err := f.PrimaryAddr(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if old != f.Primary.Addr {
+		f.Primary, f.Replica = f.Replica, f.Primary
+	}
+	f.Primary.Stop()
+	killed := time.Now()
+	if _, err := f.WaitFailover(ctx, old, 30*time.Second); err != nil {
+		return 0, err
+	}
+	took := time.Since(killed)
+	f.Primary, f.Replica = f.Replica, f.Primary
+	if err := f.Replica.Start(); err != nil {
+		return took, err
+	}
+	return took, f.waitReplica(30 * time.Second)
+}
+
+// knows reports whether the sentinel's replicas hold addr as a replica that is up.
+func knows(replicas []map[string]string, addr string) bool {
+	for _, r := range replicas {
+		if net.JoinHostPort(r["ip"], r["port"]) == addr && r["flags"] == "slave" {
+			return true
+		}
+	}
+	return false
 }
