@@ -180,6 +180,7 @@ func (t *Transcriber) TranscribeFor(ctx context.Context, tenant *engine.Tenant, 
 	if err := json.Unmarshal(body, &r); err != nil {
 		return "", fmt.Errorf("deepgram: the answer is not the pre-recorded API's JSON")
 	}
+	cloudspeech.Name(ctx, "deepgram")
 	if len(r.Results.Channels) == 0 || len(r.Results.Channels[0].Alternatives) == 0 {
 		return "", nil
 	}

@@ -127,6 +127,7 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text, voice string) (*engi
 	if err != nil {
 		return nil, err
 	}
+	cloudspeech.Name(ctx, "elevenlabs")
 	return &engine.Audio{SampleRate: SampleRate, PCM: &pieceReader{s: s, ctx: ctx, voice: v, rest: pieces[1:], cur: first}}, nil
 }
 

@@ -1,9 +1,13 @@
 // Package elevenlabstest is a stand-in for ElevenLabs' streaming text-to-speech API (POST
-// /v1/text-to-speech/{voice_id}/stream?output_format=pcm_16000, the key in xi-api-key), built
-// from the requests and answers ElevenLabs documents (elevenlabs.io/docs
-// /api-reference/text-to-speech/stream; error bodies {"detail":{"status":…,"message":…}}), for
-// the tests and benchmarks of what uses package elevenlabs. It speaks a tone of 50 ms a
-// character, after the first-byte latency it is given, and plays the faults of a provider.
+// /v1/text-to-speech/{voice_id}/stream?output_format=pcm_16000, the key in xi-api-key) and its
+// input-streaming WebSocket (GET /v1/text-to-speech/{voice_id}/stream-input), built from the
+// requests and answers ElevenLabs documents (elevenlabs.io/docs /api-reference/text-to-speech
+// /stream and /api-reference/text-to-speech/v-1-text-to-speech-voice-id-stream-input; error
+// bodies {"detail":{"status":…,"message":…}}) and its Python SDK's client of the WebSocket
+// (elevenlabs/elevenlabs-python src/elevenlabs/realtime_tts.py: a first message of text " ",
+// chunks of text, the closing text "", messages of base64 audio until isFinal), for the tests
+// and benchmarks of what uses package elevenlabs. It speaks a tone of 50 ms a character, after
+// the first-byte latency it is given, and plays the faults of a provider.
 package elevenlabstest
 
 import (
@@ -47,8 +51,9 @@ type Server struct {
 	Fault     Fault
 	Status    int
 
-	mu    sync.Mutex
-	texts []string
+	mu      sync.Mutex
+	texts   []string
+	streams int // input streams opened
 }
 
 // New starts a stand-in that accepts key.
@@ -72,6 +77,10 @@ func detail(w http.ResponseWriter, status int, code, message string) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if v, ok := strings.CutSuffix(r.URL.Path, "/stream-input"); ok && strings.HasPrefix(v, "/v1/text-to-speech/") {
+		s.streamInput(w, r, strings.TrimPrefix(v, "/v1/text-to-speech/"))
+		return
+	}
 	voice, ok := strings.CutPrefix(r.URL.Path, "/v1/text-to-speech/")
 	voice, ok2 := strings.CutSuffix(voice, "/stream")
 	switch {

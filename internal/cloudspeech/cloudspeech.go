@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/convengine/engine"
 )
 
 // ErrRefused is wrapped by the error of a provider that answered with an HTTP error status.
@@ -216,4 +218,12 @@ func Pieces(text string, limit int) []string {
 		out = append(out, text)
 	}
 	return out
+}
+
+// Name names provider as the one that did the work of the engine's call in ctx, for the
+// Observer's speech event and the usage meter ([engine.SpeechEventOf]).
+func Name(ctx context.Context, provider string) {
+	if ev := engine.SpeechEventOf(ctx); ev != nil {
+		ev.Provider = provider
+	}
 }
