@@ -227,3 +227,48 @@ func Name(ctx context.Context, provider string) {
 		ev.Provider = provider
 	}
 }
+
+// Sequence reads the audio of a line's pieces (Pieces) one after the other: first, then that of
+// each of rest, which request asks for when the audio before it has ended.
+func Sequence(first io.ReadCloser, rest []string, request func(text string) (io.ReadCloser, error)) io.ReadCloser {
+	return &sequence{cur: first, rest: rest, request: request}
+}
+
+type sequence struct {
+	cur     io.ReadCloser
+	rest    []string
+	request func(string) (io.ReadCloser, error)
+}
+
+func (r *sequence) Read(p []byte) (int, error) {
+	for {
+		if r.cur == nil {
+			return 0, io.EOF
+		}
+		n, err := r.cur.Read(p)
+		if err != io.EOF {
+			return n, err
+		}
+		r.cur.Close()
+		r.cur = nil
+		if len(r.rest) > 0 {
+			next, err := r.request(r.rest[0])
+			if err != nil {
+				return n, err
+			}
+			r.cur, r.rest = next, r.rest[1:]
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+func (r *sequence) Close() error {
+	if r.cur == nil {
+		return nil
+	}
+	err := r.cur.Close()
+	r.cur = nil
+	return err
+}
