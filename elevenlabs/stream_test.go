@@ -37,7 +37,7 @@ func TestStreamInput(t *testing.T) {
 			t.Errorf("%q: %d bytes, %v; want %d", s, n, err, want)
 		}
 	}
-	if srv.Streams() != 1 || strings.Join(srv.Texts(), " ") != strings.Join(sentences, " ") {
+	if srv.Streams() != 1 || strings.Join(srv.Texts(), "") != strings.Join(sentences, " ")+" " {
 		t.Errorf("%d streams said %q", srv.Streams(), srv.Texts())
 	}
 }

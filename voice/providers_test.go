@@ -45,8 +45,9 @@ func deepgramHarness(t *testing.T, dg *deepgramtest.Server, synth engine.Synthes
 }
 
 // The voice socket hears the user with Deepgram's live API while they speak, and answers with
-// ElevenLabs' voice: the Deepgram stand-in's final result is the turn's transcript, the
-// ElevenLabs stand-in's audio the answer's. When the live connection fails in any of the ways a
+// ElevenLabs' voice over its input stream: the Deepgram stand-in's final result is the turn's
+// transcript, the ElevenLabs stand-in's audio, all of the answer's sentences on one stream,
+// the answer's. When the live connection fails in any of the ways a
 // provider's does, the utterance is heard by the pre-recorded API instead, and the user is
 // answered all the same; when that fails too, the user is told transcriber_unavailable.
 func TestStreamDeepgram(t *testing.T) {
@@ -92,8 +93,8 @@ func TestStreamDeepgram(t *testing.T) {
 			for _, text := range xi.Texts() {
 				said += len(elevenlabstest.Tone(len([]rune(text)))) / 2
 			}
-			if said == 0 || len(r.audio) != said {
-				t.Errorf("%d samples of answer, want the %d ElevenLabs spoke for %q", len(r.audio), said, xi.Texts())
+			if said == 0 || len(r.audio) != said || xi.Streams() != 1 {
+				t.Errorf("%d samples of answer, want the %d ElevenLabs spoke for %q over one input stream (%d)", len(r.audio), said, xi.Texts(), xi.Streams())
 			}
 			prerecorded := 0
 			for _, q := range dg.Queries() {

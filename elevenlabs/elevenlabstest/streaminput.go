@@ -59,7 +59,7 @@ func (s *Server) streamInput(w http.ResponseWriter, r *http.Request, voice strin
 			return true
 		}
 		s.mu.Lock()
-		s.texts = append(s.texts, strings.TrimSpace(text))
+		s.texts = append(s.texts, text)
 		s.mu.Unlock()
 		if s.Fault == Stall {
 			return true // reads on, and sends nothing
