@@ -94,18 +94,7 @@ func newClient(opts *Options) (*client, error) {
 	if o.MaxCharacters <= 0 {
 		o.MaxCharacters = 3000
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = http.DefaultClient
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
-	}
-	if o.ReadTimeout <= 0 {
-		o.ReadTimeout = 10 * time.Second
-	}
-	if o.MaxAudio <= 0 {
-		o.MaxAudio = 600
-	}
+	cloudspeech.Defaults(&o.HTTPClient, &o.Timeout, &o.ReadTimeout, &o.MaxAudio)
 	c.o = o
 	return c, nil
 }

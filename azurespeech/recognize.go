@@ -96,17 +96,9 @@ func (t *Transcriber) Transcribe(ctx context.Context, pcm []int16, rate int, loc
 	}
 	req.Header.Set("Content-Type", "audio/wav; codecs=audio/pcm; samplerate=16000")
 	req.Header.Set("Accept", "application/json")
-	resp, err := cloudspeech.Do(ctx, t.c.o.HTTPClient, req, t.c.o.Timeout)
+	body, err := cloudspeech.Answer(ctx, t.c.o.HTTPClient, req, t.c.o.Timeout, "azurespeech", errorCode)
 	if err != nil {
 		return "", fmt.Errorf("azurespeech: recognition: %w", err)
-	}
-	if err := cloudspeech.Check("azurespeech", resp, errorCode); err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := cloudspeech.ReadAll(resp.Body, cloudspeech.MaxAnswer)
-	if err != nil {
-		return "", fmt.Errorf("azurespeech: reading the answer: %w", err)
 	}
 	text, err := parsePhrase(body)
 	if err == nil {

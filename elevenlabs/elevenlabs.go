@@ -84,18 +84,7 @@ func New(opts *Options) (*Synthesizer, error) {
 	if o.MaxCharacters <= 0 {
 		o.MaxCharacters = 40000
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = http.DefaultClient
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
-	}
-	if o.ReadTimeout <= 0 {
-		o.ReadTimeout = 10 * time.Second
-	}
-	if o.MaxAudio <= 0 {
-		o.MaxAudio = 600
-	}
+	cloudspeech.Defaults(&o.HTTPClient, &o.Timeout, &o.ReadTimeout, &o.MaxAudio)
 	return &Synthesizer{o: o, base: base}, nil
 }
 

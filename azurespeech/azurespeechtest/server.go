@@ -19,15 +19,16 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"io"
-	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/convengine/engine/audio"
+	"github.com/convengine/engine/internal/cloudspeech"
 )
 
 // Fault is a misbehaviour of the stand-in.
@@ -226,7 +227,7 @@ func (s *Server) synthesize(w http.ResponseWriter, r *http.Request, bearer bool)
 		w.WriteHeader(http.StatusBadRequest) // "a required parameter is missing, empty, or null"
 		return
 	}
-	if len(s.Voices) > 0 && !contains(s.Voices, doc.Voice.Name) {
+	if len(s.Voices) > 0 && !slices.Contains(s.Voices, doc.Voice.Name) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
@@ -258,21 +259,4 @@ func (s *Server) synthesize(w http.ResponseWriter, r *http.Request, bearer bool)
 
 // Tone is the audio the stand-in speaks for chars characters: 50 ms of a 330 Hz tone each, as
 // 16 kHz 16-bit little-endian PCM.
-func Tone(chars int) []byte {
-	n := chars * 800
-	b := make([]byte, 2*n)
-	for i := range n {
-		v := int16(6000 * math.Sin(2*math.Pi*330*float64(i)/16000))
-		b[2*i], b[2*i+1] = byte(v), byte(uint16(v)>>8)
-	}
-	return b
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
+func Tone(chars int) []byte { return cloudspeech.Tone(chars, 330) }

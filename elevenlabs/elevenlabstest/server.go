@@ -14,13 +14,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/convengine/engine/internal/cloudspeech"
 )
 
 // Fault is a misbehaviour of the stand-in.
@@ -97,7 +99,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Query().Get("output_format") != "pcm_16000":
 		detail(w, http.StatusBadRequest, "invalid_output_format", "this stand-in speaks pcm_16000")
 		return
-	case len(s.Voices) > 0 && !contains(s.Voices, voice):
+	case len(s.Voices) > 0 && !slices.Contains(s.Voices, voice):
 		detail(w, http.StatusNotFound, "voice_not_found", "A voice with the voice_id "+voice+" was not found.")
 		return
 	}
@@ -146,21 +148,4 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 // Tone is the audio the stand-in speaks for chars characters: 50 ms of a 220 Hz tone each, as
 // 16 kHz 16-bit little-endian PCM.
-func Tone(chars int) []byte {
-	n := chars * 800
-	b := make([]byte, 2*n)
-	for i := range n {
-		v := int16(6000 * math.Sin(2*math.Pi*220*float64(i)/16000))
-		b[2*i], b[2*i+1] = byte(v), byte(uint16(v)>>8)
-	}
-	return b
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
+func Tone(chars int) []byte { return cloudspeech.Tone(chars, 220) }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -33,7 +34,7 @@ func (s *Server) streamInput(w http.ResponseWriter, r *http.Request, voice strin
 	case q.Get("output_format") != "pcm_16000":
 		detail(w, http.StatusBadRequest, "invalid_output_format", "this stand-in speaks pcm_16000")
 		return
-	case len(s.Voices) > 0 && !contains(s.Voices, voice):
+	case len(s.Voices) > 0 && !slices.Contains(s.Voices, voice):
 		detail(w, http.StatusNotFound, "voice_not_found", "A voice with the voice_id "+voice+" was not found.")
 		return
 	}

@@ -1,6 +1,7 @@
 // Package cloudspeech holds what the adapters of cloud speech providers (deepgram, elevenlabs,
 // azurespeech) share: their base URLs and the WebSocket URLs derived from them, bounded reads of
-// a provider's answers, and the errors its HTTP statuses make, which never hold a key.
+// a provider's answers, and the errors its HTTP statuses make, which never hold a key; and the
+// tone their stand-ins speak.
 package cloudspeech
 
 import (
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -271,4 +273,50 @@ func (r *sequence) Close() error {
 	err := r.cur.Close()
 	r.cur = nil
 	return err
+}
+
+// Answer sends req (Do, with timeout for the answer) and returns the body of a 2xx answer, at
+// most MaxAnswer bytes; another status is its *StatusError (Check).
+func Answer(ctx context.Context, client *http.Client, req *http.Request, timeout time.Duration, provider string, code func([]byte) string) ([]byte, error) {
+	resp, err := Do(ctx, client, req, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(provider, resp, code); err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := ReadAll(resp.Body, MaxAnswer)
+	if err != nil {
+		return nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	return body, nil
+}
+
+// Defaults fills the zero limits of a provider's options: http.DefaultClient, 10 s for an
+// answer and for each read of audio after it, 600 s of audio a line.
+func Defaults(client **http.Client, timeout, readTimeout *time.Duration, maxAudio *int) {
+	if *client == nil {
+		*client = http.DefaultClient
+	}
+	for _, d := range []*time.Duration{timeout, readTimeout} {
+		if *d <= 0 {
+			*d = 10 * time.Second
+		}
+	}
+	if *maxAudio <= 0 {
+		*maxAudio = 600
+	}
+}
+
+// Tone is the audio the providers' stand-ins speak for chars characters: 50 ms of a tone of hz
+// each, as 16 kHz 16-bit little-endian PCM.
+func Tone(chars int, hz float64) []byte {
+	n := chars * 800
+	b := make([]byte, 2*n)
+	for i := range n {
+		v := int16(6000 * math.Sin(2*math.Pi*hz*float64(i)/16000))
+		b[2*i], b[2*i+1] = byte(v), byte(uint16(v)>>8)
+	}
+	return b
 }
