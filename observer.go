@@ -149,6 +149,7 @@ type SpeechEvent struct {
 	Environment string
 	SessionID   string
 	User        string // a keyed hash, as [Engine.UserKey]
+	Provider    string // the provider that did the work, when named ([SpeechEventOf])
 	Duration    time.Duration
 	Err         bool
 	// AudioSeconds is the audio transcribed, or synthesized and read; Characters the text a

@@ -28,6 +28,21 @@ type Transcriber interface {
 	Transcribe(ctx context.Context, pcm []int16, rate int, locale string) (string, error)
 }
 
+// A StreamingSynthesizer speaks one answer's sentences over one connection, opened before the
+// first is written: [Engine.Speaker] opens one for each answer, whose Say speaks on it. ctx bounds it.
+type StreamingSynthesizer interface {
+	Stream(ctx context.Context, voice string) Synthesizer
+}
+
+// SpeechEventOf returns, within a call of the Synthesizer or Transcriber (or of Listening.Finish), the
+// Observer's event of it: whose speech it is, and its Provider, set by one that chooses a provider.
+func SpeechEventOf(ctx context.Context) *SpeechEvent {
+	ev, _ := ctx.Value(speechEventKey{}).(*SpeechEvent)
+	return ev
+}
+
+type speechEventKey struct{}
+
 // ErrUnknownVoice is wrapped by the error a [Synthesizer] returns for a voice it does not have.
 // The engine answers it with 400 unknown_voice.
 var ErrUnknownVoice = errors.New("engine: unknown voice")

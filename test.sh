@@ -85,6 +85,8 @@ done <<'TARGETS'
 ./internal/sse FuzzSSE
 ./client FuzzPlainAudio
 ./audio FuzzDecodeWAV
+./deepgram FuzzMessages
+./elevenlabs FuzzStreamMessage
 ./internal/verbalize FuzzCutSentences
 ./widgets FuzzDecode
 ./record FuzzVerifyExport

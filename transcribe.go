@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -60,7 +61,8 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, listening 
 	}
 	defer admission.Release()
 	defer admission.settle(ctx, Spend{Tenant: req.Tenant, User: spend.User, SpeechSeconds: seconds})
-	start := e.now()
+	start, ev := e.now(), e.speechEvent(req)
+	ctx = context.WithValue(ctx, speechEventKey{}, &ev)
 	if listening != nil {
 		// What was heard while it was spoken; the recording is transcribed when that failed.
 		text, err = listening.Finish(ctx)
@@ -76,7 +78,6 @@ func (e *Engine) hear(ctx context.Context, req *request, pcm []int16, listening 
 	default:
 		text, err = e.transcriber.Transcribe(ctx, pcm, inputSampleRate, locale)
 	}
-	ev := e.speechEvent(req)
 	ev.Kind, ev.AudioSeconds = "transcription", seconds
 	e.observeSpeech(ctx, ev, start, err)
 	switch {
@@ -154,8 +155,5 @@ func (e *Engine) Listen(ctx context.Context, c *Caller, locale string) (Listenin
 	if err != nil {
 		return nil, err
 	}
-	if locale == "" {
-		locale = t.Locale
-	}
-	return st.Listen(ctx, t, inputSampleRate, locale)
+	return st.Listen(ctx, t, inputSampleRate, cmp.Or(locale, t.Locale))
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,12 +94,12 @@ func (e *Engine) startSynthesis(ctx context.Context, req *request, a *Admission,
 		requested = strings.TrimSpace(*voice)
 	}
 	chosen := e.voiceFor(req.Tenant, requested, req.Tenant.Locale)
-	start, said := e.now(), e.speechText(*text, req.Tenant.Locale)
+	start, said, ev := e.now(), e.speechText(*text, req.Tenant.Locale), e.speechEvent(req)
 	if p := a.reserve(ctx, synthesisSpend(req.Tenant, said)); p != nil {
 		return nil, "", p
 	}
-	speech, err := e.synthesizer.Synthesize(ctx, said, chosen)
-	speech = e.meterSynthesis(ctx, e.speechEvent(req), a.budget, req.Tenant, said, start, speech, err)
+	speech, err := e.synthesizer.Synthesize(context.WithValue(ctx, speechEventKey{}, &ev), said, chosen)
+	speech = e.meterSynthesis(ctx, ev, a.budget, req.Tenant, said, start, speech, err)
 	switch {
 	case errors.Is(err, ErrUnknownVoice):
 		return nil, "", newProblem(http.StatusBadRequest, CodeUnknownVoice, fmt.Sprintf("there is no voice %q", response.Truncate(chosen, 100)))
@@ -135,6 +136,7 @@ type Speaker struct {
 	ev     SpeechEvent // whose speech it is, for the Observer
 	voice  string
 	locale string
+	synth  Synthesizer // the answer's stream ([StreamingSynthesizer]), else the engine's synthesizer
 }
 
 // Speaker returns the speaker of c's turns in locale (the Locale of the turn's start event),
@@ -147,14 +149,13 @@ func (e *Engine) Speaker(ctx context.Context, c *Caller, locale string) *Speaker
 	if err != nil {
 		return nil
 	}
-	if locale == "" {
-		locale = t.Locale
+	locale = cmp.Or(locale, t.Locale)
+	ev := SpeechEvent{RequestID: c.RequestID, Tenant: t.Key, Environment: cmp.Or(c.Environment, EnvProduction), SessionID: c.SessionID, User: e.UserKey(c)}
+	s := &Speaker{e: e, tenant: t, ev: ev, voice: e.voiceFor(t, "", locale), locale: locale, synth: e.synthesizer}
+	if ss, ok := e.synthesizer.(StreamingSynthesizer); ok {
+		s.synth = ss.Stream(context.WithValue(ctx, speechEventKey{}, &ev), s.voice)
 	}
-	ev := SpeechEvent{RequestID: c.RequestID, Tenant: t.Key, Environment: c.Environment, SessionID: c.SessionID, User: e.UserKey(c)}
-	if ev.Environment == "" {
-		ev.Environment = EnvProduction
-	}
-	return &Speaker{e: e, tenant: t, ev: ev, voice: e.voiceFor(t, "", locale), locale: locale}
+	return s
 }
 
 // Voice is the synthesizer's voice the speaker speaks in; "" is the synthesizer's default.
@@ -164,13 +165,13 @@ func (s *Speaker) Voice() string { return s.voice }
 // Cancelling ctx stops the synthesis. Over the tenant's speech budget, the error is the 429
 // quota_exceeded *Problem.
 func (s *Speaker) Say(ctx context.Context, sentence string) (*Audio, error) {
-	start, said := s.e.now(), s.e.speechText(sentence, s.locale)
+	start, said, ev := s.e.now(), s.e.speechText(sentence, s.locale), s.ev
 	budget, p := s.e.reserve(ctx, s.ev.RequestID, synthesisSpend(s.tenant, said))
 	if p != nil {
 		return nil, p
 	}
-	speech, err := s.e.synthesizer.Synthesize(ctx, said, s.voice)
-	return s.e.meterSynthesis(ctx, s.ev, budget, s.tenant, said, start, speech, err), err
+	speech, err := s.synth.Synthesize(context.WithValue(ctx, speechEventKey{}, &ev), said, s.voice)
+	return s.e.meterSynthesis(ctx, ev, budget, s.tenant, said, start, speech, err), err
 }
 
 // synthesisSpend is the most a synthesis of text may speak: a character a tenth of a second,

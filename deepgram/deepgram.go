@@ -156,17 +156,9 @@ func (t *Transcriber) TranscribeFor(ctx context.Context, tenant *engine.Tenant, 
 	}
 	req.Header = t.header()
 	req.Header.Set("Content-Type", "application/octet-stream")
-	resp, err := cloudspeech.Do(ctx, t.o.HTTPClient, req, t.o.Timeout)
+	body, err := cloudspeech.Answer(ctx, t.o.HTTPClient, req, t.o.Timeout, "deepgram", errorCode)
 	if err != nil {
 		return "", fmt.Errorf("deepgram: pre-recorded request: %w", err)
-	}
-	if err := cloudspeech.Check("deepgram", resp, errorCode); err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := cloudspeech.ReadAll(resp.Body, cloudspeech.MaxAnswer)
-	if err != nil {
-		return "", fmt.Errorf("deepgram: reading the answer: %w", err)
 	}
 	// {"metadata":{…},"results":{"channels":[{"alternatives":[{"transcript":"…","confidence":0.99,"words":[…]}]}]}}
 	// (developers.deepgram.com /reference/speech-to-text/listen-pre-recorded)
@@ -180,6 +172,7 @@ func (t *Transcriber) TranscribeFor(ctx context.Context, tenant *engine.Tenant, 
 	if err := json.Unmarshal(body, &r); err != nil {
 		return "", fmt.Errorf("deepgram: the answer is not the pre-recorded API's JSON")
 	}
+	cloudspeech.Name(ctx, "deepgram")
 	if len(r.Results.Channels) == 0 || len(r.Results.Channels[0].Alternatives) == 0 {
 		return "", nil
 	}

@@ -130,6 +130,7 @@ func (l *listening) Finish(ctx context.Context) (string, error) {
 	if l.err != nil {
 		return "", l.err
 	}
+	cloudspeech.Name(ctx, "deepgram")
 	return l.transcript(false), nil
 }
 

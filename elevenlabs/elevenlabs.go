@@ -84,18 +84,7 @@ func New(opts *Options) (*Synthesizer, error) {
 	if o.MaxCharacters <= 0 {
 		o.MaxCharacters = 40000
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = http.DefaultClient
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
-	}
-	if o.ReadTimeout <= 0 {
-		o.ReadTimeout = 10 * time.Second
-	}
-	if o.MaxAudio <= 0 {
-		o.MaxAudio = 600
-	}
+	cloudspeech.Defaults(&o.HTTPClient, &o.Timeout, &o.ReadTimeout, &o.MaxAudio)
 	return &Synthesizer{o: o, base: base}, nil
 }
 
@@ -127,7 +116,9 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text, voice string) (*engi
 	if err != nil {
 		return nil, err
 	}
-	return &engine.Audio{SampleRate: SampleRate, PCM: &pieceReader{s: s, ctx: ctx, voice: v, rest: pieces[1:], cur: first}}, nil
+	cloudspeech.Name(ctx, "elevenlabs")
+	next := func(text string) (io.ReadCloser, error) { return s.request(ctx, text, v) }
+	return &engine.Audio{SampleRate: SampleRate, PCM: cloudspeech.Sequence(first, pieces[1:], next)}, nil
 }
 
 // request asks for one piece of text and returns its audio as it streams.
@@ -175,47 +166,4 @@ func errorCode(body []byte) string {
 		return ""
 	}
 	return strings.TrimSpace(d.Status + d.Code)
-}
-
-// pieceReader reads the audio of the pieces of a long line one after the other, asking for
-// each when the one before has ended.
-type pieceReader struct {
-	s     *Synthesizer
-	ctx   context.Context
-	voice string
-	rest  []string
-	cur   io.ReadCloser
-}
-
-func (r *pieceReader) Read(p []byte) (int, error) {
-	for {
-		if r.cur == nil {
-			return 0, io.EOF
-		}
-		n, err := r.cur.Read(p)
-		if err != io.EOF {
-			return n, err
-		}
-		r.cur.Close()
-		r.cur = nil
-		if len(r.rest) > 0 {
-			next, err := r.s.request(r.ctx, r.rest[0], r.voice)
-			if err != nil {
-				return n, err
-			}
-			r.cur, r.rest = next, r.rest[1:]
-		}
-		if n > 0 {
-			return n, nil
-		}
-	}
-}
-
-func (r *pieceReader) Close() error {
-	if r.cur != nil {
-		err := r.cur.Close()
-		r.cur = nil
-		return err
-	}
-	return nil
 }

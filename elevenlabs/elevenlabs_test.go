@@ -81,18 +81,20 @@ func TestSynthesizeLongText(t *testing.T) {
 	}
 }
 
+// ElevenLabs' faults, over HTTP and on the input stream, end as errors that name the
+// provider's reason and never the key; a stream that cannot open speaks over HTTP.
 func TestSynthesizeFaults(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		fault  elevenlabstest.Fault
-		status int
-		want   string
+		name         string
+		fault        elevenlabstest.Fault
+		status       int
+		want, stream string // what the error says over HTTP, and on the input stream
 	}{
-		{"wrong key", elevenlabstest.None, 0, "401 Unauthorized (invalid_api_key)"},
-		{"rate limited", elevenlabstest.Status, 429, "429 Too Many Requests (too_many_concurrent_requests)"},
-		{"failing", elevenlabstest.Status, 503, "503"},
-		{"stalled", elevenlabstest.Stall, 0, cloudspeech.ErrStalled.Error()},
-		{"cut off", elevenlabstest.CutOff, 0, "unexpected EOF"},
+		{"wrong key", elevenlabstest.None, 0, "401 Unauthorized (invalid_api_key)", "invalid_api_key"},
+		{"rate limited", elevenlabstest.Status, 429, "429 Too Many Requests (too_many_concurrent_requests)", "429 Too Many Requests"},
+		{"failing", elevenlabstest.Status, 503, "503", "503"},
+		{"stalled", elevenlabstest.Stall, 0, cloudspeech.ErrStalled.Error(), cloudspeech.ErrStalled.Error()},
+		{"cut off", elevenlabstest.CutOff, 0, "unexpected EOF", "closed with status 1011"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := elevenlabstest.New(key)
@@ -101,9 +103,16 @@ func TestSynthesizeFaults(t *testing.T) {
 			if tc.name == "wrong key" {
 				srv.Key = "another"
 			}
-			_, err := say(newSynth(t, srv, 0), "Hello there.", "")
-			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), key) {
-				t.Errorf("error %v, want one saying %q without the key", err, tc.want)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := newSynth(t, srv, 0)
+			_, err := say(s, "Hello there.", "")
+			_, serr := readAll(ctx, s.Stream(ctx, ""), "Hello there.")
+			for i, err := range []error{err, serr} {
+				want := []string{tc.want, tc.stream}[i]
+				if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), key) {
+					t.Errorf("error %v, want one saying %q without the key", err, want)
+				}
 			}
 		})
 	}

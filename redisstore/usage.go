@@ -142,9 +142,9 @@ func (l *UsageLedger) writeTenant(ctx context.Context, tenant string, records []
 		day := r.Time.UTC().Truncate(24 * time.Hour)
 		name := day.Format(time.DateOnly)
 		add(get(l.usageKey(tenant, name), day), "", r)
-		if r.Kind == usage.KindModel {
+		if model, ok := usage.Breakdown(r); ok {
 			// Model fields are "<field>/<model>": a field's name has no slash.
-			add(get(l.usageKey(tenant, name+":models"), day), "/"+r.Model, r)
+			add(get(l.usageKey(tenant, name+":models"), day), "/"+model, r)
 		}
 	}
 	for _, h := range hashes {

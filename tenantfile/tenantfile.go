@@ -23,6 +23,7 @@
 //	    model: local     # a model of the models section, or one the host offers ("intent")
 //	    # or a fallback chain, tried in order:  model: [local, backup, intent]
 //	    data_region: eu  # only models of region eu (and the offline model) may answer it
+//	    speech: {recognizer: azure, voice: "azure:de-DE-KatjaNeural", region: westeurope}  # see Speech
 //
 // An optional top-level "models" section names OpenAI-compatible chat servers that tenants
 // choose with their "model" field, so that one engine answers each tenant with its own model:
@@ -42,6 +43,7 @@ package tenantfile
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,6 +80,9 @@ type File struct {
 	// DataRegions are the tenants' data_region, by tenant key, for those that have one: only
 	// models of that region (and the offline model) may answer them. The host checks it.
 	DataRegions map[string]string
+	// Speech are the tenants' speech sections, by tenant key, for those that have one. A
+	// tenant's voice is also its Voice.
+	Speech map[string]*Speech
 }
 
 // maxChain bounds the models of a tenant's chain.
@@ -166,7 +171,7 @@ func ParseFile(name string, data []byte, opts *Options) (*File, error) {
 	if len(file.Tenants) == 0 {
 		return nil, fmt.Errorf("tenantfile: %s: tenants: the file defines no tenant", name)
 	}
-	out := &File{Models: map[string]Model{}, Chains: map[string][]string{}, DataRegions: map[string]string{}}
+	out := &File{Models: map[string]Model{}, Chains: map[string][]string{}, DataRegions: map[string]string{}, Speech: map[string]*Speech{}}
 	var errs []error
 	for _, key := range slices.Sorted(maps.Keys(file.Models)) {
 		var m Model
@@ -188,9 +193,16 @@ func ParseFile(name string, data []byte, opts *Options) (*File, error) {
 	}
 	for i, raw := range file.Tenants {
 		var t engine.Tenant
-		raw, chain, region, err := placement(raw)
+		raw, chain, region, speech, err := placement(raw)
 		if err == nil {
 			err = strict(raw, &t)
+		}
+		if err == nil && speech != nil {
+			if t.Voice != "" && speech.Voice != "" {
+				err = errors.New("voice and speech.voice: name the voice once")
+			}
+			t.Voice = cmp.Or(t.Voice, speech.Voice)
+			out.Speech[t.Key] = speech
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("tenantfile: %s: tenants[%d]: %w", name, i, err))
@@ -220,36 +232,42 @@ var modelName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // maxTimeout bounds a model's time-outs.
 const maxTimeout = engine.Duration(10 * time.Minute)
 
-// placement takes out of a tenant's raw fields what says which models answer it, which
-// [engine.Tenant] does not hold: a model field that is a list (the chain; a string stays as it
-// is) and data_region.
-func placement(raw json.RawMessage) (rest json.RawMessage, chain []string, region string, err error) {
+// placement takes out of a tenant's raw fields what says which models and speech providers
+// serve it, which [engine.Tenant] does not hold: a model field that is a list (the chain; a
+// string stays as it is), data_region and speech.
+func placement(raw json.RawMessage) (rest json.RawMessage, chain []string, region string, speech *Speech, err error) {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) != nil || fields == nil {
-		return raw, nil, "", nil // strict reports it
+		return raw, nil, "", nil, nil // strict reports it
 	}
 	if r, ok := fields["data_region"]; ok {
 		if json.Unmarshal(r, &region) != nil || !modelName.MatchString(region) {
-			return nil, nil, "", errors.New("data_region: must be 1 to 64 letters, digits, '_', '.' or '-'")
+			return nil, nil, "", nil, errors.New("data_region: must be 1 to 64 letters, digits, '_', '.' or '-'")
 		}
 		delete(fields, "data_region")
+	}
+	if r, ok := fields["speech"]; ok {
+		if speech, err = parseSpeech(r, region); err != nil {
+			return nil, nil, "", nil, err
+		}
+		delete(fields, "speech")
 	}
 	m := bytes.TrimSpace(fields["model"])
 	if len(m) > 0 && m[0] == '[' {
 		if json.Unmarshal(m, &chain) != nil || len(chain) == 0 || len(chain) > maxChain {
-			return nil, nil, "", fmt.Errorf("model: must be a model's name or a list of 1 to %d names", maxChain)
+			return nil, nil, "", nil, fmt.Errorf("model: must be a model's name or a list of 1 to %d names", maxChain)
 		}
 		for i, c := range chain {
 			if !modelName.MatchString(c) || slices.Index(chain, c) != i {
-				return nil, nil, "", fmt.Errorf("model[%d]: must be a model's name, 1 to 64 letters, digits, '_', '.' or '-', named once", i)
+				return nil, nil, "", nil, fmt.Errorf("model[%d]: must be a model's name, 1 to 64 letters, digits, '_', '.' or '-', named once", i)
 			}
 		}
 		delete(fields, "model")
 	}
 	if rest, err = json.Marshal(fields); err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
-	return rest, chain, region, nil
+	return rest, chain, region, speech, nil
 }
 
 var envRef = regexp.MustCompile(`\$\{[A-Z_][A-Z0-9_]*\}`)

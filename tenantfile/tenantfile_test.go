@@ -212,3 +212,44 @@ func TestLimitsRanges(t *testing.T) {
 		})
 	}
 }
+
+// A tenant's speech section names its recogniser and voice; the voice becomes its Voice. A
+// tenant kept in a data region names an Azure region of it, and neither Deepgram nor
+// ElevenLabs: one that names eastus while its data_region is eu is refused at load.
+func TestSpeech(t *testing.T) {
+	data := `
+tenants:
+  - {key: pk_a, name: A, data_region: eu, speech: {recognizer: [azure, offline], voice: "azure:de-DE-KatjaNeural", region: germanywestcentral}, environments: {production: {}}}
+  - {key: pk_b, name: B, speech: {recognizer: deepgram, voice: "elevenlabs:JBFqnCBsd6RMkjVDRZzb"}, environments: {production: {}}}
+`
+	f, err := tenantfile.ParseFile("t.yaml", []byte(data), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := f.Speech["pk_a"], f.Speech["pk_b"]
+	if a == nil || len(a.Recognizers) != 2 || a.Region != "germanywestcentral" || f.Tenants[0].Voice != "azure:de-DE-KatjaNeural" {
+		t.Errorf("pk_a: %+v, voice %q", a, f.Tenants[0].Voice)
+	}
+	if b == nil || b.Recognizers[0] != "deepgram" || f.Tenants[1].Voice != "elevenlabs:JBFqnCBsd6RMkjVDRZzb" {
+		t.Errorf("pk_b: %+v", b)
+	}
+	for bad, want := range map[string]string{
+		"data_region: eu, speech: {recognizer: azure, region: eastus}":                       `speech.region: Azure's region "eastus" is not in the tenant's data_region "eu"`,
+		"data_region: eu, speech: {recognizer: azure}":                                       "speech.region: the tenant's data_region is \"eu\"",
+		"data_region: eu, speech: {recognizer: deepgram}":                                    "Deepgram and ElevenLabs are not pinned",
+		"data_region: eu, speech: {voice: 'elevenlabs:abc'}":                                 "Deepgram and ElevenLabs are not pinned",
+		"speech: {recognizer: whisper}":                                                      `speech.recognizer: "whisper" is not one of`,
+		"speech: {recognizer: [azure, azure], region: westeurope}":                           "named once",
+		"speech: {voice: 'azure:Katja'}":                                                     "speech.voice: must be",
+		"speech: {voice: offline, region: westeurope}":                                       "speech.region: is Azure's region",
+		"speech: {recognizer: offline, volume: 11}":                                          `speech: json: unknown field "volume"`,
+		"voice: en-us, speech: {voice: offline}":                                             "name the voice once",
+		"speech: {recognizer: azure, voice: 'azure:en-US-AvaNeural', region: 'West Europe'}": "speech.region: must be",
+	} {
+		doc := "tenants:\n  - {key: pk_b, name: B, " + bad + ", environments: {production: {}}}\n"
+		_, err := tenantfile.ParseFile("t.yaml", []byte(doc), nil)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", bad, err, want)
+		}
+	}
+}

@@ -37,7 +37,7 @@
 //
 // With Options.Registerer, the meter registers engine_usage_tokens_total{tenant,model,type,estimated},
 // engine_usage_model_calls_total{tenant,outcome}, engine_usage_tool_calls_total{tenant,outcome},
-// engine_usage_speech_seconds_total{tenant,kind}, engine_usage_speech_characters_total{tenant},
+// engine_usage_speech_seconds_total{tenant,kind,provider}, engine_usage_speech_characters_total{tenant,provider},
 // engine_usage_dropped_records_total and engine_usage_sink_failures_total. Their tenant label is
 // bounded by the tenants the engine's tenant store resolves: the engine observes work only for
 // them. The model label takes at most 32 names per tenant, then "other".

@@ -95,13 +95,13 @@ func (m *Memory) WriteUsage(_ context.Context, records []Record) error {
 			m.days[k] = d
 		}
 		d.Add(r)
-		if r.Kind != KindModel {
+		name, ok := Breakdown(r)
+		if !ok {
 			continue
 		}
 		if d.models == nil {
 			d.models = map[string]*Totals{}
 		}
-		name := r.Model
 		t := d.models[name]
 		if t == nil && len(d.models) >= maxModels {
 			name = OtherModel

@@ -398,3 +398,35 @@ func BenchmarkMeterThroughput(b *testing.B) {
 	}
 	meter.Flush(ctx)
 }
+
+// Speech is counted per provider beside the tenant's totals, as models are: the seconds each
+// recogniser heard and the characters each voice spoke.
+func TestSpeechByProvider(t *testing.T) {
+	ledger := &usage.Memory{}
+	m, err := usage.New(&usage.Options{Sink: ledger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := m.Observer(nil)
+	ctx := context.Background()
+	obs.Speech(ctx, engine.SpeechEvent{Kind: "transcription", Tenant: "pk_a", Provider: "deepgram", AudioSeconds: 2.5})
+	obs.Speech(ctx, engine.SpeechEvent{Kind: "transcription", Tenant: "pk_a", Provider: "offline", AudioSeconds: 1})
+	obs.Speech(ctx, engine.SpeechEvent{Kind: "synthesis", Tenant: "pk_a", Provider: "elevenlabs", AudioSeconds: 3, Characters: 42})
+	obs.Speech(ctx, engine.SpeechEvent{Kind: "synthesis", Tenant: "pk_a", AudioSeconds: 1, Characters: 7})
+	if err := m.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	rep, err := ledger.Usage(ctx, "pk_a", now, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]usage.Totals{}
+	for _, mt := range rep.Models {
+		by[mt.Model] = mt.Totals
+	}
+	if len(by) != 3 || by["deepgram"].SpeechInSeconds != 2.5 || by["offline"].SpeechInSeconds != 1 ||
+		by["elevenlabs"].SpeechOutCharacters != 42 || rep.Totals.SpeechOutCharacters != 49 || rep.Totals.SpeechInSeconds != 3.5 {
+		t.Errorf("by provider %+v, totals %+v", by, rep.Totals)
+	}
+}

@@ -29,10 +29,10 @@ func newCounters(reg prometheus.Registerer) (*counters, error) {
 			Help: "Tool calls and actions, by tenant and outcome (ok, declined, unavailable, timeout, cancelled)."},
 			[]string{"tenant", "outcome"}),
 		speechSeconds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "engine_usage_speech_seconds_total",
-			Help: "Seconds of audio transcribed (kind transcription) or synthesized and read (kind synthesis), by tenant."},
-			[]string{"tenant", "kind"}),
+			Help: "Seconds of audio transcribed (kind transcription) or synthesized and read (kind synthesis), by tenant and speech provider."},
+			[]string{"tenant", "kind", "provider"}),
 		speechChars: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "engine_usage_speech_characters_total",
-			Help: "Characters of the texts synthesized, by tenant."}, []string{"tenant"}),
+			Help: "Characters of the texts synthesized, by tenant and speech provider."}, []string{"tenant", "provider"}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "engine_usage_dropped_records_total",
 			Help: "Usage records dropped because the meter's buffer was full (its sink failing or slow), or the meter closed."}),
 		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "engine_usage_sink_failures_total",
@@ -83,10 +83,10 @@ func (c *counters) count(r *Record) {
 		c.toolCalls.WithLabelValues(r.Tenant, r.Outcome).Inc()
 	case KindTranscription, KindSynthesis:
 		if r.AudioSeconds > 0 {
-			c.speechSeconds.WithLabelValues(r.Tenant, r.Kind).Add(r.AudioSeconds)
+			c.speechSeconds.WithLabelValues(r.Tenant, r.Kind, r.Provider).Add(r.AudioSeconds)
 		}
 		if r.Characters > 0 {
-			c.speechChars.WithLabelValues(r.Tenant).Add(float64(r.Characters))
+			c.speechChars.WithLabelValues(r.Tenant, r.Provider).Add(float64(r.Characters))
 		}
 	}
 }

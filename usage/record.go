@@ -14,6 +14,18 @@ const (
 	KindSynthesis     = "synthesis"     // a text synthesized
 )
 
+// Breakdown is the name r is counted under beside its tenant's totals: a call's model, or a
+// speech provider's name; "" and false for work counted in the totals alone.
+func Breakdown(r *Record) (string, bool) {
+	switch {
+	case r.Kind == KindModel:
+		return r.Model, true
+	case (r.Kind == KindTranscription || r.Kind == KindSynthesis) && r.Provider != "":
+		return r.Provider, true
+	}
+	return "", false
+}
+
 // Record is one metered piece of work: a call of the model, a tool call, a transcription or a
 // synthesis. It is flat, so that a sink can write it as a row, and carries identifiers,
 // figures and outcomes, never a token, a transcript, a prompt or a tool's arguments.
@@ -52,6 +64,10 @@ type Record struct {
 	// Retries counts the requests of the call that failed before the one that answered.
 	Retries int `json:"retries,omitempty"`
 
+	// Provider is, for speech, the service that heard or spoke it ("deepgram", "azure",
+	// "elevenlabs", "offline"), when the Transcriber or Synthesizer named it.
+	Provider string `json:"provider,omitempty"`
+
 	// Tool is the tool called; Action is true when the execute endpoint ran it.
 	Tool   string `json:"tool,omitempty"`
 	Action bool   `json:"action,omitempty"`
@@ -88,7 +104,7 @@ func toolRecord(now time.Time, e *engine.ToolEvent) Record {
 func speechRecord(now time.Time, e *engine.SpeechEvent) Record {
 	r := Record{Time: now, Kind: e.Kind, Tenant: e.Tenant, Environment: e.Environment, User: e.User,
 		SessionID: e.SessionID, RequestID: e.RequestID, Outcome: "ok", DurationMS: e.Duration.Milliseconds(),
-		AudioSeconds: e.AudioSeconds, Characters: int64(e.Characters), Error: e.Err}
+		AudioSeconds: e.AudioSeconds, Characters: int64(e.Characters), Error: e.Err, Provider: e.Provider}
 	if e.Err {
 		r.Outcome = "error"
 	}

@@ -39,7 +39,8 @@ type Report struct {
 	// Days holds the days with usage, in order.
 	Days []DayTotals `json:"days"`
 	// Models holds the calls of each model that answered, by name ("" when the server did not
-	// name it), in name order: only the fields of calls of the model are filled.
+	// name it), and the speech of each speech provider that named itself ("deepgram", "azure",
+	// "elevenlabs", "offline"), in name order: only the fields of that work are filled.
 	Models []ModelTotals `json:"models"`
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/azurespeech"
+	"github.com/convengine/engine/azurespeech/azurespeechtest"
 	"github.com/convengine/engine/deepgram"
 	"github.com/convengine/engine/deepgram/deepgramtest"
 	"github.com/convengine/engine/elevenlabs"
@@ -17,6 +19,7 @@ import (
 const (
 	deepgramKey   = "dg-voice-test-key"
 	elevenlabsKey = "xi-voice-test-key"
+	azureKey      = "az-voice-test-key"
 )
 
 // elevenlabsSynth speaks with ElevenLabs' stand-in.
@@ -45,8 +48,9 @@ func deepgramHarness(t *testing.T, dg *deepgramtest.Server, synth engine.Synthes
 }
 
 // The voice socket hears the user with Deepgram's live API while they speak, and answers with
-// ElevenLabs' voice: the Deepgram stand-in's final result is the turn's transcript, the
-// ElevenLabs stand-in's audio the answer's. When the live connection fails in any of the ways a
+// ElevenLabs' voice over its input stream: the Deepgram stand-in's final result is the turn's
+// transcript, the ElevenLabs stand-in's audio, all of the answer's sentences on one stream,
+// the answer's. When the live connection fails in any of the ways a
 // provider's does, the utterance is heard by the pre-recorded API instead, and the user is
 // answered all the same; when that fails too, the user is told transcriber_unavailable.
 func TestStreamDeepgram(t *testing.T) {
@@ -92,8 +96,8 @@ func TestStreamDeepgram(t *testing.T) {
 			for _, text := range xi.Texts() {
 				said += len(elevenlabstest.Tone(len([]rune(text)))) / 2
 			}
-			if said == 0 || len(r.audio) != said {
-				t.Errorf("%d samples of answer, want the %d ElevenLabs spoke for %q", len(r.audio), said, xi.Texts())
+			if said == 0 || len(r.audio) != said || xi.Streams() != 1 {
+				t.Errorf("%d samples of answer, want the %d ElevenLabs spoke for %q over one input stream (%d)", len(r.audio), said, xi.Texts(), xi.Streams())
 			}
 			prerecorded := 0
 			for _, q := range dg.Queries() {
@@ -105,6 +109,58 @@ func TestStreamDeepgram(t *testing.T) {
 			}
 			if !live || (tc.live != (prerecorded == 0)) {
 				t.Errorf("live API used: %v; pre-recorded requests: %d", live, prerecorded)
+			}
+		})
+	}
+}
+
+// The voice socket heard and answered by Azure's stand-in: the utterance's transcript is
+// Azure's and the answer is spoken in Azure's voice. When Azure answers 401, 429 or 5xx, stalls
+// or answers past its bound, the user is told transcriber_unavailable, and the socket stays.
+func TestStreamAzure(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fault  azurespeechtest.Fault
+		status int
+	}{
+		{name: "heard"},
+		{"401", azurespeechtest.None, http.StatusUnauthorized},
+		{"429", azurespeechtest.Status, http.StatusTooManyRequests},
+		{"503", azurespeechtest.Status, http.StatusServiceUnavailable},
+		{"stall", azurespeechtest.Stall, 0},
+		{"too long", azurespeechtest.Long, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkLeaks(t)
+			az := azurespeechtest.New(azureKey)
+			t.Cleanup(az.Close)
+			az.Fault, az.Status = tc.fault, tc.status
+			if tc.status == http.StatusUnauthorized {
+				az.Key = "another"
+			}
+			o := &azurespeech.Options{Key: azureKey, Endpoint: az.URL, Timeout: 300 * time.Millisecond, ReadTimeout: 300 * time.Millisecond}
+			tr, _ := azurespeech.NewTranscriber(o)
+			synth, _ := azurespeech.NewSynthesizer(o)
+			model := &enginetest.ScriptedModel{Steps: [][]engine.ModelEvent{threeSentences()}}
+			h := newHarness(t, engine.Config{Model: model, Transcriber: tr, Synthesizer: synth})
+			h.shutdownAtEnd(t)
+			c := h.dial(t, headers())
+			c.sendAudio(voiced(16000), nil)
+			c.send(map[string]any{"type": "end_of_speech"})
+			if tc.name != "heard" {
+				m := c.expect("error")
+				if m.Error.Code != engine.CodeTranscriberUnavailable || !m.Error.Retryable || strings.Contains(string(m.raw), azureKey) {
+					t.Errorf("error %s", m.raw)
+				}
+				return
+			}
+			r := c.turn()
+			said := 0
+			for _, q := range az.Requests() {
+				said += len(azurespeechtest.Tone(len([]rune(q.Text)))) / 2
+			}
+			if r.transcript != "what is my balance" || r.sampleRate != azurespeech.SampleRate || len(r.audio) != said || said == 0 {
+				t.Errorf("heard %q, answered %d samples at %d Hz, want the %d Azure spoke", r.transcript, len(r.audio), r.sampleRate, said)
 			}
 		})
 	}

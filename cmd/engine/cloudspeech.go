@@ -6,49 +6,123 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/azurespeech"
 	"github.com/convengine/engine/deepgram"
 	"github.com/convengine/engine/elevenlabs"
+	"github.com/convengine/engine/internal/cloudspeech"
+	"github.com/convengine/engine/tenantfile"
 )
+
+// cloudSpeech is the server's speech: the cloud providers the environment turns on in front of
+// its own speech ("offline": the offline pair, or OpenAI's when the OpenAI model brought it),
+// chosen for each tenant by its speech section, else all that are on. A provider that fails
+// hands over to the next, the server's own last. Keys come from the environment only.
+type cloudSpeech struct {
+	deepgram    *deepgram.Transcriber
+	azureHear   *azurespeech.Transcriber
+	azureSpeak  *azurespeech.Synthesizer
+	azureRegion string
+	elevenlabs  *elevenlabs.Synthesizer
+	offlineHear engine.Transcriber
+	offlineSay  engine.Synthesizer
+	router      *modelRouter // the tenants file's speech sections and data regions
+	log         *slog.Logger
+}
 
 // addCloudSpeech puts the cloud speech providers the environment turns on in front of m's
 // speech, which becomes their fallback: Deepgram for recognition with DEEPGRAM_API_KEY,
-// ElevenLabs for voices with ELEVENLABS_API_KEY (ELEVENLABS_VOICE_ID, else a stock voice), each
-// at its *_BASE_URL when set. Keys come from the environment only.
-func (m *models) addCloudSpeech(mode string, getenv func(string) string, log *slog.Logger) error {
+// ElevenLabs for voices with ELEVENLABS_API_KEY (ELEVENLABS_VOICE_ID, else a stock voice), Azure
+// for both with AZURE_SPEECH_KEY and AZURE_SPEECH_REGION, each at its *_BASE_URL or
+// AZURE_SPEECH_ENDPOINT when set. It checks the tenants file's speech sections against them.
+func (m *models) addCloudSpeech(mode string, getenv func(string) string, router *modelRouter, log *slog.Logger) error {
 	if mode == "off" {
 		return nil
 	}
+	cs := &cloudSpeech{offlineHear: m.transcriber, offlineSay: m.synthesizer, router: router, log: log}
+	var err error
 	if key := getenv("DEEPGRAM_API_KEY"); key != "" {
-		dg, err := deepgram.New(&deepgram.Options{APIKey: engine.Secret(key), BaseURL: getenv("DEEPGRAM_BASE_URL"), Keyterms: keyterms})
-		if err != nil {
+		if cs.deepgram, err = deepgram.New(&deepgram.Options{APIKey: engine.Secret(key), BaseURL: getenv("DEEPGRAM_BASE_URL"), Keyterms: keyterms}); err != nil {
 			return fmt.Errorf("DEEPGRAM_BASE_URL: %w", err)
 		}
-		log.Info("speech recognition: Deepgram, live while the user speaks", "fallback", m.transcriber != nil)
-		m.transcriber = &recognizers{list: compact[engine.Transcriber](dg, m.transcriber), names: []string{"deepgram", "fallback"}, log: log}
+		log.Info("speech recognition: Deepgram, live while the user speaks")
 	}
 	if key := getenv("ELEVENLABS_API_KEY"); key != "" {
-		el, err := elevenlabs.New(&elevenlabs.Options{APIKey: engine.Secret(key), BaseURL: getenv("ELEVENLABS_BASE_URL"), Voice: getenv("ELEVENLABS_VOICE_ID")})
-		if err != nil {
+		if cs.elevenlabs, err = elevenlabs.New(&elevenlabs.Options{APIKey: engine.Secret(key), BaseURL: getenv("ELEVENLABS_BASE_URL"), Voice: getenv("ELEVENLABS_VOICE_ID")}); err != nil {
 			return fmt.Errorf("ELEVENLABS_BASE_URL, ELEVENLABS_VOICE_ID: %w", err)
 		}
-		log.Info("speech synthesis: ElevenLabs", "fallback", m.synthesizer != nil)
-		m.synthesizer = &synthesizers{cloud: el, name: "elevenlabs", next: m.synthesizer, log: log}
+		log.Info("speech synthesis: ElevenLabs, an answer's sentences over its input stream")
+	}
+	if key := getenv("AZURE_SPEECH_KEY"); key != "" {
+		o := &azurespeech.Options{Key: engine.Secret(key), Region: getenv("AZURE_SPEECH_REGION"), Endpoint: getenv("AZURE_SPEECH_ENDPOINT")}
+		if o.Region == "" {
+			return errors.New("AZURE_SPEECH_KEY needs AZURE_SPEECH_REGION, the region of the Speech resource, for the tenants' data regions")
+		}
+		if cs.azureHear, err = azurespeech.NewTranscriber(o); err == nil {
+			cs.azureSpeak, err = azurespeech.NewSynthesizer(o)
+		}
+		if err != nil {
+			return fmt.Errorf("AZURE_SPEECH_REGION, AZURE_SPEECH_ENDPOINT: %w", err)
+		}
+		cs.azureRegion = o.Region
+		log.Info("speech recognition and synthesis: Azure AI Speech", "region", o.Region, "geography", azurespeech.Geography(o.Region))
+	}
+	// A tenants file loaded before, and each one reloaded, is checked against them: a tenant
+	// naming a provider that is off is refused.
+	router.speech.Store(cs)
+	if err := cs.check(router.file.Load()); err != nil {
+		return err
+	}
+	if cs.deepgram != nil || cs.azureHear != nil {
+		m.transcriber = &recognizers{cs}
+	}
+	if cs.elevenlabs != nil || cs.azureSpeak != nil {
+		m.synthesizer = &synthesizers{cs}
 	}
 	return nil
 }
 
-func compact[T comparable](list ...T) []T {
-	var zero T
-	out := list[:0]
-	for _, v := range list {
-		if v != zero {
-			out = append(out, v)
+// check refuses the speech sections of a tenants file that name a provider the server has not
+// turned on, or an Azure region other than its resource's.
+func (cs *cloudSpeech) check(f *fileRoutes) error {
+	if f == nil {
+		return nil
+	}
+	var errs []error
+	for key, sp := range f.speech {
+		for _, r := range sp.Recognizers {
+			if (r == "deepgram" && cs.deepgram == nil) || (r == "azure" && cs.azureHear == nil) {
+				errs = append(errs, fmt.Errorf("tenant %q: speech.recognizer: %s is not turned on (%s)", key, r, envOf[r]))
+			}
+		}
+		if p, _, _ := strings.Cut(sp.Voice, ":"); (p == "elevenlabs" && cs.elevenlabs == nil) || (p == "azure" && cs.azureSpeak == nil) {
+			errs = append(errs, fmt.Errorf("tenant %q: speech.voice: %s is not turned on (%s)", key, p, envOf[p]))
+		}
+		if sp.Region != "" && cs.azureHear != nil && !strings.EqualFold(sp.Region, cs.azureRegion) {
+			errs = append(errs, fmt.Errorf("tenant %q: speech.region: %s, but the server's Azure Speech resource is in %s (AZURE_SPEECH_REGION)", key, sp.Region, cs.azureRegion))
 		}
 	}
-	return out
+	return errors.Join(errs...)
+}
+
+var envOf = map[string]string{"deepgram": "DEEPGRAM_API_KEY", "azure": "AZURE_SPEECH_KEY and AZURE_SPEECH_REGION", "elevenlabs": "ELEVENLABS_API_KEY"}
+
+// pinned is the data region of the tenant key names, "" when it has none.
+func (cs *cloudSpeech) pinned(key string) (string, *tenantfile.Speech) {
+	f := cs.router.file.Load()
+	if f == nil {
+		return "", nil
+	}
+	return f.regions[key], f.speech[key]
+}
+
+// azureIn reports whether the server's Azure resource keeps speech in dataRegion ("" is
+// anywhere).
+func (cs *cloudSpeech) azureIn(dataRegion string) bool {
+	return dataRegion == "" || azurespeech.InRegion(cs.azureRegion, dataRegion)
 }
 
 // keyterms are what Deepgram is told to listen for in a tenant's speech: the values of its
@@ -89,13 +163,45 @@ func keyterms(t *engine.Tenant) []string {
 	return out
 }
 
-// recognizers hear with the first of list that answers: a provider that fails hands the audio
-// to the next, as models do. Streaming recognition is the first's, when it streams; when its
-// stream fails, the engine transcribes the recording, through the whole list.
-type recognizers struct {
-	list  []engine.Transcriber
-	names []string
-	log   *slog.Logger
+// recognizers hear each tenant with the recognisers its speech section names, else with those
+// the server has on, the server's own last; a tenant kept in a data region only with those of
+// its region. A provider that fails hands the audio to the next, as models do. Streaming
+// recognition is the first's, when it streams; when its stream fails, the engine transcribes
+// the recording, through the whole list.
+type recognizers struct{ cs *cloudSpeech }
+
+type recognizer struct {
+	name string
+	tr   engine.Transcriber
+}
+
+func (r *recognizers) chain(t *engine.Tenant) []recognizer {
+	cs := r.cs
+	region, sp := "", (*tenantfile.Speech)(nil)
+	if t != nil {
+		region, sp = cs.pinned(t.Key)
+	}
+	names := []string{"deepgram", "azure", "offline"}
+	if sp != nil && len(sp.Recognizers) > 0 {
+		names = append(slices.Clone(sp.Recognizers), "offline")
+	}
+	var out []recognizer
+	for i, n := range names {
+		var tr engine.Transcriber
+		switch {
+		case slices.Index(names, n) != i:
+		case n == "deepgram" && cs.deepgram != nil && region == "":
+			tr = cs.deepgram
+		case n == "azure" && cs.azureHear != nil && cs.azureIn(region):
+			tr = cs.azureHear
+		case n == "offline" && cs.offlineHear != nil:
+			tr = cs.offlineHear
+		}
+		if tr != nil {
+			out = append(out, recognizer{n, tr})
+		}
+	}
+	return out
 }
 
 // final reports whether err is the answer rather than a provider's failure.
@@ -108,52 +214,126 @@ func (r *recognizers) Transcribe(ctx context.Context, pcm []int16, rate int, loc
 }
 
 func (r *recognizers) TranscribeFor(ctx context.Context, t *engine.Tenant, pcm []int16, rate int, locale string) (string, error) {
-	var err error
-	for i, tr := range r.list {
+	list := r.chain(t)
+	err := errors.New("no recogniser is available")
+	for i, c := range list {
 		var text string
-		if tt, ok := tr.(engine.TenantTranscriber); ok && t != nil {
+		cloudspeech.Name(ctx, c.name)
+		if tt, ok := c.tr.(engine.TenantTranscriber); ok && t != nil {
 			text, err = tt.TranscribeFor(ctx, t, pcm, rate, locale)
 		} else {
-			text, err = tr.Transcribe(ctx, pcm, rate, locale)
+			text, err = c.tr.Transcribe(ctx, pcm, rate, locale)
 		}
-		if final(ctx, err) || i == len(r.list)-1 {
+		if final(ctx, err) || i == len(list)-1 {
 			return text, err
 		}
-		r.log.WarnContext(ctx, "speech recognition failed; trying the next recogniser", "recognizer", r.names[i], "err", err)
+		r.cs.log.WarnContext(ctx, "speech recognition failed; trying the next recogniser", "recognizer", c.name, "err", err)
 	}
 	return "", err
 }
 
 func (r *recognizers) Listen(ctx context.Context, t *engine.Tenant, rate int, locale string) (engine.Listening, error) {
-	if st, ok := r.list[0].(engine.StreamingTranscriber); ok {
-		return st.Listen(ctx, t, rate, locale)
+	if list := r.chain(t); len(list) > 0 {
+		if st, ok := list[0].tr.(engine.StreamingTranscriber); ok {
+			return st.Listen(ctx, t, rate, locale)
+		}
 	}
 	return nil, nil
 }
 
-// synthesizers speak with the cloud voice, and with next when it fails. A voice written
-// "elevenlabs:<voice id>" (a tenant's voice) is the cloud's; next speaks its own voices, and
-// its default voice in place of the cloud's.
-type synthesizers struct {
-	cloud engine.Synthesizer
-	name  string
-	next  engine.Synthesizer
-	log   *slog.Logger
+// synthesizers speak with the voice a tenant (or a request) names: "elevenlabs:<voice id>" is
+// ElevenLabs', "azure:<voice name>" Azure's, "offline" and the offline engines' own voice names
+// the server's own; "" is the cloud voice the server has on. A tenant kept in a data region is
+// spoken to only by a provider of its region, else by the server's own voice. A cloud voice
+// that fails hands over to the server's own.
+type synthesizers struct{ cs *cloudSpeech }
+
+// route returns the provider of voice for the tenant of ctx, its synthesizer and the voice as
+// the provider names it.
+func (s *synthesizers) route(ctx context.Context, voice string) (string, engine.Synthesizer, string) {
+	cs := s.cs
+	region := ""
+	if ev := engine.SpeechEventOf(ctx); ev != nil {
+		region, _ = cs.pinned(ev.Tenant)
+	}
+	provider, v, named := strings.Cut(voice, ":")
+	switch {
+	case !named && voice == "" && cs.elevenlabs != nil && region == "":
+		return "elevenlabs", cs.elevenlabs, ""
+	case !named && voice == "" && cs.azureSpeak != nil && cs.azureIn(region):
+		return "azure", cs.azureSpeak, ""
+	case named && provider == "elevenlabs" && cs.elevenlabs != nil && region == "":
+		return "elevenlabs", cs.elevenlabs, v
+	case named && provider == "azure" && cs.azureSpeak != nil && cs.azureIn(region):
+		return "azure", cs.azureSpeak, v
+	case named && (provider == "elevenlabs" || provider == "azure"):
+		cs.log.WarnContext(ctx, "a cloud voice that is off, or outside the tenant's data region, is spoken by the server's own", "voice", provider)
+		return "offline", cs.offlineSay, ""
+	case voice == "offline":
+		return "offline", cs.offlineSay, ""
+	}
+	return "offline", cs.offlineSay, voice
 }
 
 func (s *synthesizers) Synthesize(ctx context.Context, text, voice string) (*engine.Audio, error) {
-	cloudVoice, named := strings.CutPrefix(voice, s.name+":")
-	if !named && voice != "" && s.next != nil {
-		return s.next.Synthesize(ctx, text, voice) // a voice of the offline engines
+	name, syn, v := s.route(ctx, voice)
+	return s.speak(ctx, name, syn, text, v)
+}
+
+// speak speaks text with syn, and with the server's own voice when a cloud voice fails.
+func (s *synthesizers) speak(ctx context.Context, name string, syn engine.Synthesizer, text, voice string) (*engine.Audio, error) {
+	if syn == nil {
+		return nil, errors.New("no synthesizer is available")
 	}
-	a, err := s.cloud.Synthesize(ctx, text, cloudVoice)
-	if err == nil || ctx.Err() != nil || s.next == nil || errors.Is(err, engine.ErrUnknownVoice) {
+	cloudspeech.Name(ctx, name)
+	a, err := syn.Synthesize(ctx, text, voice)
+	if err == nil || ctx.Err() != nil || name == "offline" || s.cs.offlineSay == nil || errors.Is(err, engine.ErrUnknownVoice) {
 		return a, err
 	}
-	s.log.WarnContext(ctx, "speech synthesis failed; speaking with the offline voice", "synthesizer", s.name, "err", err)
-	return s.next.Synthesize(ctx, text, "")
+	s.cs.log.WarnContext(ctx, "speech synthesis failed; speaking with the server's own voice", "synthesizer", name, "err", err)
+	cloudspeech.Name(ctx, "offline")
+	return s.cs.offlineSay.Synthesize(ctx, text, "")
+}
+
+// Stream implements [engine.StreamingSynthesizer]: an ElevenLabs voice speaks an answer over
+// its input stream.
+func (s *synthesizers) Stream(ctx context.Context, voice string) engine.Synthesizer {
+	name, syn, v := s.route(ctx, voice)
+	if st, ok := syn.(engine.StreamingSynthesizer); ok {
+		return &answerStream{s: s, name: name, voice: voice, providerVoice: v, stream: st.Stream(ctx, v)}
+	}
+	return s
+}
+
+// answerStream speaks an answer's sentences on a provider's stream, falling back as the
+// synthesizers do.
+type answerStream struct {
+	s             *synthesizers
+	name          string
+	voice         string // as the tenant names it
+	providerVoice string // as the provider does
+	stream        engine.Synthesizer
+}
+
+func (a *answerStream) Synthesize(ctx context.Context, text, voice string) (*engine.Audio, error) {
+	if voice != a.voice {
+		return a.s.Synthesize(ctx, text, voice)
+	}
+	return a.s.speak(ctx, a.name, a.stream, text, a.providerVoice)
 }
 
 func (s *synthesizers) VoiceFor(locale string) string {
-	return "" // the cloud voice (ELEVENLABS_VOICE_ID) speaks every language
+	switch cs := s.cs; {
+	case cs.elevenlabs != nil:
+		return "" // ElevenLabs' voice (ELEVENLABS_VOICE_ID) speaks every language
+	case cs.azureSpeak != nil:
+		if v := cs.azureSpeak.VoiceFor(locale); v != "" {
+			return "azure:" + v
+		}
+		return ""
+	}
+	if vc, ok := s.cs.offlineSay.(engine.VoiceChooser); ok {
+		return vc.VoiceFor(locale)
+	}
+	return ""
 }

@@ -83,12 +83,16 @@ type modelRouter struct {
 	breakers *breaker.Set
 	// events hears the chains' degraded answers; it passes them on to the server's Observer.
 	events *breakerEvents
+	// speech checks the file's speech sections against the providers turned on, once known.
+	speech atomic.Pointer[cloudSpeech]
 }
 
 // fileRoutes are what a tenants file's models section and chains make.
 type fileRoutes struct {
-	models map[string]engine.Model    // by model name
-	chains map[string]*fallback.Chain // by tenant key
+	models  map[string]engine.Model    // by model name
+	chains  map[string]*fallback.Chain // by tenant key
+	speech  map[string]*tenantfile.Speech
+	regions map[string]string // the tenants' data regions
 }
 
 func newModelRouter(def engine.Model, intents *intent.Model, events *breakerEvents) *modelRouter {
@@ -122,7 +126,11 @@ func (r *modelRouter) pick(t *engine.Tenant) engine.Model {
 // one: a chain that would send a pinned tenant's data to another region is refused here.
 func (r *modelRouter) fileModels(f *tenantfile.File) (*fileRoutes, error) {
 	var errs []error
-	out := &fileRoutes{models: make(map[string]engine.Model, len(f.Models)), chains: map[string]*fallback.Chain{}}
+	out := &fileRoutes{models: make(map[string]engine.Model, len(f.Models)), chains: map[string]*fallback.Chain{},
+		speech: f.Speech, regions: f.DataRegions}
+	if cs := r.speech.Load(); cs != nil {
+		errs = append(errs, cs.check(out))
+	}
 	for name, c := range f.Models {
 		if name == intentModelName {
 			errs = append(errs, fmt.Errorf("models.%s: the name is the offline intent model's", name))

@@ -197,7 +197,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := chosen.addSpeech(opts.speech, log); err != nil {
 		return err
 	}
-	if err := chosen.addCloudSpeech(opts.speech, getenv, log); err != nil {
+	if err := chosen.addCloudSpeech(opts.speech, getenv, router, log); err != nil {
 		return err
 	}
 	cfg := engineConfig(tenants, router, tools, chosen, key, privacy, log, demo != nil)

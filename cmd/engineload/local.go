@@ -134,6 +134,7 @@ func localTargets(ctx context.Context, cfg *config, stderr io.Writer) (targets [
 		"-synth-delay", cfg.synthDelay.String(), "-voice-text=" + strconv.FormatBool(cfg.voiceText),
 		"-usage=" + strconv.FormatBool(cfg.usage), "-fallback=" + strconv.FormatBool(cfg.chain), "-recognizer", cfg.recognizer,
 		"-recognizer-final", cfg.recognizerFinal.String(), "-recognizer-batch", cfg.recognizerBatch.String(),
+		"-synthesizer", cfg.synthesizer, "-synth-first-byte", cfg.synthFirstByte.String(),
 	}
 	local := func(c *child, name, key string, offset time.Duration) *target {
 		return &target{name: name, url: c.url, key: key, pid: c.pid(), stats: c.url + "/debug/stats", offset: offset}

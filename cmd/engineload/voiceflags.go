@@ -26,6 +26,11 @@ type voiceFlags struct {
 	// recognizerFinal (the final after Finalize) or recognizerBatch (a pre-recorded request).
 	recognizer                       string
 	recognizerFinal, recognizerBatch time.Duration
+	// synthesizer is the -local engine's voice: "bench", or ElevenLabs' stand-in spoken to over
+	// its input stream ("elevenlabs") or its HTTP API ("elevenlabs-http"), whose first audio of
+	// each sentence comes synthFirstByte after its text.
+	synthesizer    string
+	synthFirstByte time.Duration
 }
 
 func (v *voiceFlags) addFlags(fs *flag.FlagSet) {
@@ -38,13 +43,18 @@ func (v *voiceFlags) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&v.recognizer, "recognizer", "bench", "-local voice: the engine's recogniser: bench, deepgram (Deepgram's stand-in, live while the user speaks) or deepgram-batch (the same, pre-recorded after the end of speech)")
 	fs.DurationVar(&v.recognizerFinal, "recognizer-final", 50*time.Millisecond, "-local voice: how long Deepgram's stand-in takes to send the final result after Finalize")
 	fs.DurationVar(&v.recognizerBatch, "recognizer-batch", 500*time.Millisecond, "-local voice: how long Deepgram's stand-in takes to answer a pre-recorded request")
+	fs.StringVar(&v.synthesizer, "synthesizer", "bench", "-local voice: the engine's voice: bench, elevenlabs (ElevenLabs' stand-in over its input-streaming WebSocket) or elevenlabs-http (the same over its HTTP streaming API)")
+	fs.DurationVar(&v.synthFirstByte, "synth-first-byte", 75*time.Millisecond, "-local voice: how long ElevenLabs' stand-in takes to send a sentence's first audio (ElevenLabs documents ~75 ms for eleven_flash_v2_5)")
 }
 
 func (v *voiceFlags) check() error {
 	if v.recognizer != "bench" && v.recognizer != "deepgram" && v.recognizer != "deepgram-batch" {
 		return errors.New("-recognizer must be bench, deepgram or deepgram-batch")
 	}
-	if v.utterance <= 0 || v.hold <= 0 || v.transcribeDelay < 0 || v.synthDelay < 0 || v.sentences < 0 {
+	if v.synthesizer != "bench" && v.synthesizer != "elevenlabs" && v.synthesizer != "elevenlabs-http" {
+		return errors.New("-synthesizer must be bench, elevenlabs or elevenlabs-http")
+	}
+	if v.utterance <= 0 || v.hold <= 0 || v.transcribeDelay < 0 || v.synthDelay < 0 || v.sentences < 0 || v.synthFirstByte < 0 {
 		return errors.New("-utterance and -hold must be positive; -transcribe-delay, -synth-delay and -sentences cannot be negative")
 	}
 	return nil

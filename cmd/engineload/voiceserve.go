@@ -12,6 +12,8 @@ import (
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/deepgram"
 	"github.com/convengine/engine/deepgram/deepgramtest"
+	"github.com/convengine/engine/elevenlabs"
+	"github.com/convengine/engine/elevenlabs/elevenlabstest"
 	"github.com/convengine/engine/enginetest"
 )
 
@@ -21,7 +23,20 @@ const benchTranscript = "what is my balance"
 // benchSpeech returns the speech of a -local engine: a transcriber that hears benchTranscript
 // and a synthesizer of one second of audio per sentence, after the configured delays.
 func benchSpeech(cfg *config) (engine.Transcriber, engine.Synthesizer, error) {
-	synth := &enginetest.BenchSynthesizer{Delay: cfg.synthDelay}
+	var synth engine.Synthesizer = &enginetest.BenchSynthesizer{Delay: cfg.synthDelay}
+	if cfg.synthesizer == "elevenlabs" || cfg.synthesizer == "elevenlabs-http" {
+		// ElevenLabs' stand-in, in this process, for the life of the process.
+		xi := elevenlabstest.New("bench-key")
+		xi.FirstByte = cfg.synthFirstByte
+		el, err := elevenlabs.New(&elevenlabs.Options{APIKey: "bench-key", BaseURL: xi.URL})
+		if err != nil {
+			return nil, nil, err
+		}
+		synth = el
+		if cfg.synthesizer == "elevenlabs-http" {
+			synth = httpOnly{el}
+		}
+	}
 	if cfg.recognizer == "bench" || cfg.recognizer == "" {
 		return &enginetest.BenchTranscriber{Transcript: benchTranscript, Delay: cfg.transcribeDelay}, synth, nil
 	}
@@ -42,6 +57,9 @@ func benchSpeech(cfg *config) (engine.Transcriber, engine.Synthesizer, error) {
 // batchOnly hides a recogniser's streaming: utterances are heard after their end.
 type batchOnly struct{ engine.Transcriber }
 
+// httpOnly hides a voice's input stream: each sentence is a request of its own.
+type httpOnly struct{ engine.Synthesizer }
+
 // benchModel returns the bench model of a -local engine.
 func benchModel(cfg *config) *enginetest.BenchModel {
 	return &enginetest.BenchModel{FirstTokenDelay: cfg.firstToken, TokenInterval: cfg.tokenInterval,
@@ -54,6 +72,9 @@ func benchModel(cfg *config) *enginetest.BenchModel {
 // What a voice turn takes beyond it is the engine's, and the transport's.
 func voiceOffset(cfg *config) time.Duration {
 	d := benchModel(cfg).FirstSentenceDelay() + cfg.synthDelay
+	if cfg.synthesizer == "elevenlabs" || cfg.synthesizer == "elevenlabs-http" {
+		d += cfg.synthFirstByte
+	}
 	if !cfg.voiceText {
 		d += cfg.transcribeDelay
 	}

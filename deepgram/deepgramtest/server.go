@@ -62,6 +62,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	queries  []string
+	open     int // live connections open
+	maxLive  int // the most open at once
 	conns    sync.WaitGroup
 	closing  chan struct{}
 	closeOne sync.Once
@@ -86,6 +88,13 @@ func (s *Server) Queries() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.queries...)
+}
+
+// MaxLive returns the most live connections that were open at once.
+func (s *Server) MaxLive() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxLive
 }
 
 func (s *Server) hear(pcm []int16, rate int) string {
@@ -132,6 +141,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	s.mu.Lock()
+	s.open++
+	s.maxLive = max(s.maxLive, s.open)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.open--
+		s.mu.Unlock()
+	}()
 	defer conn.CloseNow()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()

@@ -1,22 +1,28 @@
 // Package elevenlabstest is a stand-in for ElevenLabs' streaming text-to-speech API (POST
-// /v1/text-to-speech/{voice_id}/stream?output_format=pcm_16000, the key in xi-api-key), built
-// from the requests and answers ElevenLabs documents (elevenlabs.io/docs
-// /api-reference/text-to-speech/stream; error bodies {"detail":{"status":…,"message":…}}), for
-// the tests and benchmarks of what uses package elevenlabs. It speaks a tone of 50 ms a
-// character, after the first-byte latency it is given, and plays the faults of a provider.
+// /v1/text-to-speech/{voice_id}/stream?output_format=pcm_16000, the key in xi-api-key) and its
+// input-streaming WebSocket (GET /v1/text-to-speech/{voice_id}/stream-input), built from the
+// requests and answers ElevenLabs documents (elevenlabs.io/docs /api-reference/text-to-speech
+// /stream and /api-reference/text-to-speech/v-1-text-to-speech-voice-id-stream-input; error
+// bodies {"detail":{"status":…,"message":…}}) and its Python SDK's client of the WebSocket
+// (elevenlabs/elevenlabs-python src/elevenlabs/realtime_tts.py: a first message of text " ",
+// chunks of text, the closing text "", messages of base64 audio until isFinal), for the tests
+// and benchmarks of what uses package elevenlabs. It speaks a tone of 50 ms a character, after
+// the first-byte latency it is given, and plays the faults of a provider.
 package elevenlabstest
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/convengine/engine/internal/cloudspeech"
 )
 
 // Fault is a misbehaviour of the stand-in.
@@ -47,8 +53,9 @@ type Server struct {
 	Fault     Fault
 	Status    int
 
-	mu    sync.Mutex
-	texts []string
+	mu      sync.Mutex
+	texts   []string
+	streams int // input streams opened
 }
 
 // New starts a stand-in that accepts key.
@@ -72,6 +79,10 @@ func detail(w http.ResponseWriter, status int, code, message string) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if v, ok := strings.CutSuffix(r.URL.Path, "/stream-input"); ok && strings.HasPrefix(v, "/v1/text-to-speech/") {
+		s.streamInput(w, r, strings.TrimPrefix(v, "/v1/text-to-speech/"))
+		return
+	}
 	voice, ok := strings.CutPrefix(r.URL.Path, "/v1/text-to-speech/")
 	voice, ok2 := strings.CutSuffix(voice, "/stream")
 	switch {
@@ -88,7 +99,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Query().Get("output_format") != "pcm_16000":
 		detail(w, http.StatusBadRequest, "invalid_output_format", "this stand-in speaks pcm_16000")
 		return
-	case len(s.Voices) > 0 && !contains(s.Voices, voice):
+	case len(s.Voices) > 0 && !slices.Contains(s.Voices, voice):
 		detail(w, http.StatusNotFound, "voice_not_found", "A voice with the voice_id "+voice+" was not found.")
 		return
 	}
@@ -137,21 +148,4 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 // Tone is the audio the stand-in speaks for chars characters: 50 ms of a 220 Hz tone each, as
 // 16 kHz 16-bit little-endian PCM.
-func Tone(chars int) []byte {
-	n := chars * 800
-	b := make([]byte, 2*n)
-	for i := range n {
-		v := int16(6000 * math.Sin(2*math.Pi*220*float64(i)/16000))
-		b[2*i], b[2*i+1] = byte(v), byte(uint16(v)>>8)
-	}
-	return b
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
+func Tone(chars int) []byte { return cloudspeech.Tone(chars, 220) }

@@ -1,6 +1,7 @@
 // Package cloudspeech holds what the adapters of cloud speech providers (deepgram, elevenlabs,
 // azurespeech) share: their base URLs and the WebSocket URLs derived from them, bounded reads of
-// a provider's answers, and the errors its HTTP statuses make, which never hold a key.
+// a provider's answers, and the errors its HTTP statuses make, which never hold a key; and the
+// tone their stand-ins speak.
 package cloudspeech
 
 import (
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,6 +17,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/convengine/engine"
 )
 
 // ErrRefused is wrapped by the error of a provider that answered with an HTTP error status.
@@ -216,4 +220,103 @@ func Pieces(text string, limit int) []string {
 		out = append(out, text)
 	}
 	return out
+}
+
+// Name names provider as the one that did the work of the engine's call in ctx, for the
+// Observer's speech event and the usage meter ([engine.SpeechEventOf]).
+func Name(ctx context.Context, provider string) {
+	if ev := engine.SpeechEventOf(ctx); ev != nil {
+		ev.Provider = provider
+	}
+}
+
+// Sequence reads the audio of a line's pieces (Pieces) one after the other: first, then that of
+// each of rest, which request asks for when the audio before it has ended.
+func Sequence(first io.ReadCloser, rest []string, request func(text string) (io.ReadCloser, error)) io.ReadCloser {
+	return &sequence{cur: first, rest: rest, request: request}
+}
+
+type sequence struct {
+	cur     io.ReadCloser
+	rest    []string
+	request func(string) (io.ReadCloser, error)
+}
+
+func (r *sequence) Read(p []byte) (int, error) {
+	for {
+		if r.cur == nil {
+			return 0, io.EOF
+		}
+		n, err := r.cur.Read(p)
+		if err != io.EOF {
+			return n, err
+		}
+		r.cur.Close()
+		r.cur = nil
+		if len(r.rest) > 0 {
+			next, err := r.request(r.rest[0])
+			if err != nil {
+				return n, err
+			}
+			r.cur, r.rest = next, r.rest[1:]
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+func (r *sequence) Close() error {
+	if r.cur == nil {
+		return nil
+	}
+	err := r.cur.Close()
+	r.cur = nil
+	return err
+}
+
+// Answer sends req (Do, with timeout for the answer) and returns the body of a 2xx answer, at
+// most MaxAnswer bytes; another status is its *StatusError (Check).
+func Answer(ctx context.Context, client *http.Client, req *http.Request, timeout time.Duration, provider string, code func([]byte) string) ([]byte, error) {
+	resp, err := Do(ctx, client, req, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(provider, resp, code); err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := ReadAll(resp.Body, MaxAnswer)
+	if err != nil {
+		return nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	return body, nil
+}
+
+// Defaults fills the zero limits of a provider's options: http.DefaultClient, 10 s for an
+// answer and for each read of audio after it, 600 s of audio a line.
+func Defaults(client **http.Client, timeout, readTimeout *time.Duration, maxAudio *int) {
+	if *client == nil {
+		*client = http.DefaultClient
+	}
+	for _, d := range []*time.Duration{timeout, readTimeout} {
+		if *d <= 0 {
+			*d = 10 * time.Second
+		}
+	}
+	if *maxAudio <= 0 {
+		*maxAudio = 600
+	}
+}
+
+// Tone is the audio the providers' stand-ins speak for chars characters: 50 ms of a tone of hz
+// each, as 16 kHz 16-bit little-endian PCM.
+func Tone(chars int, hz float64) []byte {
+	n := chars * 800
+	b := make([]byte, 2*n)
+	for i := range n {
+		v := int16(6000 * math.Sin(2*math.Pi*hz*float64(i)/16000))
+		b[2*i], b[2*i+1] = byte(v), byte(uint16(v)>>8)
+	}
+	return b
 }
