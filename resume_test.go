@@ -613,7 +613,9 @@ func TestShutdownEndsResumes(t *testing.T) {
 	following := resumeTurn(t, h, headers(), turnID, "1")
 	defer following.Body.Close()
 	ended := make(chan []sseEvent, 1)
-	go func() { ended <- readUntil(t, following.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone }) }()
+	go func() {
+		ended <- readUntil(t, following.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
+	}()
 	time.Sleep(100 * time.Millisecond)
 	sctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()

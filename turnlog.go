@@ -18,9 +18,9 @@ import (
 type TurnLog interface {
 	// AppendEvents adds evs to the log of turn, in order, after those already there; the first
 	// call creates the log, with owner. done marks the turn over. The log is kept until keep.
-	// While the turn runs, its replica calls it at least every [TurnLease]/2, with no events
-	// when it has none: a log that keeps this lease reports a turn not written for longer as
-	// Lost, its replica gone.
+	// While the turn runs, its replica calls it at least every 4 s (two thirds of
+	// [TurnLease]), with no events when it has none: a log that keeps this lease reports a turn
+	// not written for longer as Lost, its replica gone.
 	// A log may refuse later calls (owner nil) for a turn it no longer holds with
 	// [ErrTurnNotFound]; the engine then stops writing the turn. evs, and the Data of each, are
 	// the engine's again once the call returns: a log that keeps them copies them.

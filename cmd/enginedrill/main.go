@@ -51,6 +51,7 @@ type config struct {
 	rounds, replicas        int
 	turns, voice, actions   int
 	bankDelay, drainDelay   time.Duration
+	toolTimeout             time.Duration
 	drainTimeout            time.Duration
 	dir, engineBin, jsonOut string
 }
@@ -66,6 +67,7 @@ func parse(args []string, out io.Writer) (*config, error) {
 	fs.IntVar(&c.voice, "voice", 6, "users asking their balance on a voice socket")
 	fs.IntVar(&c.actions, "actions", 4, "users sending money: a turn, then the confirmed action")
 	fs.DurationVar(&c.bankDelay, "bank-delay", 400*time.Millisecond, "how long the demo bank takes to answer, so that turns are in flight when a fault strikes")
+	fs.DurationVar(&c.toolTimeout, "tool-timeout", 3*time.Second, "the demo tenant's tool time-out (limits.tool_timeout): an action cut by a kill is taken over once it and 30 s have passed")
 	fs.DurationVar(&c.drainDelay, "drain-delay", 1500*time.Millisecond, "the replicas' -drain-delay: HAProxy's check interval (500ms) times its fall count (2), and some")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 20*time.Second, "the replicas' -drain-timeout")
 	fs.StringVar(&c.dir, "dir", "", "where the drill keeps its files (logs, configuration, report); a new temporary directory when empty")
@@ -137,6 +139,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// An action whose replica died stays claimed for its tool's time-out and 30 s: a short
+	// time-out (the bank answers well within it) settles such actions sooner.
+	tn.Limits.ToolTimeout = engine.Duration(cfg.toolTimeout)
 	tenants, _ := json.Marshal(map[string]any{"tenants": []*engine.Tenant{tn}})
 	tenantsFile := filepath.Join(cfg.dir, "tenants.json")
 	if err := os.WriteFile(tenantsFile, tenants, 0o600); err != nil {

@@ -56,8 +56,8 @@ type RedisServer struct {
 	args    []string // more of redis-server's arguments, such as --replicaof
 	// sentinelConf makes the server a sentinel, with this configuration file.
 	sentinelConf string
-	cmd     *exec.Cmd
-	exited  chan error
+	cmd          *exec.Cmd
+	exited       chan error
 }
 
 // StartRedis starts a server on a free port.

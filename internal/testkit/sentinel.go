@@ -207,9 +207,9 @@ func (f *RedisFailover) sentinelLines() string {
 }
 
 // Failover kills the primary (SIGKILL), waits until the sentinels have promoted the replica,
-// then starts the old primary again, which the sentinels make the new primary's replica, and
-// waits until it is in sync: the deployment can fail over again. It returns how long the
-// promotion took after the kill.
+// then starts the old primary again as the new primary's replica (as its configuration,
+// rewritten by the sentinels, would), and waits until it is in sync and the sentinels know it:
+// the deployment can fail over again. It returns how long the promotion took after the kill.
 func (f *RedisFailover) Failover(ctx context.Context) (time.Duration, error) {
 	old, err := f.PrimaryAddr(ctx)
 	if err != nil {
@@ -225,10 +225,12 @@ func (f *RedisFailover) Failover(ctx context.Context) (time.Duration, error) {
 	}
 	took := time.Since(killed)
 	f.Primary, f.Replica = f.Replica, f.Primary
+	host, port, _ := net.SplitHostPort(f.Primary.Addr)
+	f.Replica.args = []string{"--repl-diskless-sync-delay", "0", "--replicaof", host, port}
 	if err := f.Replica.Start(); err != nil {
 		return took, err
 	}
-	return took, f.waitReplica(30 * time.Second)
+	return took, f.waitReplica(60 * time.Second)
 }
 
 // knows reports whether the sentinel's replicas hold addr as a replica that is up.
