@@ -94,6 +94,8 @@ async function problemOf(resp) {
 // A broken turn is resumed within this long: a network that comes back (a tunnel, Wi-Fi to
 // cellular) usually does in seconds, and the engine keeps the turn for minutes.
 const RESUME_PATIENCE_MS = 20_000;
+// A turn is resumed at most this many times in a row without an event.
+const MAX_RESUMES = 4;
 
 /** pause waits ms, or until the browser is back online when it is offline; an abort ends it. */
 function pause(ms, signal) {
@@ -499,15 +501,18 @@ export class EngineClient {
   /**
    * turn runs a turn and yields its events as {event, data} with data parsed, in stream
    * order: start, status, speak, widget, error, done. When the stream breaks before done (a
-   * phone moving from Wi-Fi to cellular), the turn goes on in the engine, and is resumed once
-   * from the last event read (GET /engine/turns/{turnId} with Last-Event-ID): no event comes
-   * twice, and the tools are not called again.
+   * phone moving from Wi-Fi to cellular, the replica following the turn shutting down), the
+   * turn goes on in the engine, and is resumed from the last event read (GET
+   * /engine/turns/{turnId} with Last-Event-ID), through the balancer on any replica: no event
+   * comes twice, and the tools are not called again. It is resumed again when a resume breaks
+   * too, up to MAX_RESUMES times in a row without an event. A turn whose replica died ends
+   * with error turn_lost (retryable), the apology and done.
    */
   async *turn(body, { signal, onComment } = {}) {
     let resp = await this.post("/engine", body, { accept: "text/event-stream", signal });
     let turnId = "";
     let lastId = "";
-    let resumed = false;
+    let resumes = 0; // in a row, since the last event
     for (;;) {
       let done = false;
       try {
@@ -518,20 +523,23 @@ export class EngineClient {
           } catch {
             continue; // not JSON: not an event of this protocol
           }
-          if (ev.id) lastId = ev.id;
+          if (ev.id) {
+            lastId = ev.id;
+            resumes = 0;
+          }
           if (ev.event === "start") turnId = data.turnId || "";
           if (ev.event === "done") done = true;
           yield { event: ev.event, data, id: ev.id };
         }
       } catch (err) {
         if (err.name === "AbortError") throw err;
-        if (resumed || !turnId) throw err instanceof EngineError ? err : new EngineError({ code: "network", detail: String(err) });
+        if (resumes >= MAX_RESUMES || !turnId) throw err instanceof EngineError ? err : new EngineError({ code: "network", detail: String(err) });
       }
       if (done) return;
-      if (resumed || !turnId || signal?.aborted) {
+      if (resumes >= MAX_RESUMES || !turnId || signal?.aborted) {
         throw new EngineError({ code: "incomplete_stream", detail: "the turn's stream ended before its done event" });
       }
-      resumed = true;
+      resumes++;
       resp = await this.resume(turnId, lastId, signal);
     }
   }
@@ -600,7 +608,10 @@ export class EngineClient {
           } catch {
             continue;
           }
-          if (ev.id) lastId = ev.id;
+          if (ev.id) {
+            lastId = ev.id;
+            resumes = 0;
+          }
           if (ev.event === "handoff" && (data.status === "released" || data.status === "failed")) over = true;
           yield { event: ev.event, data };
         }
