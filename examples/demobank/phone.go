@@ -51,7 +51,7 @@ func (b *Bank) handlePhoneVerify(w http.ResponseWriter, r *http.Request) {
 	}
 	tries := b.pins[req.Caller]
 	if tries != nil && tries.wrong >= maxPINTries && now.Sub(tries.last) < pinLockout {
-		w.Header().Set("Retry-After", strconv.Itoa(int((pinLockout - now.Sub(tries.last)).Seconds())+1))
+		w.Header().Set("Retry-After", strconv.Itoa(int((pinLockout-now.Sub(tries.last)).Seconds())+1))
 		writeError(w, http.StatusTooManyRequests, "locked", "too many wrong PINs from this number; try again later")
 		return
 	}

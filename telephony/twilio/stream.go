@@ -269,7 +269,9 @@ func (st *stream) Clear(ctx context.Context) error {
 }
 
 // Transfer dials number in place of the stream, through the REST API.
-func (st *stream) Transfer(ctx context.Context, number string) error { return st.rest.dial(ctx, number) }
+func (st *stream) Transfer(ctx context.Context, number string) error {
+	return st.rest.dial(ctx, number)
+}
 
 // Hangup ends the call through the REST API.
 func (st *stream) Hangup(ctx context.Context) error { return st.rest.hangup(ctx) }

@@ -148,7 +148,9 @@ func newPhone(t *testing.T, cfg engine.Config, phoneOpts telephony.Options) *pho
 
 type tenantsFunc func(ctx context.Context, key string) (*engine.Tenant, error)
 
-func (f tenantsFunc) Tenant(ctx context.Context, key string) (*engine.Tenant, error) { return f(ctx, key) }
+func (f tenantsFunc) Tenant(ctx context.Context, key string) (*engine.Tenant, error) {
+	return f(ctx, key)
+}
 
 // call places a call from from and opens its stream.
 func (h *phoneHarness) call(t *testing.T, sid, from string) *fakeCall {
