@@ -197,3 +197,11 @@ func (d *Directory) Tenant(key string) (Entry, bool) {
 	}
 	return Entry{}, false
 }
+
+// Len is how many numbers the directory knows.
+func (d *Directory) Len() int {
+	if m := d.lines.Load(); m != nil {
+		return len(*m)
+	}
+	return 0
+}
