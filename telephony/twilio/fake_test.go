@@ -47,7 +47,7 @@ type twilioREST struct {
 	got     chan url.Values
 }
 
-func newTwilioREST(t *testing.T, authToken string) *twilioREST {
+func newTwilioREST(t testing.TB, authToken string) *twilioREST {
 	r := &twilioREST{got: make(chan url.Values, 16)}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		user, pass, ok := req.BasicAuth()
@@ -69,7 +69,7 @@ func newTwilioREST(t *testing.T, authToken string) *twilioREST {
 }
 
 // wait returns the next update of the call, or fails after d.
-func (r *twilioREST) wait(t *testing.T, d time.Duration) url.Values {
+func (r *twilioREST) wait(t testing.TB, d time.Duration) url.Values {
 	t.Helper()
 	select {
 	case f := <-r.got:
@@ -82,7 +82,7 @@ func (r *twilioREST) wait(t *testing.T, d time.Duration) url.Values {
 
 // fakeCall is one call of the fake Twilio.
 type fakeCall struct {
-	t       *testing.T
+	t       testing.TB
 	ws      *websocket.Conn
 	sid     string
 	stream  string
@@ -109,7 +109,7 @@ type item struct {
 
 // webhook posts the voice webhook of a call from to to, signed with authToken, and returns the
 // response.
-func webhook(t *testing.T, base, authToken, sid, from, to string) *http.Response {
+func webhook(t testing.TB, base, authToken, sid, from, to string) *http.Response {
 	t.Helper()
 	form := url.Values{"CallSid": {sid}, "AccountSid": {accountSid}, "From": {from}, "To": {to},
 		"CallStatus": {"ringing"}, "Direction": {"inbound"}, "ApiVersion": {"2010-04-01"}}
@@ -135,7 +135,7 @@ type connect struct {
 }
 
 // answer reads the webhook's TwiML: the stream's URL and token.
-func answer(t *testing.T, resp *http.Response) (streamURL, token string) {
+func answer(t testing.TB, resp *http.Response) (streamURL, token string) {
 	t.Helper()
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
@@ -156,14 +156,14 @@ func answer(t *testing.T, resp *http.Response) (streamURL, token string) {
 
 // dialStream opens the media stream at streamURL as Twilio does, its upgrade signed with
 // authToken; the error is the upgrade's.
-func dialStream(t *testing.T, streamURL, authToken string) (*websocket.Conn, *http.Response, error) {
+func dialStream(t testing.TB, streamURL, authToken string) (*websocket.Conn, *http.Response, error) {
 	h := http.Header{"X-Twilio-Signature": {twilio.Signature(authToken, streamURL, nil)}}
 	return websocket.Dial(t.Context(), streamURL, &websocket.DialOptions{HTTPHeader: h})
 }
 
 // startCall sends connected and start on ws, with token as the custom parameter, and starts
 // playing the call in real time.
-func startCall(t *testing.T, ws *websocket.Conn, sid, token string) *fakeCall {
+func startCall(t testing.TB, ws *websocket.Conn, sid, token string) *fakeCall {
 	t.Helper()
 	ws.SetReadLimit(1 << 20)
 	ctx, cancel := context.WithCancel(context.Background())

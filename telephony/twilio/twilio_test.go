@@ -90,7 +90,7 @@ func (s *spy) observer() *engine.Observer {
 
 // newPhone serves the demo tenant on bankNumber; cfg's speech is kept when set, else espeak-ng
 // and pocketsphinx.
-func newPhone(t *testing.T, cfg engine.Config, phoneOpts telephony.Options) *phoneHarness {
+func newPhone(t testing.TB, cfg engine.Config, phoneOpts telephony.Options) *phoneHarness {
 	t.Helper()
 	h := &phoneHarness{spy: &spy{}, figures: make(chan *telephony.Figures, 8)}
 	h.rest = newTwilioREST(t, authToken)
@@ -153,7 +153,7 @@ func (f tenantsFunc) Tenant(ctx context.Context, key string) (*engine.Tenant, er
 }
 
 // call places a call from from and opens its stream.
-func (h *phoneHarness) call(t *testing.T, sid, from string) *fakeCall {
+func (h *phoneHarness) call(t testing.TB, sid, from string) *fakeCall {
 	t.Helper()
 	streamURL, token := answer(t, webhook(t, h.url, authToken, sid, from, bankNumber))
 	ws, resp, err := dialStream(t, streamURL, authToken)
@@ -313,7 +313,7 @@ func TestTwilioRefusals(t *testing.T) {
 	refused("a replayed token", sid(3), token)
 }
 
-func mustDial(t *testing.T, streamURL string) *websocket.Conn {
+func mustDial(t testing.TB, streamURL string) *websocket.Conn {
 	ws, _, err := dialStream(t, streamURL, authToken)
 	if err != nil {
 		t.Fatal(err)
