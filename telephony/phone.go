@@ -79,7 +79,7 @@ func New(e *engine.Engine, o *Options) *Phone {
 	if p.o.EndOfSpeech <= 0 {
 		p.o.EndOfSpeech = 700 * time.Millisecond
 	}
-	p.greetings.m = map[string][]int16{}
+	p.greetings.m = map[string]*greeting{}
 	e.OnShutdown(p.shutdown)
 	return p
 }
@@ -158,10 +158,16 @@ func (p *Phone) shutdown(ctx context.Context) error {
 	}
 }
 
-// greetings holds the greetings synthesized for the line, by tenant and text.
+// greetings holds the greetings synthesized for the line, by tenant and text; a greeting being
+// synthesized is waited for, not synthesized twice.
 type greetings struct {
 	mu sync.Mutex
-	m  map[string][]int16
+	m  map[string]*greeting
+}
+
+type greeting struct {
+	ready chan struct{} // closed once pcm is set
+	pcm   []int16
 }
 
 // maxGreetings bounds the greetings kept: one per tenant and language.
@@ -170,11 +176,35 @@ const maxGreetings = 256
 func (g *greetings) get(ctx context.Context, e *engine.Engine, t *engine.Tenant, text string) []int16 {
 	key := t.Key + "\x00" + text
 	g.mu.Lock()
-	pcm, ok := g.m[key]
+	gr, ok := g.m[key]
+	if !ok && len(g.m) < maxGreetings {
+		gr = &greeting{ready: make(chan struct{})}
+		g.m[key] = gr
+	}
 	g.mu.Unlock()
 	if ok {
-		return pcm
+		select {
+		case <-gr.ready:
+			return gr.pcm
+		case <-ctx.Done():
+			return nil
+		}
 	}
+	pcm := synthesizeAll(ctx, e, t, text)
+	if gr != nil {
+		g.mu.Lock()
+		if pcm == nil {
+			delete(g.m, key) // tried again by the next call
+		}
+		g.mu.Unlock()
+		gr.pcm = pcm
+		close(gr.ready)
+	}
+	return pcm
+}
+
+// synthesizeAll speaks text in t's voice at the line's rate, nil when it cannot.
+func synthesizeAll(ctx context.Context, e *engine.Engine, t *engine.Tenant, text string) []int16 {
 	sp := e.Speaker(ctx, &engine.Caller{EngineKey: t.Key, Environment: engine.EnvProduction, RequestID: "greeting"}, t.Locale)
 	if sp == nil {
 		return nil
@@ -187,10 +217,5 @@ func (g *greetings) get(ctx context.Context, e *engine.Engine, t *engine.Tenant,
 		}
 		out = append(out, pcm...)
 	}
-	g.mu.Lock()
-	if len(g.m) < maxGreetings {
-		g.m[key] = out
-	}
-	g.mu.Unlock()
 	return out
 }

@@ -175,7 +175,7 @@ func TestTwilioCall(t *testing.T) {
 	c := h.call(t, sid(1), caller)
 
 	// The greeting starts at once; the PIN is typed while it plays.
-	c.waitPlaying(3 * time.Second)
+	c.waitPlaying(10 * time.Second)
 	typed := time.Now()
 	c.keys(pin + "#")
 	c.waitAnswer(typed, 500*time.Millisecond, 30*time.Second)
@@ -308,7 +308,7 @@ func TestTwilioRefusals(t *testing.T) {
 	refused("another call's token", sid(4), token)
 
 	c := startCall(t, mustDial(t, streamURL), sid(3), token)
-	c.waitPlaying(3 * time.Second) // the call is answered
+	c.waitPlaying(10 * time.Second) // the call is answered
 	c.hangUp()
 	refused("a replayed token", sid(3), token)
 }
