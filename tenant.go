@@ -79,6 +79,8 @@ type Tenant struct {
 	Records json.RawMessage `json:"records,omitempty"`
 	// Handoff configures the handing of a conversation to a person, read by package handoff.
 	Handoff json.RawMessage `json:"handoff,omitempty"`
+	// Telephony configures the tenant's phone lines, read by package telephony.
+	Telephony json.RawMessage `json:"telephony,omitempty"`
 }
 
 // Environment is one deployment of a tenant's backend.

@@ -38,6 +38,8 @@ type DemoOptions struct {
 	// Voice configures the voice socket, which the demo serves as cmd/engine does; nil means
 	// its defaults.
 	Voice *voice.Options
+	// Bank configures the demo bank; nil means its defaults.
+	Bank *demobank.Options
 }
 
 // Demo is the reference server's demo, in process: the demo bank (behind a [Backend] that
@@ -70,7 +72,7 @@ func NewDemo(t testing.TB, o *DemoOptions) *Demo {
 	if o == nil {
 		o = &DemoOptions{}
 	}
-	d := &Demo{Bank: demobank.New(nil), Logs: &Logs{}, t: t}
+	d := &Demo{Bank: demobank.New(o.Bank), Logs: &Logs{}, t: t}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", demobank.MCPHandler(d.Bank))
 	mux.Handle("/", d.Bank)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
 	"net/http"
 	"sync"
@@ -27,14 +29,21 @@ type demo struct {
 	// enrolment serves the proof bank's enrolment routes (production), for the web page: the
 	// demo's stand-in for the bank's own app.
 	enrolment http.Handler
+	// pin is the demo caller's PIN on the phone line, made at each start.
+	pin string
 }
 
 // startDemo starts the demo's banks. The proof banks send their one-time enrolment codes to
 // console, as a bank's SMS would, and accept the passkeys of wa.
 func startDemo(log *slog.Logger, console io.Writer, wa *passkey.Options) (*demo, error) {
-	d := &demo{}
+	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
+	if err != nil {
+		return nil, err
+	}
+	d := &demo{pin: fmt.Sprintf("%06d", n)}
+	phones := []demobank.Phone{{Number: demoCaller, PIN: d.pin, Token: "demo-phone-user"}}
 	var mu sync.Mutex // one console line at a time
-	proofOpts := &demobank.Options{RequireDeviceProof: true, SendCode: func(user, code string) {
+	proofOpts := &demobank.Options{RequireDeviceProof: true, Phones: phones, SendCode: func(user, code string) {
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(console, "demo bank: one-time code for %s: %s\n", user, code)
@@ -48,7 +57,7 @@ func startDemo(log *slog.Logger, console io.Writer, wa *passkey.Options) (*demo,
 	for i := range 4 {
 		var bank *demobank.Bank
 		if i < 2 {
-			bank = demobank.New(nil)
+			bank = demobank.New(&demobank.Options{Phones: phones})
 		} else {
 			opts := *proofOpts
 			bank = demobank.New(&opts)
@@ -71,7 +80,7 @@ func startDemo(log *slog.Logger, console io.Writer, wa *passkey.Options) (*demo,
 			d.proofBanks = append(d.proofBanks, "http://"+ln.Addr().String())
 		}
 	}
-	var err error
+
 	if d.tenant, err = demobank.Tenant(d.banks[0], d.banks[1]); err != nil {
 		d.Close()
 		return nil, err

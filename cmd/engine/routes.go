@@ -18,10 +18,11 @@ import (
 // reference web client at /demo/, with the reference bank's enrolment routes at /demo/bank/
 // when the demo runs. Metrics are served on the
 // debug address only (serveDebug).
-func routes(eng *engine.Engine, sockets *voice.Server, sb *handoff.Switchboard, deskKey string, demoWeb bool, d *demo, draining *atomic.Bool) http.Handler {
+func routes(eng *engine.Engine, sockets *voice.Server, sb *handoff.Switchboard, deskKey string, demoWeb bool, d *demo, draining *atomic.Bool, phones ...engine.Route) http.Handler {
 	mux := http.NewServeMux()
-	// The voice socket at /engine/stream, handoffs at /engine/handoff/ (docs/handoff.md).
-	mux.Handle("/", eng.Handler(append(sockets.Routes(), sb.Routes()...)...))
+	// The voice socket at /engine/stream, handoffs at /engine/handoff/ (docs/handoff.md), the
+	// phone lines at /telephony/ (docs/telephony.md).
+	mux.Handle("/", eng.Handler(append(append(sockets.Routes(), sb.Routes()...), phones...)...))
 	// AG-UI clients (docs/agui.md); a run that hands the conversation to a person follows it.
 	mux.Handle("POST /engine/agui", agui.Handler(eng, &agui.Options{Follow: sb.Follow}))
 	mux.Handle("/healthz", eng.HealthHandler())

@@ -26,6 +26,7 @@ import (
 	"github.com/convengine/engine/mcptools"
 	"github.com/convengine/engine/passkey"
 	"github.com/convengine/engine/pii"
+	"github.com/convengine/engine/telephony"
 	"github.com/convengine/engine/tenantfile"
 	"github.com/convengine/engine/toolsets"
 	"github.com/convengine/engine/usage"
@@ -161,11 +162,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	// The tenants served now, as the last load made them: the record's retention reads them.
 	var current atomic.Pointer[engine.TenantStore]
+	phones := &telephony.Directory{} // the tenants' phone numbers (phone.go)
 	if opts.tenants != "" {
 		load := func() (engine.TenantStore, error) {
 			s, err := loadTenants(opts.tenants, getenv, intents, router, privacy, log)
 			if err == nil {
 				current.Store(&s)
+				err = phones.Replace(s.(*engine.StaticTenants).All()...)
 			}
 			return s, err
 		}
@@ -183,6 +186,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		defer demo.Close()
+		demo.answerPhones(getenv)
+		if err := phones.Replace(demo.tenant, demo.proof); err != nil {
+			return err
+		}
 		if err := checkTenants([]*engine.Tenant{demo.tenant, demo.proof}, intents); err != nil {
 			return fmt.Errorf("demo tenant: %w", err)
 		}
@@ -298,11 +305,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	phoneRoutes, err := phoneLines(eng, phones, opts.publicURL, getenv, key, stores, sb, log)
+	if err != nil {
+		return err
+	}
 
 	var draining atomic.Bool // SIGTERM came: readiness fails
 	var work atomic.Int64    // requests in flight that are not event streams or sockets
 	srv := &http.Server{
-		Handler:           countWork(routes(eng, sockets, sb, deskKey, demoWeb, demo, &draining), &work),
+		Handler:           countWork(routes(eng, sockets, sb, deskKey, demoWeb, demo, &draining, phoneRoutes...), &work),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
@@ -314,6 +325,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var banner strings.Builder
 	if demo != nil {
 		printDemo(&banner, base, demo)
+		printPhones(&banner, demo)
 	}
 	if demoWeb {
 		fmt.Fprintf(&banner, "\nWeb client: %s/demo/\n", base)

@@ -50,6 +50,8 @@ type Options struct {
 	PasskeyOrigins []string
 	// MaxProofAge is how old a key proof's iat may be (default 2 minutes).
 	MaxProofAge time.Duration
+	// Phones are the callers the bank verifies on its phone line (POST /phone/verify).
+	Phones []Phone
 }
 
 // Bank is the demo bank's HTTP API, an [http.Handler]. Its state lives in memory, one set of
@@ -62,9 +64,10 @@ type Bank struct {
 
 	mu      sync.Mutex
 	users   map[userKey]*user
-	lru     list.List   // of the *user the bank may forget; front: most recently seen
-	guarded guardedHeap // of the *user it may not forget until their guard lapses
-	senders senders     // the codes sent for each client address
+	lru     list.List            // of the *user the bank may forget; front: most recently seen
+	guarded guardedHeap          // of the *user it may not forget until their guard lapses
+	senders senders              // the codes sent for each client address
+	pins    map[string]*pinTries // wrong PINs by calling number
 }
 
 // userKey identifies a user by a hash of the token, so that the bank never holds tokens.
@@ -109,6 +112,7 @@ func New(opts *Options) *Bank {
 	b.mux.HandleFunc("POST /devices/code", b.handleDeviceCode)
 	b.mux.HandleFunc("POST /devices", b.handleEnrol)
 	b.mux.HandleFunc("POST /devices/check", b.handleDeviceCheck)
+	b.mux.HandleFunc("POST /phone/verify", b.handlePhoneVerify)
 	return b
 }
 

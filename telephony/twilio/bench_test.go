@@ -1,0 +1,75 @@
+package twilio_test
+
+import (
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/convengine/engine"
+	"github.com/convengine/engine/internal/testkit"
+	"github.com/convengine/engine/telephony"
+)
+
+// BenchmarkPhoneFirstAudio asks the balance by voice, again and again on one call of
+// espeak-ng's speech heard by pocketsphinx, and reports the time from the end of the caller's
+// speech (as the engine's detector heard it) to the answer's first audio sent down the line.
+//
+//	go test -run '^$' -bench PhoneFirstAudio -benchtime 30x ./telephony/twilio/
+func BenchmarkPhoneFirstAudio(b *testing.B) {
+	h := newPhone(b, engine.Config{}, telephony.Options{EndOfSpeech: 500 * time.Millisecond})
+	balance := testkit.Say(b, "What is my balance?")
+	c := h.call(b, sid(10), caller)
+	typed := time.Now()
+	c.keys(pin + "#")
+	c.waitAnswer(typed, 500*time.Millisecond, 30*time.Second)
+	for b.Loop() {
+		c.say(balance)
+		c.waitAnswer(time.Time{}, 300*time.Millisecond, 20*time.Second)
+	}
+	b.StopTimer()
+	c.hangUp()
+	f := <-h.figures
+	b.ReportMetric(float64(telephony.Percentile(f.FirstAudio, 50).Milliseconds()), "p50-ms")
+	b.ReportMetric(float64(telephony.Percentile(f.FirstAudio, 99).Milliseconds()), "p99-ms")
+	b.ReportMetric(float64(len(f.FirstAudio)), "answers")
+}
+
+// BenchmarkPhoneCallsHeld holds b.N calls at once, each verified and sending 20 ms of audio
+// every 20 ms both ways as Twilio does, for 10 seconds, and reports the CPU one call costs and
+// how many calls two cores hold at that rate. The fake Twilio runs in the same process: its
+// cost is counted too, so the figure is a floor.
+//
+//	go test -run '^$' -bench PhoneCallsHeld -benchtime 200x ./telephony/twilio/
+func BenchmarkPhoneCallsHeld(b *testing.B) {
+	h := newPhone(b, fakeSpeech("what is my balance"), telephony.Options{Calls: telephony.NewCalls(-1, 0, 0)})
+	calls := make([]*fakeCall, b.N)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := h.call(b, sid(1000+i), caller)
+			c.keys(pin + "#")
+			calls[i] = c
+		}()
+	}
+	wg.Wait()
+	time.Sleep(3 * time.Second) // greetings played, PINs verified
+	before, start := cpu(), time.Now()
+	time.Sleep(10 * time.Second)
+	used, wall := cpu()-before, time.Since(start)
+	perCall := used.Seconds() / wall.Seconds() / float64(b.N) // cores per call
+	b.ReportMetric(perCall*1000, "millicores/call")
+	b.ReportMetric(2/perCall, "calls/2cores")
+	for _, c := range calls {
+		c.hangUp()
+	}
+}
+
+// cpu is the process's CPU time so far, user and system.
+func cpu() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
