@@ -40,10 +40,9 @@ type Call struct {
 	line   Line
 	keypad Keypad
 
-	admission  *engine.Admission
-	refused    *engine.Problem
-	refusedErr error
-	started    time.Time
+	admission *engine.Admission
+	refused   *engine.Problem
+	started   time.Time
 
 	closing   chan struct{} // closed when the phone shuts down
 	closeOnce sync.Once
@@ -94,6 +93,10 @@ func newCall(p *Phone, entry Entry, info CallInfo, line Line) *Call {
 }
 
 func (c *Call) close() { c.closeOnce.Do(func() { close(c.closing) }) }
+
+// Refused is why the call was not admitted (a bound reached, the engine shutting down), nil
+// when it was.
+func (c *Call) Refused() *engine.Problem { return c.refused }
 
 // Press is a key the caller pressed.
 func (c *Call) Press(key byte) { c.keypad.Press(key) }
@@ -252,10 +255,17 @@ func (c *Call) ended(reason string) {
 	c.figures.Jitter = c.jitter.Value()
 	f := c.figures
 	c.mu.Unlock()
-	c.log().Info("phone call", "requestId", c.info.ID, "tenant", c.entry.Tenant.Key, "reason", reason,
+	attrs := []any{"requestId", c.info.ID, "tenant", c.entry.Tenant.Key, "reason", reason,
 		"verified", f.Verified, "turns", f.Turns, "bargeIns", f.BargeIns, "seconds", f.Duration.Seconds(),
 		"firstAudioP50ms", ms(Percentile(f.FirstAudio, 50)), "firstAudioMaxMs", ms(Percentile(f.FirstAudio, 100)),
-		"markDelayP50ms", ms(Percentile(f.MarkDelays, 50)), "jitterMs", ms(f.Jitter))
+		"markDelayP50ms", ms(Percentile(f.MarkDelays, 50)), "jitterMs", ms(f.Jitter)}
+	if m, ok := c.line.(MediaLine); ok {
+		mf := m.MediaFigures()
+		f.Media = &mf
+		attrs = append(attrs, "rtpReceived", mf.Received, "rtpReceivedLost", mf.ReceivedLost, "rtpSent", mf.Sent,
+			"rtpSentLost", mf.SentLost, "rtpSentJitterMs", ms(mf.SentJitter), "rtcpReports", mf.Reports)
+	}
+	c.log().Info("phone call", attrs...)
 	if c.p.o.Figures != nil {
 		c.p.o.Figures(c.entry.Tenant.Key, &f)
 	}
@@ -267,11 +277,6 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func (c *Call) converse(ctx context.Context) string {
 	t := c.entry.Tenant
 	anon := &engine.Caller{EngineKey: t.Key, Environment: engine.EnvProduction, RequestID: c.info.ID}
-	if c.refused == nil && c.refusedErr != nil {
-		if !errors.As(c.refusedErr, &c.refused) {
-			c.refused = engine.NewProblem(500, engine.CodeInternal, c.refusedErr.Error())
-		}
-	}
 	if c.refused != nil {
 		c.log().Info("phone call refused", "requestId", c.info.ID, "tenant", t.Key, "code", c.refused.Code)
 		c.say(ctx, anon, sayBusy, true)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"regexp"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,8 @@ import (
 //	  twilio:
 //	    account_sid: AC0123456789abcdef0123456789abcdef
 //	    auth_token_env: ACME_TWILIO_AUTH_TOKEN   # the variable that holds it, never the token
+//	  sip:
+//	    trunks: ["192.0.2.10", "198.51.100.0/28"]  # the SBCs and PBXs that may call its numbers
 //
 // The auth token lives in the environment, never in the file: the section names the variable,
 // and the host reads it (package twilio's Options.Secret).
@@ -33,6 +36,7 @@ type Config struct {
 	Verify string  `json:"verify,omitempty"`
 	PIN    PIN     `json:"pin,omitzero"`
 	Twilio *Twilio `json:"twilio,omitempty"`
+	SIP    *SIP    `json:"sip,omitempty"`
 }
 
 // PIN is how a caller's PIN is collected on the keypad: at most MaxDigits (default 12) before
@@ -49,6 +53,36 @@ type PIN struct {
 type Twilio struct {
 	AccountSID   string `json:"account_sid,omitempty"`
 	AuthTokenEnv string `json:"auth_token_env"`
+}
+
+// SIP is a tenant's SIP trunks: the addresses (an IP, or a CIDR prefix) of the SBCs and PBXs
+// whose INVITEs may reach its numbers. Without it, any address that reaches the engine's SIP
+// port may: the port must then be behind a firewall that lets only the trunks in.
+type SIP struct {
+	Trunks []string `json:"trunks,omitempty"`
+}
+
+// Allows reports whether an INVITE from addr may reach the tenant; a nil *SIP allows any.
+func (s *SIP) Allows(addr netip.Addr) bool {
+	if s == nil || len(s.Trunks) == 0 {
+		return true
+	}
+	addr = addr.Unmap()
+	for _, t := range s.Trunks {
+		if p, err := parseTrunk(t); err == nil && p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseTrunk reads a trunk's address: an IP is a prefix of its full length.
+func parseTrunk(t string) (netip.Prefix, error) {
+	if a, err := netip.ParseAddr(t); err == nil {
+		return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(t)
+	return p.Masked(), err
 }
 
 // e164 is a number in E.164 form.
@@ -99,6 +133,13 @@ func (c *Config) Check() error {
 		return errors.New("pin.attempts: must be from 1 to 10")
 	case c.Twilio != nil && !envName.MatchString(c.Twilio.AuthTokenEnv):
 		return errors.New("twilio.auth_token_env: name the environment variable that holds the auth token, such as TWILIO_AUTH_TOKEN")
+	}
+	if c.SIP != nil {
+		for i, t := range c.SIP.Trunks {
+			if _, err := parseTrunk(t); err != nil {
+				return fmt.Errorf("sip.trunks[%d]: %q is not an IP address or a CIDR prefix such as 192.0.2.0/24", i, t)
+			}
+		}
 	}
 	return nil
 }

@@ -21,6 +21,30 @@ type Figures struct {
 	// Verified says that the tenant's backend named the caller.
 	Verified bool
 	Duration time.Duration
+	// Media is what the line's RTP told of the call (SIP); nil on a line that has none
+	// (Twilio's media stream).
+	Media *MediaFigures
+}
+
+// MediaFigures are an RTP line's figures (RFC 3550, section 6.4): the caller's packets, as their
+// sequence numbers tell, and the engine's, as the caller's RTCP reports tell.
+type MediaFigures struct {
+	// Received is the caller's packets that arrived; ReceivedLost those its sequence numbers
+	// say were lost on the way.
+	Received, ReceivedLost int64
+	// Sent is the packets of the engine's audio; SentLost the number the caller's last RTCP
+	// report counted lost, SentJitter the interarrival jitter it measured, Reports how many
+	// reports came (none: the two are unknown, not zero).
+	Sent, SentLost int64
+	SentJitter     time.Duration
+	Reports        int
+}
+
+// A MediaLine is a [Line] that carries RTP: its call's [Figures] hold its MediaFigures, asked
+// once the call ended.
+type MediaLine interface {
+	Line
+	MediaFigures() MediaFigures
 }
 
 // Percentile is the p-th percentile (0 to 100) of ds by the nearest rank, 0 for none.

@@ -2,6 +2,7 @@ package telephony
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -95,8 +96,9 @@ type CallInfo struct {
 
 // Answer answers a call of the tenant of entry on line: it admits it (a place among the
 // calls, the tenant's rate limits) and returns the call, whose conversation [Call.Run] runs.
-// A call refused (busy, shutting down) is still returned: Run then tells the caller to call
-// again, and hangs up.
+// A call refused (busy, shutting down) is still returned, with [Call.Refused] set: Run then
+// tells the caller to call again, and hangs up; a transport that can refuse a call before
+// answering it (SIP's 486 or 503) may do so and not Run it.
 func (p *Phone) Answer(ctx context.Context, entry Entry, info CallInfo, line Line) *Call {
 	c := newCall(p, entry, info, line)
 	p.mu.Lock()
@@ -109,7 +111,13 @@ func (p *Phone) Answer(ctx context.Context, entry Entry, info CallInfo, line Lin
 		c.refused = engine.NewProblem(http.StatusServiceUnavailable, engine.CodeShuttingDown, "the engine is shutting down")
 		return c
 	}
-	c.admission, c.refusedErr = p.o.Calls.Admit(ctx, p.e, entry.Tenant.Key, info.ID, info.From)
+	var err error
+	if c.admission, err = p.o.Calls.Admit(ctx, p.e, entry.Tenant.Key, info.ID, info.From); err != nil {
+		if !errors.As(err, &c.refused) {
+			c.refused = engine.NewProblem(http.StatusInternalServerError, engine.CodeInternal, err.Error())
+		}
+		p.remove(c) // a refused call holds nothing: shutdown does not wait for it
+	}
 	return c
 }
 

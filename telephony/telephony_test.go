@@ -3,6 +3,7 @@ package telephony_test
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,8 @@ func TestTenantConfig(t *testing.T) {
 		`{"numbers":[]}`,
 		`{"numbers":["+15550100"],"twilio":{"auth_token_env":"lower"}}`,
 		`{"numbers":["+15550100"],"transfer_to":"nope"}`,
+		`{"numbers":["+15550100"],"sip":{"trunks":["10.0.0.0/33"]}}`,
+		`{"numbers":["+15550100"],"sip":{"trunks":["sbc.example"]}}`,
 	} {
 		if _, err := telephony.TenantConfig(tenant("pk_a", bad)); err == nil {
 			t.Errorf("%s: accepted", bad)
@@ -78,5 +81,25 @@ func TestTenantConfig(t *testing.T) {
 	}
 	if _, found := d.Tenant("pk_a"); !found {
 		t.Error("a refused replacement lost the directory")
+	}
+}
+
+// A tenant's SIP trunks admit their addresses and prefixes (IPv4 in IPv6 too), and no other;
+// no trunks admit any address.
+func TestSIPTrunks(t *testing.T) {
+	c, err := telephony.TenantConfig(&engine.Tenant{Key: "pk_a",
+		Telephony: []byte(`{"numbers":["+15550100"],"sip":{"trunks":["192.0.2.10","198.51.100.0/28","2001:db8::/32"]}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for addr, want := range map[string]bool{"192.0.2.10": true, "192.0.2.11": false, "198.51.100.15": true,
+		"198.51.100.16": false, "::ffff:192.0.2.10": true, "2001:db8::1": true, "2001:db9::1": false} {
+		if got := c.SIP.Allows(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("%s: %v, want %v", addr, got, want)
+		}
+	}
+	var none *telephony.SIP
+	if !none.Allows(netip.MustParseAddr("203.0.113.1")) {
+		t.Error("no trunks refused an address")
 	}
 }

@@ -42,7 +42,7 @@ func BenchmarkPhoneFirstAudio(b *testing.B) {
 //
 //	go test -run '^$' -bench PhoneCallsHeld -benchtime 200x ./telephony/twilio/
 func BenchmarkPhoneCallsHeld(b *testing.B) {
-	h := newPhone(b, fakeSpeech("what is my balance"), telephony.Options{Calls: telephony.NewCalls(-1, 0, 0)})
+	h := newPhone(b, testkit.FakeSpeech("what is my balance"), telephony.Options{Calls: telephony.NewCalls(-1, 0, 0)})
 	calls := make([]*fakeCall, b.N)
 	var wg sync.WaitGroup
 	for i := range calls {

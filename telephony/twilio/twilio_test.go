@@ -2,13 +2,10 @@ package twilio_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,122 +13,42 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
-	"github.com/convengine/engine/examples/demobank"
-	"github.com/convengine/engine/handoff"
-	"github.com/convengine/engine/httptools"
-	"github.com/convengine/engine/intent"
 	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/telephony"
 	"github.com/convengine/engine/telephony/twilio"
-	"github.com/convengine/engine/toolsets"
 )
 
 const (
 	authToken  = "twilio-auth-token-0123456789abcdef"
-	bankNumber = "+15555550100"
-	person     = "+15555550199"
-	caller     = "+15555550123"
-	pin        = "246810"
+	bankNumber = testkit.PhoneBank
+	person     = testkit.PhonePerson
+	caller     = testkit.PhoneCaller
+	pin        = testkit.PhonePIN
 )
 
 // phoneHarness is the demo engine answering calls to bankNumber through the Twilio transport,
 // with a stand-in for Twilio's REST API, and spies on what the PIN must never reach.
 type phoneHarness struct {
+	*testkit.Phone
 	demo    *enginetest.Demo
 	url     string
 	rest    *twilioREST
-	spy     *spy
+	spy     *testkit.PhoneSpy
 	figures chan *telephony.Figures
-}
-
-// spy keeps, as text, every model request, observer event and recorded turn or action.
-type spy struct {
-	mu   sync.Mutex
-	seen strings.Builder
-}
-
-func (s *spy) keep(v any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fmt.Fprintf(&s.seen, "%+v\n", v)
-}
-
-func (s *spy) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.seen.String()
-}
-
-func (s *spy) Stream(ctx context.Context, req *engine.ModelRequest) iter.Seq2[engine.ModelEvent, error] {
-	s.keep(*req)
-	return model.Stream(ctx, req)
-}
-
-var model = intent.New(nil)
-
-func (s *spy) Turn(_ context.Context, r *engine.RecordedTurn) { s.keep(*r) }
-
-func (s *spy) Action(_ context.Context, r *engine.RecordedAction) (func(context.Context, *engine.ActionOutcome), error) {
-	s.keep(*r)
-	return func(_ context.Context, o *engine.ActionOutcome) { s.keep(*o) }, nil
-}
-
-func (s *spy) observer() *engine.Observer {
-	return &engine.Observer{
-		TurnStart: func(ctx context.Context, e engine.TurnEvent) context.Context { s.keep(e); return ctx },
-		TurnEnd:   func(_ context.Context, e engine.TurnEvent) { s.keep(e) },
-		ToolStart: func(ctx context.Context, e engine.ToolEvent) context.Context { s.keep(e); return ctx },
-		ToolEnd:   func(_ context.Context, e engine.ToolEvent) { s.keep(e) },
-		Speech:    func(_ context.Context, e engine.SpeechEvent) { s.keep(e) },
-		ModelCall: func(_ context.Context, e engine.ModelCallEvent) { s.keep(e) },
-		Request:   func(_ context.Context, e engine.RequestEvent) { s.keep(e) },
-	}
 }
 
 // newPhone serves the demo tenant on bankNumber; cfg's speech is kept when set, else espeak-ng
 // and pocketsphinx.
 func newPhone(t testing.TB, cfg engine.Config, phoneOpts telephony.Options) *phoneHarness {
 	t.Helper()
-	h := &phoneHarness{spy: &spy{}, figures: make(chan *telephony.Figures, 8)}
+	p := testkit.NewPhone(t, cfg, phoneOpts, `"twilio":{"account_sid":"`+accountSid+`","auth_token_env":"DEMO_TWILIO_AUTH_TOKEN"}`)
+	h := &phoneHarness{Phone: p, demo: p.Demo, spy: p.Spy, figures: p.Figures}
 	h.rest = newTwilioREST(t, authToken)
-	// The switchboard reads the demo's tenant, made with the engine below.
-	var tenants engine.TenantStore
-	sb, err := handoff.New(&handoff.Options{Desk: handoff.Desk{}, Default: &handoff.Config{Desk: true},
-		Tenants: tenantsFunc(func(ctx context.Context, key string) (*engine.Tenant, error) { return tenants.Tenant(ctx, key) })})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Close() })
-	if cfg.Synthesizer == nil {
-		cfg = testkit.WithSpeech(t, cfg)
-	}
-	cfg.Model, cfg.Recorder, cfg.Observer = h.spy, h.spy, h.spy.observer()
-	cfg.Guards = sb.Guards(nil)
-	cfg.Toolset = toolsets.Combine(httptools.New(nil), sb.Toolset())
-	h.demo = enginetest.NewDemo(t, &enginetest.DemoOptions{Config: cfg,
-		Bank: &demobank.Options{Phones: []demobank.Phone{{Number: caller, PIN: pin, Token: "phone-user-token-s3cr3t"}}},
-		Tenant: func(tn *engine.Tenant) {
-			tn.Telephony = []byte(`{"numbers":["` + bankNumber + `"],"transfer_to":"` + person + `","pin":{"timeout":"2s"},
-				"twilio":{"account_sid":"` + accountSid + `","auth_token_env":"DEMO_TWILIO_AUTH_TOKEN"}}`)
-		}})
-	if tenants, err = engine.NewStaticTenants(h.demo.Tenant); err != nil {
-		t.Fatal(err)
-	}
-	if err := sb.Bind(h.demo.Engine); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := telephony.NewDirectory(h.demo.Tenant)
-	if err != nil {
-		t.Fatal(err)
-	}
-	phoneOpts.Transferred = func(ctx context.Context, tenant, id string) { sb.End(ctx, id) }
-	phoneOpts.Figures = func(_ string, f *telephony.Figures) { h.figures <- f }
-	phone := telephony.New(h.demo.Engine, &phoneOpts)
 	var handler http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
 	h.url = srv.URL
-	tw, err := twilio.New(h.demo.Engine, &twilio.Options{PublicURL: srv.URL, Directory: dir, Phone: phone,
+	tw, err := twilio.New(h.demo.Engine, &twilio.Options{PublicURL: srv.URL, Directory: p.Directory, Phone: p.Phone,
 		Secret: func(name string) string {
 			if name == "DEMO_TWILIO_AUTH_TOKEN" {
 				return authToken
@@ -144,12 +61,6 @@ func newPhone(t testing.TB, cfg engine.Config, phoneOpts telephony.Options) *pho
 	}
 	handler = h.demo.Engine.Handler(tw.Routes()...)
 	return h
-}
-
-type tenantsFunc func(ctx context.Context, key string) (*engine.Tenant, error)
-
-func (f tenantsFunc) Tenant(ctx context.Context, key string) (*engine.Tenant, error) {
-	return f(ctx, key)
 }
 
 // call places a call from from and opens its stream.
@@ -227,14 +138,7 @@ func TestTwilioCall(t *testing.T) {
 		telephony.Percentile(f.FirstAudio, 100), telephony.Percentile(f.MarkDelays, 50), f.Jitter)
 
 	// The PIN went to the bank, and nowhere else.
-	if !strings.Contains(h.spy.String(), "what is my balance") {
-		t.Fatal("the spy saw nothing")
-	}
-	for where, text := range map[string]string{"logs": h.demo.Logs.String(), "model requests, traces and the record": h.spy.String()} {
-		if strings.Contains(text, pin) {
-			t.Errorf("the PIN appears in the %s", where)
-		}
-	}
+	h.PINNowhere(t, "what is my balance")
 	if !strings.Contains(h.demo.Logs.String(), `"msg":"phone call"`) {
 		t.Error("the call was not logged")
 	}
@@ -245,7 +149,7 @@ func TestTwilioCall(t *testing.T) {
 // scripted: through the line's 8 kHz, pocketsphinx's wideband model does not hear the request
 // reliably, docs/benchmarks.md#phone.)
 func TestTwilioTransfer(t *testing.T) {
-	h := newPhone(t, fakeSpeech("I want to talk to a person"), telephony.Options{EndOfSpeech: 300 * time.Millisecond})
+	h := newPhone(t, testkit.FakeSpeech("I want to talk to a person"), telephony.Options{EndOfSpeech: 300 * time.Millisecond})
 	c := h.call(t, sid(5), caller)
 	typed := time.Now()
 	c.keys(pin + "#")
@@ -263,16 +167,10 @@ func TestTwilioTransfer(t *testing.T) {
 	}
 }
 
-// fakeSpeech is a synthesizer of tones and a recogniser that hears heard, without programs.
-func fakeSpeech(heard string) engine.Config {
-	return engine.Config{Synthesizer: &testkit.FakeSynthesizer{Rate: 8000, Seconds: 0.2},
-		Transcriber: testkit.TranscriberFunc(func(context.Context, []int16, int, string) (string, error) { return heard, nil })}
-}
-
 // TestTwilioRefusals: a webhook or an upgrade with a bad signature, a stream nobody set up and
 // a stream token used twice are refused.
 func TestTwilioRefusals(t *testing.T) {
-	h := newPhone(t, fakeSpeech("what is my balance"), telephony.Options{})
+	h := newPhone(t, testkit.FakeSpeech("what is my balance"), telephony.Options{})
 
 	if resp := webhook(t, h.url, "not-the-auth-token", sid(2), caller, bankNumber); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a webhook with a bad signature: %d", resp.StatusCode)
