@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # Debian packages the tests drive for real. Installed when missing (needs root or sudo).
-packages=(redis-server redis-sentinel haproxy postgresql espeak-ng flite pocketsphinx pocketsphinx-en-us chromium)
+packages=(redis-server redis-sentinel haproxy postgresql espeak-ng flite pocketsphinx pocketsphinx-en-us chromium sip-tester)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -109,4 +109,6 @@ done <<'TARGETS'
 ./examples/demobank FuzzVerify
 ./agui FuzzRunAgentInput
 ./handoff FuzzVerify
+./telephony/sip FuzzOffer
+./telephony/sip FuzzKeys
 TARGETS

@@ -14,6 +14,10 @@
 //	                                 off (default: a SQLite file in the user's data directory)
 //	-speech      ENGINE_SPEECH       auto (default): speak with espeak-ng and listen with
 //	                                 pocketsphinx when they are installed; off: no speech
+//	-sip         ENGINE_SIP_ADDR     answer the tenants' numbers over SIP (UDP and TCP) on this
+//	                                 address; -sip-rtp-ports (ENGINE_SIP_RTP_PORTS) their RTP
+//	                                 ports, -sip-external-ip (ENGINE_SIP_EXTERNAL_IP) the
+//	                                 address behind NAT (docs/telephony.md)
 //	             ENGINE_SIGNING_KEY  base64 of at least 32 random bytes that sign session and
 //	                                 action tokens; generated at start when absent
 //

@@ -45,8 +45,8 @@ func (d *demo) answerPhones(getenv func(string) string) {
 // off (nil routes). The auth tokens come from the variables the tenants' sections name
 // (TWILIO_AUTH_TOKEN for the demo), never from the file; TWILIO_API_BASE_URL stands in for
 // Twilio's REST API.
-func phoneLines(eng *engine.Engine, dir *telephony.Directory, publicURL string, getenv func(string) string, key []byte,
-	shared stores, sb *handoff.Switchboard, log *slog.Logger) ([]engine.Route, error) {
+func phoneLines(eng *engine.Engine, phone *telephony.Phone, dir *telephony.Directory, publicURL string, getenv func(string) string, key []byte,
+	shared stores, log *slog.Logger) ([]engine.Route, error) {
 	switch {
 	case dir.Len() == 0:
 		return nil, nil
@@ -54,10 +54,6 @@ func phoneLines(eng *engine.Engine, dir *telephony.Directory, publicURL string, 
 		log.Info("phone lines: off; they need -public-url (ENGINE_PUBLIC_URL), the URL Twilio calls and signs")
 		return nil, nil
 	}
-	phone := telephony.New(eng, &telephony.Options{
-		// The conversation was handed to a person on the phone: its handoff to the desk ends.
-		Transferred: func(ctx context.Context, _, id string) { sb.End(ctx, id) },
-	})
 	o := &twilio.Options{PublicURL: publicURL, Directory: dir, Phone: phone, Secret: getenv,
 		APIBaseURL: getenv("TWILIO_API_BASE_URL"), Key: derive(key, "telephony/twilio stream tokens")}
 	if shared.redis != nil {
@@ -68,6 +64,14 @@ func phoneLines(eng *engine.Engine, dir *telephony.Directory, publicURL string, 
 		return nil, err
 	}
 	return tw.Routes(), nil
+}
+
+// newPhone is the phone of every transport (Twilio's, SIP), which share its bounds on calls.
+func newPhone(eng *engine.Engine, sb *handoff.Switchboard) *telephony.Phone {
+	return telephony.New(eng, &telephony.Options{
+		// The conversation was handed to a person on the phone: its handoff to the desk ends.
+		Transferred: func(ctx context.Context, _, id string) { sb.End(ctx, id) },
+	})
 }
 
 // derive is a key of its own for purpose, from the signing key.

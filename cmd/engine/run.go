@@ -74,6 +74,10 @@ type options struct {
 	// webauthnRPID and webauthnOrigins name the relying party of passkeys (Config.Passkeys).
 	webauthnRPID, webauthnOrigins string
 
+	// sipAddr answers the tenants' numbers over SIP (sip.go); sipRTPPorts and sipExternalIP are
+	// its RTP ports and its address behind NAT.
+	sipAddr, sipRTPPorts, sipExternalIP string
+
 	// demoWeb serves the web client at /demo/: by default with the offline demo only.
 	demoWeb, demoWebSet bool
 
@@ -305,9 +309,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	phoneRoutes, err := phoneLines(eng, phones, opts.publicURL, getenv, key, stores, sb, log)
+	phone := newPhone(eng, sb)
+	phoneRoutes, err := phoneLines(eng, phone, phones, opts.publicURL, getenv, key, stores, log)
 	if err != nil {
 		return err
+	}
+	sipServer, err := sipLines(ctx, eng, phone, phones, opts, log)
+	if err != nil {
+		return err
+	}
+	if sipServer != nil {
+		defer sipServer.Close() // after the engine's shutdown, whose goodbyes end the calls
 	}
 
 	var draining atomic.Bool // SIGTERM came: readiness fails
@@ -326,6 +338,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if demo != nil {
 		printDemo(&banner, base, demo)
 		printPhones(&banner, demo)
+		printSIP(&banner, demo, sipServer)
 	}
 	if demoWeb {
 		fmt.Fprintf(&banner, "\nWeb client: %s/demo/\n", base)
@@ -410,6 +423,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.BoolVar(&o.version, "version", false, "print the engine's version and exit")
 	fs.StringVar(&o.handoffWebhook, "handoff-webhook", env("ENGINE_HANDOFF_WEBHOOK", ""), "contact centre webhook the demo tenants hand conversations to, instead of the demo desk (ENGINE_HANDOFF_WEBHOOK)")
 	fs.StringVar(&o.handoffSecret, "handoff-secret", env("ENGINE_HANDOFF_SECRET", ""), "secret that signs the handoff webhook's events and its answers, at least 16 bytes (ENGINE_HANDOFF_SECRET)")
+	fs.StringVar(&o.sipAddr, "sip", env("ENGINE_SIP_ADDR", ""), "address answering the tenants' numbers over SIP, UDP and TCP, such as 0.0.0.0:5060; off when empty (ENGINE_SIP_ADDR)")
+	fs.StringVar(&o.sipRTPPorts, "sip-rtp-ports", env("ENGINE_SIP_RTP_PORTS", ""), "UDP ports of the SIP calls' RTP, such as 10000-10100, two a call; empty: any (ENGINE_SIP_RTP_PORTS)")
+	fs.StringVar(&o.sipExternalIP, "sip-external-ip", env("ENGINE_SIP_EXTERNAL_IP", ""), "the engine's address as the SIP trunks reach it, when behind NAT (ENGINE_SIP_EXTERNAL_IP)")
 	fs.StringVar(&o.debugAddr, "debug-addr", env("ENGINE_DEBUG_ADDR", ""), "private address serving runtime figures (/debug/stats) and pprof profiles; off when empty (ENGINE_DEBUG_ADDR)")
 	var errs []error
 	intFlag := func(p *int, name, envName, usage string) {

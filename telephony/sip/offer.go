@@ -126,6 +126,15 @@ func checkOffer(body []byte) (int, string) {
 	return 0, ""
 }
 
+// terminated is body with its last line ended: diago's parser drops a last line without one,
+// which the check would have read.
+func terminated(body []byte) []byte {
+	if len(body) > 0 && body[len(body)-1] != '\n' {
+		return append(body[:len(body):len(body)], '\r', '\n')
+	}
+	return body
+}
+
 func numeric(s string) bool {
 	if s == "" || len(s) > 20 {
 		return false

@@ -274,6 +274,7 @@ func (s *Server) serve(d *diago.DialogServerSession) {
 			sipmsg.NewHeader("Warning", `399 engine "an SDP offer of G.711 is required"`))
 		return
 	}
+	req.SetBody(terminated(req.Body()))
 	if code, why := checkOffer(req.Body()); code != 0 {
 		reason := "Bad Request"
 		if code == sipmsg.StatusNotAcceptableHere {
