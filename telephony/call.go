@@ -51,7 +51,6 @@ type Call struct {
 	detector  *vad.Detector
 	utterance []int16
 	speaking  bool // speech started in the utterance
-	jitter    Jitter
 
 	listening  atomic.Bool // the caller's speech makes turns
 	utterances chan utterance
@@ -68,6 +67,7 @@ type Call struct {
 	heardWake chan struct{}
 	seq       int
 	figures   Figures
+	jitter    Jitter
 }
 
 // utterance is what the caller said, and when the detector heard it end.
@@ -103,7 +103,11 @@ func (c *Call) Press(key byte) { c.keypad.Press(key) }
 
 // Arrived counts a frame of the caller's audio that arrived at at, mediaTime into the call,
 // for the call's jitter. It is called by the reader.
-func (c *Call) Arrived(at time.Time, mediaTime time.Duration) { c.jitter.Arrive(at, mediaTime) }
+func (c *Call) Arrived(at time.Time, mediaTime time.Duration) {
+	c.mu.Lock() // the figures read it when the call ends, the reader perhaps still reading
+	defer c.mu.Unlock()
+	c.jitter.Arrive(at, mediaTime)
+}
 
 // Hear takes the caller's audio, 8 kHz samples, from the transport's reader. Speech over an
 // answer stops it (and clears the line); the silence after speech ends the utterance, which

@@ -209,8 +209,13 @@ func (s *Server) guard(next sipgo.RequestHandler) sipgo.RequestHandler {
 				tx.Respond(sipmsg.NewResponseFromRequest(req, sipmsg.StatusInternalServerError, "Server Internal Error", nil))
 			}
 		}()
-		if req.Method == sipmsg.INFO {
+		switch {
+		case req.Method == sipmsg.INFO:
 			s.info(req, tx)
+			return
+		case req.Method == sipmsg.INVITE && req.Contact() == nil:
+			// diago drops such an INVITE unanswered: the caller is told.
+			tx.Respond(sipmsg.NewResponseFromRequest(req, sipmsg.StatusBadRequest, "Missing Contact", nil))
 			return
 		}
 		next(req, tx)

@@ -225,9 +225,12 @@ func TestSIPRefusals(t *testing.T) {
 			"a=rtpmap:96 PCMU/8000\r\na=rtpmap:96 PCMU/8000\r\n",
 		"not SDP": "hello",
 	} {
-		if got := rawInvite(t, p, h.srv.Addr(), body); got != 400 {
+		if got := rawInvite(t, p, h.srv.Addr(), body, true); got != 400 {
 			t.Errorf("%s: %d, want 400", name, got)
 		}
+	}
+	if got := rawInvite(t, p, h.srv.Addr(), "v=0\r\n", false); got != 400 {
+		t.Errorf("an INVITE without Contact: %d, want 400", got)
 	}
 
 	// A calling number holds one call: its second is busy.
@@ -262,8 +265,9 @@ func TestSIPCallBounds(t *testing.T) {
 	}
 }
 
-// rawInvite sends an INVITE with body as its SDP and returns the final status.
-func rawInvite(t testing.TB, p *phoneUA, addr, body string) int {
+// rawInvite sends an INVITE with body as its SDP, with a Contact or not, and returns the final
+// status.
+func rawInvite(t testing.TB, p *phoneUA, addr, body string, contact bool) int {
 	t.Helper()
 	host, port, _ := net.SplitHostPort(addr)
 	n, _ := strconv.Atoi(port)
@@ -273,7 +277,9 @@ func rawInvite(t testing.TB, p *phoneUA, addr, body string) int {
 	}
 	defer cli.Close()
 	req := sipmsg.NewRequest(sipmsg.INVITE, sipmsg.Uri{User: testkit.PhoneBank, Host: host, Port: n})
-	req.AppendHeader(&sipmsg.ContactHeader{Address: sipmsg.Uri{User: "caller", Host: "127.0.0.1", Port: p.port}})
+	if contact {
+		req.AppendHeader(&sipmsg.ContactHeader{Address: sipmsg.Uri{User: "caller", Host: "127.0.0.1", Port: p.port}})
+	}
 	req.AppendHeader(sipmsg.NewHeader("Content-Type", "application/sdp"))
 	req.SetBody([]byte(body))
 	req.SetTransport("UDP")
