@@ -5,20 +5,10 @@ package audio
 // of 13-bit linear samples, its even bits inverted (0x55).
 
 // ALawDecode appends the 16-bit samples of the A-law bytes b to out.
-func ALawDecode(out []int16, b []byte) []int16 {
-	for _, c := range b {
-		out = append(out, aLawTable[c])
-	}
-	return out
-}
+func ALawDecode(out []int16, b []byte) []int16 { return decodeG711(out, b, &aLawTable) }
 
 // ALawEncode appends the A-law bytes of the 16-bit samples pcm to out.
-func ALawEncode(out []byte, pcm []int16) []byte {
-	for _, s := range pcm {
-		out = append(out, aLaw(s))
-	}
-	return out
-}
+func ALawEncode(out []byte, pcm []int16) []byte { return encodeG711(out, pcm, aLaw) }
 
 func aLaw(s int16) byte {
 	v := int(s) >> 3 // 13 bits

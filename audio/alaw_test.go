@@ -1,7 +1,6 @@
 package audio_test
 
 import (
-	"math"
 	"testing"
 
 	"github.com/convengine/engine/audio"
@@ -35,18 +34,7 @@ func TestALawRoundTrip(t *testing.T) {
 			t.Errorf("%#x → %d → %#x", c, pcm[0], back)
 		}
 	}
-	pcm := make([]int16, 8000)
-	for i := range pcm {
-		pcm[i] = int16(10000 * math.Sin(2*math.Pi*440*float64(i)/8000))
-	}
-	back := audio.ALawDecode(nil, audio.ALawEncode(nil, pcm))
-	var sig, noise float64
-	for i := range pcm {
-		sig += float64(pcm[i]) * float64(pcm[i])
-		d := float64(pcm[i] - back[i])
-		noise += d * d
-	}
-	if snr := 10 * math.Log10(sig/noise); snr < 35 {
+	if snr := sineSNR(audio.ALawEncode, audio.ALawDecode); snr < 35 {
 		t.Errorf("SNR %.1f dB", snr)
 	}
 }

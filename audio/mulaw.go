@@ -10,17 +10,23 @@ const (
 )
 
 // MuLawDecode appends the 16-bit samples of the μ-law bytes b to out.
-func MuLawDecode(out []int16, b []byte) []int16 {
+func MuLawDecode(out []int16, b []byte) []int16 { return decodeG711(out, b, &muLawTable) }
+
+// MuLawEncode appends the μ-law bytes of the 16-bit samples pcm to out.
+func MuLawEncode(out []byte, pcm []int16) []byte { return encodeG711(out, pcm, muLaw) }
+
+// decodeG711 appends the samples of the codes b, as table gives them, to out.
+func decodeG711(out []int16, b []byte, table *[256]int16) []int16 {
 	for _, c := range b {
-		out = append(out, muLawTable[c])
+		out = append(out, table[c])
 	}
 	return out
 }
 
-// MuLawEncode appends the μ-law bytes of the 16-bit samples pcm to out.
-func MuLawEncode(out []byte, pcm []int16) []byte {
+// encodeG711 appends the codes code gives the samples pcm to out.
+func encodeG711(out []byte, pcm []int16, code func(int16) byte) []byte {
 	for _, s := range pcm {
-		out = append(out, muLaw(s))
+		out = append(out, code(s))
 	}
 	return out
 }

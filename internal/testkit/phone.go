@@ -6,7 +6,9 @@ import (
 	"iter"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
@@ -99,6 +101,46 @@ func (h *Phone) PINNowhere(t testing.TB, said string) {
 			t.Errorf("the PIN appears in the %s", where)
 		}
 	}
+}
+
+// ReportCallsHeld measures the CPU the process spends over d with n calls held, and reports it
+// per call (millicores/call) and as the calls two cores would hold at that rate (calls/2cores).
+func ReportCallsHeld(b *testing.B, n int, d time.Duration) {
+	before, start := cpuTime(), time.Now()
+	time.Sleep(d)
+	used, wall := cpuTime()-before, time.Since(start)
+	perCall := used.Seconds() / wall.Seconds() / float64(n) // cores per call
+	b.ReportMetric(perCall*1000, "millicores/call")
+	b.ReportMetric(2/perCall, "calls/2cores")
+}
+
+// DialAll runs dial(0) to dial(n-1) at once, and returns the calls they made.
+func DialAll[C any](n int, dial func(i int) C) []C {
+	calls := make([]C, n)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() { calls[i] = dial(i) })
+	}
+	wg.Wait()
+	return calls
+}
+
+// Poll calls done every 10 ms until it reports true, and fails t with what after limit.
+func Poll(t testing.TB, limit time.Duration, what string, done func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if done() {
+			return
+		}
+	}
+	t.Fatal(what)
+}
+
+// cpuTime is the process's CPU time so far, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // FakeSpeech is a synthesizer of tones and a recogniser that hears heard, without programs.

@@ -1,8 +1,6 @@
 package sip_test
 
 import (
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -45,33 +43,14 @@ func BenchmarkSIPFirstAudio(b *testing.B) {
 func BenchmarkSIPCallsHeld(b *testing.B) {
 	h := newSIP(b, testkit.FakeSpeech("what is my balance"), telephony.Options{Calls: telephony.NewCalls(-1, 0, 0)}, "")
 	p := newPhoneUA(b)
-	calls := make([]*phoneCall, b.N)
-	var wg sync.WaitGroup
-	for i := range calls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := h.dial(b, p)
-			c.keys(testkit.PhonePIN + "#")
-			calls[i] = c
-		}()
-	}
-	wg.Wait()
+	calls := testkit.DialAll(b.N, func(int) *phoneCall {
+		c := h.dial(b, p)
+		c.keys(testkit.PhonePIN + "#")
+		return c
+	})
 	time.Sleep(3 * time.Second) // greetings played, PINs verified
-	before, start := cpu(), time.Now()
-	time.Sleep(10 * time.Second)
-	used, wall := cpu()-before, time.Since(start)
-	perCall := used.Seconds() / wall.Seconds() / float64(b.N) // cores per call
-	b.ReportMetric(perCall*1000, "millicores/call")
-	b.ReportMetric(2/perCall, "calls/2cores")
+	testkit.ReportCallsHeld(b, b.N, 10*time.Second)
 	for _, c := range calls {
 		c.hangUp()
 	}
-}
-
-// cpu is the process's CPU time so far, user and system.
-func cpu() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -235,38 +235,26 @@ func (c *phoneCall) heardSeconds() float64 {
 // waitPlaying waits until the engine's speech plays, or fails after limit.
 func (c *phoneCall) waitPlaying(limit time.Duration) {
 	c.t.Helper()
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
+	testkit.Poll(c.t, limit, "no speech played", func() bool {
 		c.mu.Lock()
-		playing := len(c.outgoing) == 0 && time.Since(c.lastAt) < 100*time.Millisecond
-		c.mu.Unlock()
-		if playing {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	c.t.Fatal("no speech played")
+		defer c.mu.Unlock()
+		return len(c.outgoing) == 0 && time.Since(c.lastAt) < 100*time.Millisecond
+	})
 }
 
 // waitAnswer waits until the caller sent all its speech, then heard speech after it (or
 // after since, when not zero) to its end: quiet for quiet. It fails after limit.
 func (c *phoneCall) waitAnswer(since time.Time, quiet, limit time.Duration) {
 	c.t.Helper()
-	deadline := time.Now().Add(limit)
 	sent := since
-	for time.Now().Before(deadline) {
+	testkit.Poll(c.t, limit, "no answer came, or it did not end", func() bool {
 		c.mu.Lock()
+		defer c.mu.Unlock()
 		if sent.IsZero() && len(c.outgoing) == 0 {
 			sent = time.Now()
 		}
-		done := !sent.IsZero() && c.lastAt.After(sent) && time.Since(c.lastAt) > quiet
-		c.mu.Unlock()
-		if done {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	c.t.Fatal("no answer came, or it did not end")
+		return !sent.IsZero() && c.lastAt.After(sent) && time.Since(c.lastAt) > quiet
+	})
 }
 
 // waitEnded waits until the engine ends the call (its BYE), or fails after limit.

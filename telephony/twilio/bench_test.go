@@ -1,8 +1,6 @@
 package twilio_test
 
 import (
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -43,33 +41,14 @@ func BenchmarkPhoneFirstAudio(b *testing.B) {
 //	go test -run '^$' -bench PhoneCallsHeld -benchtime 200x ./telephony/twilio/
 func BenchmarkPhoneCallsHeld(b *testing.B) {
 	h := newPhone(b, testkit.FakeSpeech("what is my balance"), telephony.Options{Calls: telephony.NewCalls(-1, 0, 0)})
-	calls := make([]*fakeCall, b.N)
-	var wg sync.WaitGroup
-	for i := range calls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := h.call(b, sid(1000+i), caller)
-			c.keys(pin + "#")
-			calls[i] = c
-		}()
-	}
-	wg.Wait()
+	calls := testkit.DialAll(b.N, func(i int) *fakeCall {
+		c := h.call(b, sid(1000+i), caller)
+		c.keys(pin + "#")
+		return c
+	})
 	time.Sleep(3 * time.Second) // greetings played, PINs verified
-	before, start := cpu(), time.Now()
-	time.Sleep(10 * time.Second)
-	used, wall := cpu()-before, time.Since(start)
-	perCall := used.Seconds() / wall.Seconds() / float64(b.N) // cores per call
-	b.ReportMetric(perCall*1000, "millicores/call")
-	b.ReportMetric(2/perCall, "calls/2cores")
+	testkit.ReportCallsHeld(b, b.N, 10*time.Second)
 	for _, c := range calls {
 		c.hangUp()
 	}
-}
-
-// cpu is the process's CPU time so far, user and system.
-func cpu() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/convengine/engine/audio"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/telephony/twilio"
 )
 
@@ -310,37 +311,25 @@ func (c *fakeCall) keys(s string) {
 // after limit.
 func (c *fakeCall) waitAnswer(since time.Time, quiet, limit time.Duration) {
 	c.t.Helper()
-	deadline := time.Now().Add(limit)
 	sent := since
-	for time.Now().Before(deadline) {
+	testkit.Poll(c.t, limit, "no answer came, or it did not end", func() bool {
 		c.mu.Lock()
+		defer c.mu.Unlock()
 		if sent.IsZero() && len(c.outgoing) == 0 {
 			sent = time.Now()
 		}
-		done := !sent.IsZero() && c.lastAt.After(sent) && len(c.buffer) == 0 && time.Since(c.lastAt) > quiet
-		c.mu.Unlock()
-		if done {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	c.t.Fatal("no answer came, or it did not end")
+		return !sent.IsZero() && c.lastAt.After(sent) && len(c.buffer) == 0 && time.Since(c.lastAt) > quiet
+	})
 }
 
 // waitPlaying waits until the server's audio plays, or fails after limit.
 func (c *fakeCall) waitPlaying(limit time.Duration) {
 	c.t.Helper()
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
+	testkit.Poll(c.t, limit, "no answer played", func() bool {
 		c.mu.Lock()
-		playing := len(c.outgoing) == 0 && len(c.buffer) > 0
-		c.mu.Unlock()
-		if playing {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	c.t.Fatal("no answer played")
+		defer c.mu.Unlock()
+		return len(c.outgoing) == 0 && len(c.buffer) > 0
+	})
 }
 
 // heardSeconds is how much of the server's audio the caller heard.
