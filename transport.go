@@ -149,7 +149,7 @@ func (in *TurnInput) Check() error {
 	}
 	// What the turn hears stands for a transcript here: only the fields are checked.
 	if _, bad := b.Check(true); bad != nil {
-		return invalidField(bad.Field, bad.Detail)
+		return fieldProblem(bad)
 	}
 	return nil
 }
