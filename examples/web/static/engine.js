@@ -608,10 +608,7 @@ export class EngineClient {
           } catch {
             continue;
           }
-          if (ev.id) {
-            lastId = ev.id;
-            resumes = 0;
-          }
+          if (ev.id) lastId = ev.id;
           if (ev.event === "handoff" && (data.status === "released" || data.status === "failed")) over = true;
           yield { event: ev.event, data };
         }
