@@ -310,6 +310,13 @@ func (c *fakeCall) keys(s string) {
 // after limit.
 func (c *fakeCall) waitAnswer(since time.Time, quiet, limit time.Duration) {
 	c.t.Helper()
+	if !c.answered(since, quiet, limit) {
+		c.t.Fatal("no answer came, or it did not end")
+	}
+}
+
+// answered reports whether an answer came and ended (see waitAnswer) within limit.
+func (c *fakeCall) answered(since time.Time, quiet, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
 	sent := since
 	for time.Now().Before(deadline) {
@@ -320,11 +327,11 @@ func (c *fakeCall) waitAnswer(since time.Time, quiet, limit time.Duration) {
 		done := !sent.IsZero() && c.lastAt.After(sent) && len(c.buffer) == 0 && time.Since(c.lastAt) > quiet
 		c.mu.Unlock()
 		if done {
-			return
+			return true
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	c.t.Fatal("no answer came, or it did not end")
+	return false
 }
 
 // waitPlaying waits until the server's audio plays, or fails after limit.
