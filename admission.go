@@ -195,7 +195,7 @@ func (e *Engine) admit(ctx context.Context, req *request, w Work) (*Admission, *
 	if req.user == "" && (w.Kind == WorkConnection || w.Kind == WorkListening || w.Kind == WorkSynthesis || w.Kind == WorkTranscription || req.Tenant.Limits.UserPerMinute > 0) {
 		req.user = e.limits.userBucket(req.Tenant.Key, req.UserToken) // the user's slots and bucket
 	}
-	if e.shutdown.draining.Err() != nil && (w.Kind == WorkTurn || w.Kind == WorkSession || w.Kind == WorkConnection) {
+	if e.shutdown.Draining().Err() != nil && (w.Kind == WorkTurn || w.Kind == WorkSession || w.Kind == WorkConnection) {
 		// Readiness failed first (Engine.Shutdown): a client that still reaches this replica
 		// tries again, and the balancer sends it to another.
 		return nil, newProblem(http.StatusServiceUnavailable, CodeShuttingDown, "this server is shutting down; try again").WithRetryAfter(time.Second)

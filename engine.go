@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/convengine/engine/internal/bound"
 	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/schema"
+	"github.com/convengine/engine/internal/shutdown"
 	"github.com/convengine/engine/internal/token"
 	"github.com/convengine/engine/internal/validity"
 	"github.com/convengine/engine/internal/verbalize"
@@ -182,7 +182,7 @@ type Engine struct {
 	maxBody       int64
 	ping          time.Duration
 	now           func() time.Time
-	shutdown      shutdownHooks
+	shutdown      *shutdown.Hooks
 	limits        *rateLimiting
 	turnSlots     bound.Slots
 	syntheses     *Hold // the syntheses of the process and of each user
@@ -250,7 +250,7 @@ func New(cfg Config) (*Engine, error) {
 		0, cmp.Or(cfg.MaxSynthesesPerUser, defaultMaxSynthesesPerUser))
 	e.transcriptions = newHold(BoundTranscriptions, "recordings being transcribed", 1,
 		bound.NewSlots(cfg.MaxConcurrentTranscriptions, defaultMaxTranscriptions), 0, cmp.Or(cfg.MaxTranscriptionsPerUser, defaultMaxTranscriptionsPerUser))
-	e.shutdown.draining, e.shutdown.stop = context.WithCancel(context.Background())
+	e.shutdown = shutdown.New()
 	if e.speechText == nil {
 		e.speechText = verbalize.Text
 	}
@@ -310,25 +310,7 @@ func (e *Engine) Close() error {
 // away) and refuses new ones, a socket running a turn once the turn has been answered. When ctx
 // ends first, they stop what still runs at once, and Shutdown returns ctx.Err(). An
 // http.Server's Shutdown does not wait for WebSockets, which it no longer tracks: call both.
-func (e *Engine) Shutdown(ctx context.Context) error {
-	e.shutdown.mu.Lock()
-	if !e.shutdown.closing {
-		e.shutdown.closing, e.shutdown.ctx = true, context.WithoutCancel(ctx)
-		e.shutdown.stop()
-	}
-	hooks := e.shutdown.hooks
-	e.shutdown.mu.Unlock()
-	errs := make([]error, len(hooks))
-	var wg sync.WaitGroup
-	for i, f := range hooks {
-		wg.Go(func() { errs[i] = f(ctx) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return ctx.Err()
-}
+func (e *Engine) Shutdown(ctx context.Context) error { return e.shutdown.Run(ctx) }
 
 // Route is a handler a transport serves at its own path, for [Engine.Handler] to mount beside
 // the engine's routes.
@@ -336,16 +318,6 @@ type Route struct {
 	// Pattern is the path as http.ServeMux reads it, such as "/engine/stream".
 	Pattern string
 	Handler http.Handler
-}
-
-// shutdownHooks are the functions of OnShutdown.
-type shutdownHooks struct {
-	mu       sync.Mutex
-	closing  bool
-	ctx      context.Context
-	hooks    []func(context.Context) error
-	draining context.Context // done once Shutdown has begun
-	stop     context.CancelFunc
 }
 
 // Routes of the engine's HTTP surface.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/convengine/engine/internal/body"
 	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/fill"
 	"github.com/convengine/engine/internal/jsonenc"
@@ -17,9 +19,6 @@ import (
 	"github.com/convengine/engine/internal/token"
 	"github.com/google/uuid"
 )
-
-// Device gates that may have approved an action.
-var authMethods = map[string]bool{"faceid": true, "touchid": true, "passcode": true}
 
 const (
 	defaultVerificationAge = 120 * time.Second
@@ -30,31 +29,7 @@ const (
 )
 
 // executeRequest is the body of POST /engine/execute.
-type executeRequest struct {
-	Execute *executeCall    `json:"execute"`
-	Auth    *executeAuth    `json:"auth"`
-	Context *executeContext `json:"context"`
-}
-
-type executeCall struct {
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
-	Token     string          `json:"token"`
-}
-
-type executeAuth struct {
-	Method     string          `json:"method"`
-	VerifiedAt json.RawMessage `json:"verifiedAt"`
-	// Proof is the device's proof of this action, signed by the session's gate key.
-	Proof *string `json:"proof"`
-	// WebAuthn is, instead, an assertion of the session's gate passkey.
-	WebAuthn *PasskeyAssertion `json:"webauthn"`
-}
-
-type executeContext struct {
-	SessionID string `json:"sessionId"`
-	Locale    string `json:"locale"`
-}
+type executeRequest = body.Execute[PasskeyAssertion]
 
 // Card is the terminal card the execute endpoint answers with.
 type Card struct {
@@ -99,11 +74,11 @@ func (e *Engine) serveExecute(w http.ResponseWriter, r *http.Request) {
 
 // execute checks a confirmed action and runs it once; the reply is the JSON of its
 // ExecuteResult, and replayed says that it is the recorded reply of a token that ran before.
-func (e *Engine) execute(ctx context.Context, req *request, body *executeRequest) (reply []byte, replayed bool, p *Problem) {
-	claims, canon, sent, p := e.checkExecute(req, body)
+func (e *Engine) execute(ctx context.Context, req *request, b *executeRequest) (reply []byte, replayed bool, p *Problem) {
+	claims, canon, sent, p := e.checkExecute(req, b)
 	var proof *ActionProof
 	if p == nil {
-		proof, p = e.checkDeviceProof(ctx, req, body)
+		proof, p = e.checkDeviceProof(ctx, req, b)
 	}
 	if p == nil && proof != nil {
 		// The bank says whether the key is still its customer's device, before anything runs.
@@ -112,14 +87,11 @@ func (e *Engine) execute(ctx context.Context, req *request, body *executeRequest
 	if p != nil {
 		return nil, false, p
 	}
-	locale := req.Tenant.Locale
-	if body.Context != nil && body.Context.Locale != "" {
-		if !ValidLocale(body.Context.Locale) {
-			return nil, false, invalidField("context.locale", "must be a BCP 47 language tag")
-		}
-		locale = body.Context.Locale
+	tag, bad := b.Locale()
+	if bad != nil {
+		return nil, false, fieldProblem(bad)
 	}
-	return e.runAction(ctx, req, claims, body, canon, sent, locale, proof)
+	return e.runAction(ctx, req, claims, b, canon, sent, cmp.Or(tag, req.Tenant.Locale), proof)
 }
 
 // checkExecute applies the checks of docs/actions.md, in their order, and returns the token's claims
@@ -127,7 +99,7 @@ func (e *Engine) execute(ctx context.Context, req *request, body *executeRequest
 // them (different when the token sealed them).
 func (e *Engine) checkExecute(req *request, b *executeRequest) (c *token.ActionClaims, canon, sent []byte, p *Problem) {
 	if b.Execute == nil {
-		return nil, nil, nil, invalidField("execute", "is required: the execute object of the confirm widget")
+		return nil, nil, nil, fieldProblem(body.MissingExecute())
 	}
 	x := b.Execute
 	if !req.Tenant.IsAction(x.Tool) {
@@ -155,12 +127,9 @@ func (e *Engine) checkExecute(req *request, b *executeRequest) (c *token.ActionC
 	if !now.Before(c.Expiry.Time()) {
 		return nil, nil, nil, newProblem(http.StatusGone, CodeActionExpired, "the confirmation expired; ask the assistant again")
 	}
-	if b.Auth == nil || !authMethods[b.Auth.Method] {
-		return nil, nil, nil, invalidField("auth.method", `must be "faceid", "touchid" or "passcode"`)
-	}
-	verified, err := dpop.ParseVerifiedAt(b.Auth.VerifiedAt)
-	if err != nil {
-		return nil, nil, nil, invalidField("auth.verifiedAt", err.Error())
+	verified, bad := b.CheckAuth()
+	if bad != nil {
+		return nil, nil, nil, fieldProblem(bad)
 	}
 	maxAge := req.Tenant.Limits.VerificationMaxAge.or(defaultVerificationAge)
 	if now.Sub(verified) > maxAge || verified.Sub(now) > verificationSkew {

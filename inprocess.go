@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/convengine/engine/internal/body"
 	"github.com/convengine/engine/internal/headers"
 	"github.com/convengine/engine/widgets"
@@ -248,45 +246,16 @@ func (e *Engine) callerRequest(ctx context.Context, c *Caller, withSession bool)
 
 // body is the input as the body of POST /engine, checked by the same code.
 func (in *TurnInput) body() (*turnRequest, *Problem) {
-	b := &turnRequest{Turn: body.Turn{Context: &body.TurnContext{SessionID: in.ConversationID, CountryCode: in.CountryCode}}}
-	if in.Transcript != "" {
-		b.Transcript = &in.Transcript
-	}
-	if in.Audio != nil {
-		if in.Transcript != "" {
-			return nil, invalidField("audio", "and transcript cannot both be given")
-		}
-		b.wav = in.Audio
-	}
-	if in.Samples != nil {
-		switch {
-		case in.Transcript != "" || in.Audio != nil:
-			return nil, invalidField("samples", "and transcript or audio cannot both be given")
-		case len(in.Samples) > maxInputSeconds*inputSampleRate:
-			return nil, invalidField("samples", fmt.Sprintf("hold more than %d seconds of audio", maxInputSeconds))
-		}
-		b.pcm, b.listening = in.Samples, in.Listening
-	}
-	if in.TurnID != "" {
-		if _, err := uuid.Parse(in.TurnID); err != nil || len(in.TurnID) != 36 {
-			return nil, invalidField("turn_id", "must be a UUID")
-		}
-		b.turnID = in.TurnID
-	}
-	if in.Mode != "" {
-		m := string(in.Mode)
-		b.Mode = &m
-	}
+	var msgs []body.Message
 	for _, m := range in.Messages {
-		b.Messages = append(b.Messages, body.Message{Role: string(m.Role), Content: m.Content})
+		msgs = append(msgs, body.Message{Role: string(m.Role), Content: m.Content})
 	}
-	if in.Screen != "" {
-		b.Context.Screen, _ = json.Marshal(in.Screen)
+	b, bad := (&body.Input{Transcript: in.Transcript, Audio: in.Audio, Samples: in.Samples, TurnID: in.TurnID, Mode: string(in.Mode),
+		Messages: msgs, ConversationID: in.ConversationID, Screen: in.Screen, CountryCode: in.CountryCode, Locale: in.Locale}).Turn()
+	if bad != nil {
+		return nil, fieldProblem(bad)
 	}
-	if in.Locale != "" {
-		b.Meta = &body.TurnMeta{Locale: in.Locale}
-	}
-	return b, nil
+	return &turnRequest{Turn: *b, wav: in.Audio, pcm: in.Samples, listening: in.Listening, turnID: in.TurnID}, nil
 }
 
 // ExecuteInput is what the body of POST /engine/execute carries, for [Engine.Execute]: the
@@ -320,7 +289,7 @@ type ExecuteInput struct {
 func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*ExecuteResult, error) {
 	req, _, p := e.callerAdmitted(ctx, c, true, Work{Kind: WorkRequest})
 	if p == nil && in == nil {
-		p = invalidField("execute", "is required: the execute object of the confirm widget")
+		p = fieldProblem(body.MissingExecute())
 	}
 	if p != nil {
 		return nil, p.withID(req)
@@ -330,20 +299,21 @@ func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*Exe
 	if len(in.VerifiedAtJSON) > 0 {
 		verified = in.VerifiedAtJSON
 	}
-	body := executeRequest{Execute: &executeCall{x.Tool, x.Arguments, x.Token}, Auth: &executeAuth{Method: in.Method, VerifiedAt: verified}}
+	b := executeRequest{Execute: &body.ExecuteCall{Tool: x.Tool, Arguments: x.Arguments, Token: x.Token},
+		Auth: &body.ExecuteAuth[PasskeyAssertion]{Method: in.Method, VerifiedAt: verified}}
 	if in.Proof != "" {
-		body.Auth.Proof = &in.Proof
+		b.Auth.Proof = &in.Proof
 	}
 	if len(in.WebAuthn) > 0 {
-		body.Auth.WebAuthn = new(PasskeyAssertion)
-		if unmarshalStrictly(in.WebAuthn, body.Auth.WebAuthn) != nil {
+		b.Auth.WebAuthn = new(PasskeyAssertion)
+		if unmarshalStrictly(in.WebAuthn, b.Auth.WebAuthn) != nil {
 			return nil, invalidField("auth.webauthn", "must be the assertion object of the session's passkey").withID(req)
 		}
 	}
 	if in.Locale != "" {
-		body.Context = &executeContext{Locale: in.Locale}
+		b.Context = &body.ExecuteContext{Locale: in.Locale}
 	}
-	reply, replayed, p := e.execute(ctx, req, &body)
+	reply, replayed, p := e.execute(ctx, req, &b)
 	if p != nil {
 		return nil, p.withID(req)
 	}
@@ -363,12 +333,12 @@ func (e *Engine) Execute(ctx context.Context, c *Caller, in *ExecuteInput) (*Exe
 func (e *Engine) Synthesize(ctx context.Context, c *Caller, text, voice string) (*Audio, error) {
 	req, a, p := e.callerAdmitted(ctx, c, true, Work{Kind: WorkSynthesis})
 	if p == nil {
-		var v *string
+		b := body.Speech{Text: &text}
 		if voice != "" {
-			v = &voice
+			b.Voice = &voice
 		}
 		var speech *Audio
-		if speech, _, p = e.synthesize(ctx, req, a, &text, v); p == nil {
+		if speech, _, p = e.synthesize(ctx, req, a, &b); p == nil {
 			return speech, nil
 		}
 	}
@@ -409,8 +379,8 @@ func (e *Engine) CreateSession(ctx context.Context, c *Caller, in *SessionInput)
 		if in == nil {
 			in = &SessionInput{}
 		}
-		var res *sessionResponse
-		res, p = e.createSession(ctx, req, a, &createSessionRequest{PublicKey: in.PublicKey, GateKey: in.GateKey,
+		var res *body.SessionCreated
+		res, p = e.createSession(ctx, req, a, &body.Session{PublicKey: in.PublicKey, GateKey: in.GateKey,
 			GateCredential: in.GateCredential, Metadata: in.Metadata})
 		if p == nil {
 			created, _ := time.Parse(time.RFC3339, res.CreatedAt)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/convengine/engine/internal/body"
 	"github.com/convengine/engine/internal/response"
 )
 
@@ -130,6 +131,9 @@ func invalidField(field, detail string) *Problem {
 	p.Field = field
 	return p
 }
+
+// fieldProblem is the problem of a body's field that breaks its rule.
+func fieldProblem(bad *body.FieldError) *Problem { return invalidField(bad.Field, bad.Detail) }
 
 // writeProblem writes p as application/problem+json.
 func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {

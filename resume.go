@@ -36,7 +36,7 @@ func (e *Engine) ResumeHandler() http.Handler {
 
 func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 	req, _, p := e.readAdmitted(r, true, WorkRequest)
-	if p == nil && e.shutdown.draining.Err() != nil {
+	if p == nil && e.shutdown.Draining().Err() != nil {
 		p = newProblem(http.StatusServiceUnavailable, CodeShuttingDown, "this server is shutting down; resume the turn again").WithRetryAfter(time.Second)
 	}
 	if p != nil {
@@ -127,7 +127,7 @@ func (e *Engine) followTurn(ctx context.Context, w http.ResponseWriter, req *req
 	// from another.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	defer context.AfterFunc(e.shutdown.draining, stop)()
+	defer context.AfterFunc(e.shutdown.Draining(), stop)()
 	f := stream.Follow(after, batchOf(rec), e.now().Add(maxResumeFollow), resumeWait, func(after int, wait time.Duration) (sse.Batch, error) {
 		rctx, cancel := context.WithTimeout(ctx, resumeWait+time.Second)
 		defer cancel()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convengine/engine/internal/body"
 	"github.com/convengine/engine/internal/dpop"
 	"github.com/convengine/engine/internal/jsonenc"
 	"github.com/convengine/engine/internal/token"
@@ -30,7 +31,6 @@ type SessionKey struct {
 // Bounds and defaults of sessions.
 const (
 	defaultSessionLifetime = 24 * time.Hour
-	maxSessionMetadata     = 8 << 10
 	maxSessionToken        = 4096
 )
 
@@ -59,27 +59,6 @@ func (e *Engine) initSessions(cfg *Config) error {
 	return errors.Join(errs...)
 }
 
-// createSessionRequest is the body of POST /api/v1/create-session.
-type createSessionRequest struct {
-	PublicKey json.RawMessage `json:"public_key"`
-	// GateKey is the public half of a key the app holds behind the device's biometric gate,
-	// which signs action proofs; without it, the device key does.
-	GateKey json.RawMessage `json:"gate_key"`
-	// GateCredential is, instead, a passkey registered for the session (the JSON of
-	// navigator.credentials.create's PublicKeyCredential).
-	GateCredential json.RawMessage `json:"gate_credential"`
-	Metadata       json.RawMessage `json:"metadata"`
-}
-
-// sessionResponse is the 201 body of create-session.
-type sessionResponse struct {
-	SessionID    string          `json:"session_id"`
-	CreatedAt    string          `json:"created_at"`
-	SessionToken string          `json:"session_token"`
-	ExpiresAt    string          `json:"expires_at"`
-	Theme        json.RawMessage `json:"theme"`
-}
-
 // SessionHandler returns the handler of POST /api/v1/create-session.
 func (e *Engine) SessionHandler() http.Handler {
 	return e.route(http.MethodPost, PathCreateSession, http.HandlerFunc(e.serveCreateSession))
@@ -91,12 +70,12 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, req.idOrEmpty())
 		return
 	}
-	var body createSessionRequest
-	if p := decodeBody(w, r, e.maxBody, true, &body); p != nil {
+	var b body.Session
+	if p := decodeBody(w, r, e.maxBody, true, &b); p != nil {
 		writeProblem(w, p, req.ID)
 		return
 	}
-	res, p := e.createSession(r.Context(), req, admission, &body)
+	res, p := e.createSession(r.Context(), req, admission, &b)
 	if p != nil {
 		writeProblem(w, p, req.ID)
 		return
@@ -116,43 +95,43 @@ func (e *Engine) serveCreateSession(w http.ResponseWriter, r *http.Request) {
 	w.Write(out)
 }
 
-// createSession makes the session body asks for, stores it and signs its token.
-func (e *Engine) createSession(ctx context.Context, req *request, a *Admission, body *createSessionRequest) (*sessionResponse, *Problem) {
+// createSession makes the session b asks for, stores it and signs its token.
+func (e *Engine) createSession(ctx context.Context, req *request, a *Admission, b *body.Session) (*body.SessionCreated, *Problem) {
 	now := e.now().UTC().Truncate(time.Second)
 	s := &Session{ID: uuid.NewString(), TenantKey: req.Tenant.Key, CreatedAt: now, ExpiresAt: now.Add(e.sessionTTL),
 		User: e.userOf(req)}
 	// device is the key that will prove the session's actions: its passkey, its gate key, or
 	// its device key; nil for a session that is not device-bound.
 	var device *DeviceKey
-	if len(body.PublicKey) > 0 && string(body.PublicKey) != "null" {
-		key, err := dpop.ParseKey(body.PublicKey)
+	if len(b.PublicKey) > 0 && string(b.PublicKey) != "null" {
+		key, err := dpop.ParseKey(b.PublicKey)
 		if err != nil {
 			return nil, keyProblem("public_key", err)
 		}
-		s.KeyThumbprint, s.GateKey = key.Thumbprint, jsonenc.Compact(body.PublicKey)
+		s.KeyThumbprint, s.GateKey = key.Thumbprint, jsonenc.Compact(b.PublicKey)
 		device = sessionGateKey(s, key)
 	}
-	if len(body.GateKey) > 0 && string(body.GateKey) != "null" {
-		key, err := dpop.ParseKey(body.GateKey)
+	if len(b.GateKey) > 0 && string(b.GateKey) != "null" {
+		key, err := dpop.ParseKey(b.GateKey)
 		if s.KeyThumbprint == "" {
 			err = errors.New("needs a public_key: a gate key belongs to a device-bound session")
 		}
 		if err != nil {
 			return nil, keyProblem("gate_key", err)
 		}
-		s.GateKey = jsonenc.Compact(body.GateKey)
+		s.GateKey = jsonenc.Compact(b.GateKey)
 		device = sessionGateKey(s, key)
 	}
-	if len(body.GateCredential) > 0 && string(body.GateCredential) != "null" {
+	if len(b.GateCredential) > 0 && string(b.GateCredential) != "null" {
 		var cred json.RawMessage
 		var err error
 		switch {
 		case s.KeyThumbprint == "":
 			err = errors.New("needs a public_key: a gate credential belongs to a device-bound session")
-		case len(body.GateKey) > 0 && string(body.GateKey) != "null":
+		case len(b.GateKey) > 0 && string(b.GateKey) != "null":
 			err = errors.New("comes with a gate_key: send one of them")
 		default:
-			cred, err = e.registerPasskey(ctx, body.GateCredential, s.KeyThumbprint)
+			cred, err = e.registerPasskey(ctx, b.GateCredential, s.KeyThumbprint)
 		}
 		if err == nil {
 			// The passkey is the gate: the device key, which signs every request, no longer
@@ -176,13 +155,9 @@ func (e *Engine) createSession(ctx context.Context, req *request, a *Admission, 
 	if p != nil {
 		return nil, p
 	}
-	if len(body.Metadata) > 0 && string(body.Metadata) != "null" {
-		if !jsonenc.IsObject(body.Metadata) {
-			return nil, invalidField("metadata", "must be a JSON object")
-		}
-		if s.Metadata = jsonenc.Compact(body.Metadata); len(s.Metadata) > maxSessionMetadata {
-			return nil, invalidField("metadata", fmt.Sprintf("is larger than %d bytes", maxSessionMetadata))
-		}
+	var bad *body.FieldError
+	if s.Metadata, bad = b.CheckMetadata(); bad != nil {
+		return nil, fieldProblem(bad)
 	}
 
 	if p := a.takeSession(ctx); p != nil {
@@ -211,7 +186,7 @@ func (e *Engine) createSession(ctx context.Context, req *request, a *Admission, 
 	if len(theme) == 0 {
 		theme = json.RawMessage(`{}`)
 	}
-	return &sessionResponse{SessionID: s.ID, CreatedAt: now.Format(time.RFC3339), SessionToken: sessionToken,
+	return &body.SessionCreated{SessionID: s.ID, CreatedAt: now.Format(time.RFC3339), SessionToken: sessionToken,
 		ExpiresAt: s.ExpiresAt.Format(time.RFC3339), Theme: theme}, nil
 }
 

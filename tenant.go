@@ -166,18 +166,9 @@ type Duration time.Duration
 
 // UnmarshalJSON reads a duration string or a number of seconds.
 func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		var secs float64
-		if err := json.Unmarshal(b, &secs); err != nil {
-			return fmt.Errorf("duration must be a string such as \"10s\" or a number of seconds")
-		}
-		*d = Duration(secs * float64(time.Second))
-		return nil
-	}
-	v, err := time.ParseDuration(s)
+	v, err := tenantrule.ParseDuration(b)
 	if err != nil {
-		return fmt.Errorf("duration %q: %w", s, err)
+		return err
 	}
 	*d = Duration(v)
 	return nil

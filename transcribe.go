@@ -13,12 +13,13 @@ import (
 
 	"github.com/convengine/engine/audio"
 	"github.com/convengine/engine/audio/vad"
+	"github.com/convengine/engine/internal/body"
 )
 
 // Audio input: 16 kHz mono 16-bit PCM, at most a minute of it per turn or utterance.
 const (
-	inputSampleRate = 16000
-	maxInputSeconds = 60
+	inputSampleRate = body.SampleRate
+	maxInputSeconds = body.MaxAudioSeconds
 )
 
 // hear transcribes 16 kHz samples of req's user in locale, with the tenant's own vocabulary

@@ -26,17 +26,7 @@ func (e *Engine) Route(method, path string, h http.Handler) http.Handler {
 // (package voice closes its sockets). Shutdown calls every function registered, at once, and
 // waits for them; ctx ends when the caller of Shutdown stops waiting. A function registered
 // once Shutdown has begun is called at once.
-func (e *Engine) OnShutdown(f func(ctx context.Context) error) {
-	e.shutdown.mu.Lock()
-	closing, ctx := e.shutdown.closing, e.shutdown.ctx
-	if !closing {
-		e.shutdown.hooks = append(e.shutdown.hooks, f)
-	}
-	e.shutdown.mu.Unlock()
-	if closing {
-		_ = f(ctx)
-	}
-}
+func (e *Engine) OnShutdown(f func(ctx context.Context) error) { e.shutdown.Register(f) }
 
 // Logger is the engine's logger (Config.Logger), for a transport to log as the engine does:
 // never a token, a proof or what a user said.
@@ -159,7 +149,7 @@ func (in *TurnInput) Check() error {
 	}
 	// What the turn hears stands for a transcript here: only the fields are checked.
 	if _, bad := b.Check(true); bad != nil {
-		return invalidField(bad.Field, bad.Detail)
+		return fieldProblem(bad)
 	}
 	return nil
 }

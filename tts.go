@@ -7,20 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strings"
 	"unicode/utf8"
 
+	"github.com/convengine/engine/internal/body"
 	"github.com/convengine/engine/internal/response"
 )
-
-// maxSpeechText bounds the text of one tts request, in characters.
-const maxSpeechText = 4000
-
-// ttsRequest is the body of POST /engine/tts.
-type ttsRequest struct {
-	Text  *string `json:"text"`
-	Voice *string `json:"voice"`
-}
 
 // TTSHandler returns the handler of POST /engine/tts: the text of the body spoken in the
 // request's voice, else the tenant's, streamed as audio/wav while it is synthesized.
@@ -30,8 +21,8 @@ func (e *Engine) TTSHandler() http.Handler {
 
 func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 	start := e.now()
-	var body ttsRequest
-	req, admission := e.readRequest(w, r, WorkSynthesis, &body)
+	var b body.Speech
+	req, admission := e.readRequest(w, r, WorkSynthesis, &b)
 	if req == nil {
 		return
 	}
@@ -39,7 +30,7 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 	// the write timeout for a client that does not read.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	speech, voice, p := e.synthesize(ctx, req, admission, body.Text, body.Voice)
+	speech, voice, p := e.synthesize(ctx, req, admission, &b)
 	if p != nil {
 		writeProblem(w, p, req.ID)
 		return
@@ -54,7 +45,7 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 	n, werr, err := response.WriteWAV(w, speech.PCM, speech.SampleRate, e.writeTimeout)
 	cancel()
 	e.log.InfoContext(r.Context(), "tts", "requestId", req.ID, "tenant", req.Tenant.Key, "voice", voice,
-		"chars", utf8.RuneCountInString(*body.Text), "bytes", n, "clientGone", r.Context().Err() != nil,
+		"chars", utf8.RuneCountInString(*b.Text), "bytes", n, "clientGone", r.Context().Err() != nil,
 		"clientTooSlow", errors.Is(werr, os.ErrDeadlineExceeded), "ms", float64(e.now().Sub(start).Microseconds())/1000)
 	if err != nil && werr == nil && r.Context().Err() == nil {
 		// The header promised audio of unknown length: a clean end would pass a cut-off
@@ -64,37 +55,28 @@ func (e *Engine) serveTTS(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// synthesize checks a line of text and a voice as the tts endpoint takes them, and starts
+// synthesize checks the text and the voice of b as the tts endpoint takes them, and starts
 // speaking the text in the voice chosen for it, which it returns. The audio holds the slots of
 // the synthesis's admission a (one of the engine's, one of its user's) until its PCM is
 // closed; a problem releases them.
-func (e *Engine) synthesize(ctx context.Context, req *request, a *Admission, text, voice *string) (*Audio, string, *Problem) {
-	speech, chosen, p := e.startSynthesis(ctx, req, a, text, voice)
+func (e *Engine) synthesize(ctx context.Context, req *request, a *Admission, b *body.Speech) (*Audio, string, *Problem) {
+	speech, chosen, p := e.startSynthesis(ctx, req, a, b)
 	if p != nil {
 		a.Release()
 	}
 	return speech, chosen, p
 }
 
-func (e *Engine) startSynthesis(ctx context.Context, req *request, a *Admission, text, voice *string) (*Audio, string, *Problem) {
+func (e *Engine) startSynthesis(ctx context.Context, req *request, a *Admission, b *body.Speech) (*Audio, string, *Problem) {
+	requested, bad := b.Check()
 	switch {
-	case text == nil:
-		return nil, "", invalidField("text", "is required")
-	case !utf8.ValidString(*text) || utf8.RuneCountInString(*text) > maxSpeechText:
-		return nil, "", invalidField("text", fmt.Sprintf("must be valid UTF-8 of at most %d characters", maxSpeechText))
-	case strings.TrimSpace(*text) == "":
-		return nil, "", invalidField("text", "has nothing to say")
-	case voice != nil && strings.TrimSpace(*voice) == "":
-		return nil, "", invalidField("voice", "is empty; leave it out for the tenant's voice")
+	case bad != nil:
+		return nil, "", fieldProblem(bad)
 	case e.synthesizer == nil:
 		return nil, "", newProblem(http.StatusServiceUnavailable, CodeSynthesizerUnavailable, "this engine has no speech synthesis")
 	}
-	requested := ""
-	if voice != nil {
-		requested = strings.TrimSpace(*voice)
-	}
 	chosen := e.voiceFor(req.Tenant, requested, req.Tenant.Locale)
-	start, said, ev := e.now(), e.speechText(*text, req.Tenant.Locale), e.speechEvent(req)
+	start, said, ev := e.now(), e.speechText(*b.Text, req.Tenant.Locale), e.speechEvent(req)
 	if p := a.reserve(ctx, synthesisSpend(req.Tenant, said)); p != nil {
 		return nil, "", p
 	}

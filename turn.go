@@ -349,7 +349,7 @@ func problemOf(err error) *Problem {
 func newTurn(req *request, b *turnRequest) (*turn, *Problem) {
 	c, bad := b.Check(b.wav != nil || b.pcm != nil || b.unclear)
 	if bad != nil {
-		return nil, invalidField(bad.Field, bad.Detail)
+		return nil, fieldProblem(bad)
 	}
 	t := &turn{req: req, env: req.toolEnv(), mode: Mode(c.Mode), locale: cmp.Or(c.Locale, req.Tenant.Locale),
 		turnID: cmp.Or(b.turnID, uuid.NewString()), conversationID: c.ConversationID,

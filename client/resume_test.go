@@ -158,3 +158,42 @@ func TestClosedTurnIsNotResumed(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestTurnResumesThroughADrain: the first resume of a broken turn reaches a replica that is
+// shutting down (503 shutting_down, retryable) and the second breaks too; the client pauses
+// and resumes again, and the spec is whole, its events each once.
+func TestTurnResumesThroughADrain(t *testing.T) {
+	d := enginetest.NewDemo(t, &enginetest.DemoOptions{Config: engine.Config{TurnLog: &engine.MemoryTurnLog{}}})
+	var resumes atomic.Int32
+	cut := &cutOnce{base: http.DefaultTransport}
+	c, err := client.New(d.URL, &client.Options{EngineKey: d.Tenant.Key, UserToken: client.StaticToken(userToken),
+		HTTPClient: &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if !strings.HasPrefix(r.URL.Path, client.PathTurns) {
+				return cut.RoundTrip(r)
+			}
+			switch resumes.Add(1) {
+			case 1:
+				body := `{"type":"about:blank","title":"Service Unavailable","status":503,"code":"shutting_down","detail":"this server is shutting down","retryable":true}`
+				return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Content-Type": {"application/problem+json"}, "Retry-After": {"1"}},
+					Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+			case 2:
+				return nil, io.ErrUnexpectedEOF // the balancer's connection broke
+			}
+			return http.DefaultTransport.RoundTrip(r)
+		})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := c.Turn(t.Context(), &client.TurnRequest{Transcript: "what is my balance"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	spec, err := stream.Spec()
+	if err != nil || spec.Speak != "Your Everyday Checking balance is $1,234.56." || len(spec.Widgets) != 1 {
+		t.Fatalf("spec %+v, %v", spec, err)
+	}
+	if n := resumes.Load(); n != 3 || !cut.cut.Load() {
+		t.Errorf("%d resumes (cut %v), want three: refused, broken, answered", n, cut.cut.Load())
+	}
+}

@@ -253,12 +253,22 @@ func (s *Stream) write(ctx context.Context, b []byte) error {
 		return ErrStreamClosed
 	default:
 	}
-	if err := s.ws.Write(ctx, websocket.MessageText, b); err != nil {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// The write is bounded by its own time-out, not by ctx: a WebSocket write that its context
+	// cuts closes the socket, and an app that stops sending (a cancelled utterance) keeps it.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), streamWriteTimeout)
+	defer cancel()
+	if err := s.ws.Write(wctx, websocket.MessageText, b); err != nil {
 		return s.wrap("sending", err)
 	}
 	s.context = nil
 	return nil
 }
+
+// streamWriteTimeout bounds one message's write to the voice socket.
+const streamWriteTimeout = 10 * time.Second
 
 // streamBacklog is how many messages the reading goroutine holds for the app.
 const streamBacklog = 64

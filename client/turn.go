@@ -214,7 +214,7 @@ func (c *Client) Turn(ctx context.Context, req *TurnRequest) (*TurnStream, error
 const PathTurns = "/engine/turns/"
 
 // maxResumes bounds the resumes of a turn in a row that bring no event.
-const maxResumes = 4
+const maxResumes = 5
 
 // resume asks the engine for the turn's events after the last one read: an engine that keeps
 // its turns (Config.TurnLog) answers them and the rest of the turn, from any replica. A resume

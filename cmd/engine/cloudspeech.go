@@ -29,7 +29,12 @@ type cloudSpeech struct {
 	elevenlabs  *elevenlabs.Synthesizer
 	offlineHear engine.Transcriber
 	offlineSay  engine.Synthesizer
-	router      *modelRouter // the tenants file's speech sections and data regions
+	// ownCloud: the server's own speech (offline*) is OpenAI's; a tenant kept in a data region
+	// has the offline programs (local*) instead, or no speech.
+	ownCloud  bool
+	localHear engine.Transcriber
+	localSay  engine.Synthesizer
+	router    *modelRouter // the tenants file's speech sections and data regions
 	log         *slog.Logger
 }
 
@@ -39,10 +44,14 @@ type cloudSpeech struct {
 // for both with AZURE_SPEECH_KEY and AZURE_SPEECH_REGION, each at its *_BASE_URL or
 // AZURE_SPEECH_ENDPOINT when set. It checks the tenants file's speech sections against them.
 func (m *models) addCloudSpeech(mode string, getenv func(string) string, router *modelRouter, log *slog.Logger) error {
-	if mode == "off" {
+	if mode == "off" && !m.ownCloud {
 		return nil
 	}
-	cs := &cloudSpeech{offlineHear: m.transcriber, offlineSay: m.synthesizer, router: router, log: log}
+	cs := &cloudSpeech{offlineHear: m.transcriber, offlineSay: m.synthesizer, ownCloud: m.ownCloud,
+		localHear: m.localHear, localSay: m.localSay, router: router, log: log}
+	if mode == "off" {
+		getenv = func(string) string { return "" } // no provider; the tenants' data regions still hold
+	}
 	var err error
 	if key := getenv("DEEPGRAM_API_KEY"); key != "" {
 		if cs.deepgram, err = deepgram.New(&deepgram.Options{APIKey: engine.Secret(key), BaseURL: getenv("DEEPGRAM_BASE_URL"), Keyterms: keyterms}); err != nil {
@@ -76,13 +85,38 @@ func (m *models) addCloudSpeech(mode string, getenv func(string) string, router 
 	if err := cs.check(router.file.Load()); err != nil {
 		return err
 	}
-	if cs.deepgram != nil || cs.azureHear != nil {
+	if cs.deepgram != nil || cs.azureHear != nil || cs.ownCloud {
 		m.transcriber = &recognizers{cs}
 	}
-	if cs.elevenlabs != nil || cs.azureSpeak != nil {
+	if cs.elevenlabs != nil || cs.azureSpeak != nil || cs.ownCloud {
 		m.synthesizer = &synthesizers{cs}
 	}
 	return nil
+}
+
+// ownHear and ownSay are the server's own speech for a tenant kept in region ("": none): the
+// offline programs when the server's own is OpenAI's, which keeps no data region.
+func (cs *cloudSpeech) ownHear(region string) engine.Transcriber {
+	if region != "" && cs.ownCloud {
+		return cs.localHear
+	}
+	return cs.offlineHear
+}
+
+func (cs *cloudSpeech) ownSay(region string) engine.Synthesizer {
+	if region != "" && cs.ownCloud {
+		return cs.localSay
+	}
+	return cs.offlineSay
+}
+
+// regionOf is the data region of the tenant whose speech ctx carries.
+func (cs *cloudSpeech) regionOf(ctx context.Context) string {
+	if ev := engine.SpeechEventOf(ctx); ev != nil {
+		region, _ := cs.pinned(ev.Tenant)
+		return region
+	}
+	return ""
 }
 
 // check refuses the speech sections of a tenants file that name a provider the server has not
@@ -194,8 +228,8 @@ func (r *recognizers) chain(t *engine.Tenant) []recognizer {
 			tr = cs.deepgram
 		case n == "azure" && cs.azureHear != nil && cs.azureIn(region):
 			tr = cs.azureHear
-		case n == "offline" && cs.offlineHear != nil:
-			tr = cs.offlineHear
+		case n == "offline":
+			tr = cs.ownHear(region)
 		}
 		if tr != nil {
 			out = append(out, recognizer{n, tr})
@@ -252,9 +286,10 @@ type synthesizers struct{ cs *cloudSpeech }
 // the provider names it.
 func (s *synthesizers) route(ctx context.Context, voice string) (string, engine.Synthesizer, string) {
 	cs := s.cs
-	region := ""
-	if ev := engine.SpeechEventOf(ctx); ev != nil {
-		region, _ = cs.pinned(ev.Tenant)
+	region := cs.regionOf(ctx)
+	own := cs.ownSay(region)
+	if region != "" && cs.ownCloud && !strings.Contains(voice, ":") {
+		voice = "" // an OpenAI voice's name means nothing to the offline programs
 	}
 	provider, v, named := strings.Cut(voice, ":")
 	switch {
@@ -268,11 +303,11 @@ func (s *synthesizers) route(ctx context.Context, voice string) (string, engine.
 		return "azure", cs.azureSpeak, v
 	case named && (provider == "elevenlabs" || provider == "azure"):
 		cs.log.WarnContext(ctx, "a cloud voice that is off, or outside the tenant's data region, is spoken by the server's own", "voice", provider)
-		return "offline", cs.offlineSay, ""
+		return "offline", own, ""
 	case voice == "offline":
-		return "offline", cs.offlineSay, ""
+		return "offline", own, ""
 	}
-	return "offline", cs.offlineSay, voice
+	return "offline", own, voice
 }
 
 func (s *synthesizers) Synthesize(ctx context.Context, text, voice string) (*engine.Audio, error) {
@@ -287,12 +322,13 @@ func (s *synthesizers) speak(ctx context.Context, name string, syn engine.Synthe
 	}
 	cloudspeech.Name(ctx, name)
 	a, err := syn.Synthesize(ctx, text, voice)
-	if err == nil || ctx.Err() != nil || name == "offline" || s.cs.offlineSay == nil || errors.Is(err, engine.ErrUnknownVoice) {
+	own := s.cs.ownSay(s.cs.regionOf(ctx))
+	if err == nil || ctx.Err() != nil || name == "offline" || own == nil || errors.Is(err, engine.ErrUnknownVoice) {
 		return a, err
 	}
 	s.cs.log.WarnContext(ctx, "speech synthesis failed; speaking with the server's own voice", "synthesizer", name, "err", err)
 	cloudspeech.Name(ctx, "offline")
-	return s.cs.offlineSay.Synthesize(ctx, text, "")
+	return own.Synthesize(ctx, text, "")
 }
 
 // Stream implements [engine.StreamingSynthesizer]: an ElevenLabs voice speaks an answer over

@@ -23,6 +23,11 @@ type models struct {
 	// synthesizer and transcriber are nil when no speech service is configured here.
 	synthesizer engine.Synthesizer
 	transcriber engine.Transcriber
+	// ownCloud: the server's own speech is OpenAI's, which keeps no data region; localSay and
+	// localHear are then the offline programs, for the tenants kept in one.
+	ownCloud  bool
+	localSay  engine.Synthesizer
+	localHear engine.Transcriber
 }
 
 // chooseModels picks the model: OpenAI's, or any compatible server's, when OPENAI_API_KEY or
@@ -53,6 +58,7 @@ func chooseModels(getenv func(string) string, intents *intent.Model, log *slog.L
 		if out.transcriber, err = openai.NewTranscriber(opts); err != nil {
 			return models{}, err
 		}
+		out.ownCloud = true
 	}
 	return out, nil
 }

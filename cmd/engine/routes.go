@@ -97,7 +97,7 @@ func readiness(draining *atomic.Bool) http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"status":"ready"}` + "\n"))
+		w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
 }
 

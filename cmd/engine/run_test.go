@@ -345,7 +345,7 @@ func TestTenantsFileReplacesTheDemo(t *testing.T) {
 
 func TestOperatorRoutes(t *testing.T) {
 	base, _ := startServer(t, nil, nil)
-	for path, want := range map[string]string{"/healthz": `{"status":"ok"}`, "/readyz": `{"status":"ok"}`, "/openapi.yaml": "openapi: 3.1.0"} {
+	for path, want := range map[string]string{"/healthz": `{"status":"ok"}`, "/readyz": `{"status":"ok"}`, "/livez": "ok", "/openapi.yaml": "openapi: 3.1.0"} {
 		resp, err := http.Get(base + path)
 		if err != nil {
 			t.Fatal(err)

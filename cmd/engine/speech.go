@@ -56,9 +56,16 @@ func speechParts(mode string, log *slog.Logger) (engine.Synthesizer, engine.Tran
 }
 
 // addSpeech completes m's speech: OpenAI's when the OpenAI model brought it, else the offline
-// programs (speechParts).
+// programs (speechParts). With OpenAI's, the offline programs are there too, for the tenants
+// kept in a data region, whose speech OpenAI's must not hear.
 func (m *models) addSpeech(mode string, log *slog.Logger) error {
 	if m.synthesizer != nil && m.transcriber != nil {
+		if m.ownCloud && mode != "off" {
+			var err error
+			if m.localSay, m.localHear, err = speechParts(mode, log.With("for", "tenants kept in a data region")); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	synth, trans, err := speechParts(mode, log)

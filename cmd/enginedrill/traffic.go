@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -36,7 +38,8 @@ const (
 type attempt struct {
 	kind       string // "turn", "voice" or "execute"
 	start, end time.Time
-	// outcome: "ok"; "resumed" (done after a resume); "lost" (turn_lost: the replica died);
+	// outcome: "ok"; "resumed" (done after a resume, on the turn's replica), "resumed elsewhere"
+	// (on another replica); "lost" (turn_lost: the replica died);
 	// "refused:<code>" (a problem before the stream); "error:<code>" (an error event);
 	// "network" (no answer); "broken" (the stream ended without done); "closed:<code>" (the
 	// voice socket closed mid-turn).
@@ -45,7 +48,9 @@ type attempt struct {
 	token   string // an action's user, whose ledger entry it is
 }
 
-func (a attempt) ok() bool { return a.outcome == "ok" || a.outcome == "resumed" }
+func (a attempt) ok() bool {
+	return a.outcome == "ok" || a.outcome == "resumed" || a.outcome == "resumed elsewhere"
+}
 
 // tally is what the users did and saw.
 type tally struct {
@@ -76,12 +81,18 @@ func (t *tally) finish(kind string, ok bool) {
 }
 
 // transport records, for one user's client, the replica that answered the last turn's POST and
-// the resumes the client made.
+// the resumes the client made, and where they went. Every cutEvery-th turn's stream breaks
+// after its first speak event, as a phone's does when it moves from Wi-Fi to cellular: the
+// client resumes it through the balancer, on whichever replica it picks.
 type transport struct {
-	next    http.RoundTripper
-	mu      sync.Mutex
-	replica string
-	resumes int
+	next     http.RoundTripper
+	cutEvery int
+	mu       sync.Mutex
+	turns    int
+	replica  string
+	resumes  int
+	// elsewhere: a resume of the last turn was answered by another replica than the turn's.
+	elsewhere bool
 }
 
 func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -90,21 +101,56 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	defer t.mu.Unlock()
 	switch {
 	case r.Method == http.MethodPost && (r.URL.Path == engine.PathTurn || r.URL.Path == engine.PathExecute):
-		t.replica, t.resumes = "", 0
+		t.replica, t.resumes, t.elsewhere = "", 0, false
 		if resp != nil {
 			t.replica = resp.Header.Get("X-Replica")
 		}
+		if r.URL.Path == engine.PathTurn && resp != nil && resp.StatusCode == http.StatusOK {
+			if t.turns++; t.cutEvery > 0 && t.turns%t.cutEvery == 0 {
+				resp.Body = &cutBody{rc: resp.Body}
+			}
+		}
 	case strings.HasPrefix(r.URL.Path, engine.PathTurns):
 		t.resumes++
+		if resp != nil && resp.StatusCode == http.StatusOK && resp.Header.Get("X-Replica") != t.replica {
+			t.elsewhere = true
+		}
 	}
 	return resp, err
 }
 
-func (t *transport) last() (string, int) {
+func (t *transport) last() (string, int, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.replica, t.resumes
+	return t.replica, t.resumes, t.elsewhere
 }
+
+// cutBody passes a turn stream through up to the end of its first speak event, then breaks.
+type cutBody struct {
+	rc   io.ReadCloser
+	seen []byte
+	cut  bool
+}
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	if b.cut {
+		return 0, io.ErrUnexpectedEOF
+	}
+	n, err := b.rc.Read(p)
+	start := max(len(b.seen)-len("event: speak\n"), 0)
+	b.seen = append(b.seen, p[:n]...)
+	if i := bytes.Index(b.seen[start:], []byte("event: speak\n")); i >= 0 {
+		if j := bytes.Index(b.seen[start+i:], []byte("\n\n")); j >= 0 {
+			end := start + i + j + 2 // in seen
+			b.cut = true
+			b.rc.Close()
+			return max(n-(len(b.seen)-end), 0), nil
+		}
+	}
+	return n, err
+}
+
+func (b *cutBody) Close() error { return b.rc.Close() }
 
 // tokenKey carries the user's token in a context: each of the drill's turns is a user of its
 // own, so that no user's rate limit shapes the drill.
@@ -126,8 +172,11 @@ type user struct {
 	t  *tally
 }
 
+// cutEvery is how often a user's turn stream breaks (every cutEvery-th turn).
+const cutEvery = 5
+
 func newUser(base string, t *tally) (*user, error) {
-	tr := &transport{next: &http.Transport{MaxIdleConnsPerHost: 4}}
+	tr := &transport{next: &http.Transport{MaxIdleConnsPerHost: 4}, cutEvery: cutEvery}
 	c, err := client.New(base, &client.Options{EngineKey: "pk_demo", UserToken: ctxToken{}, HTTPClient: &http.Client{Transport: tr}})
 	if err != nil {
 		return nil, err
@@ -143,7 +192,7 @@ func (u *user) turn(ctx context.Context, token, say string) (*widgets.Spec, bool
 		a := attempt{kind: "turn", start: time.Now()}
 		spec, outcome := u.turnOnce(ctx, say)
 		a.end, a.outcome = time.Now(), outcome
-		a.replica, _ = u.tr.last()
+		a.replica, _, _ = u.tr.last()
 		if ctx.Err() != nil {
 			return nil, false // the drill is over: neither done nor failed
 		}
@@ -163,7 +212,7 @@ func (u *user) turnOnce(ctx context.Context, say string) (*widgets.Spec, string)
 	}
 	defer stream.Close()
 	spec, err := stream.Spec()
-	_, resumes := u.tr.last()
+	_, resumes, elsewhere := u.tr.last()
 	switch {
 	case err != nil:
 		return nil, "broken"
@@ -171,6 +220,8 @@ func (u *user) turnOnce(ctx context.Context, say string) (*widgets.Spec, string)
 		return nil, "lost"
 	case spec.Meta.Error != "":
 		return nil, "error:" + spec.Meta.Error
+	case resumes > 0 && elsewhere:
+		return spec, "resumed elsewhere"
 	case resumes > 0:
 		return spec, "resumed"
 	}
@@ -325,7 +376,7 @@ func (u *user) execute(ctx context.Context, exec widgets.Execute) string {
 		a := attempt{kind: "execute", start: time.Now(), token: ctx.Value(tokenKey{}).(string)}
 		res, err := u.c.Execute(ctx, exec, client.Auth{Method: client.AuthFaceID, VerifiedAt: time.Now()}, nil)
 		a.end = time.Now()
-		a.replica, _ = u.tr.last()
+		a.replica, _, _ = u.tr.last()
 		var cerr *client.Error
 		switch {
 		case err == nil:

@@ -1,10 +1,12 @@
 // Package tenantrule holds the rules of a tenant's configuration that need no Tenant: the
 // shapes of its key, model name, device check path and backend URLs, its AI disclosure lines,
-// and the ranges of its limits, named by their JSON fields. The root's Tenant.Validate applies
+// how its durations are written, and the ranges of its limits, named by their JSON fields. The root's Tenant.Validate applies
 // them and names the fields at fault.
 package tenantrule
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/url"
 	"reflect"
 	"regexp"
@@ -97,4 +99,22 @@ func Limits(l any, bad func(field, format string, args ...any)) {
 			bad(field, "must be from %d to %d", r.low, r.top)
 		}
 	}
+}
+
+// ParseDuration reads a duration of a configuration file: a string such as "10s" or "1m30s",
+// or a number of seconds.
+func ParseDuration(b []byte) (time.Duration, error) {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var secs float64
+		if err := json.Unmarshal(b, &secs); err != nil {
+			return 0, fmt.Errorf("duration must be a string such as \"10s\" or a number of seconds")
+		}
+		return time.Duration(secs * float64(time.Second)), nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("duration %q: %w", s, err)
+	}
+	return v, nil
 }

@@ -77,3 +77,25 @@ func TestShapes(t *testing.T) {
 		}
 	}
 }
+
+func TestParseDuration(t *testing.T) {
+	for _, tc := range []struct {
+		json string
+		want time.Duration
+		err  string
+	}{
+		{`"10s"`, 10 * time.Second, ""},
+		{`"1m30s"`, 90 * time.Second, ""},
+		{`2.5`, 2500 * time.Millisecond, ""},
+		{`"ten seconds"`, 0, `duration "ten seconds": `},
+		{`true`, 0, "duration must be a string such as \"10s\" or a number of seconds"},
+	} {
+		got, err := ParseDuration([]byte(tc.json))
+		switch {
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("ParseDuration(%s) = %v, %v; want %v", tc.json, got, err, tc.want)
+		case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+			t.Errorf("ParseDuration(%s) = %v; want an error starting %q", tc.json, err, tc.err)
+		}
+	}
+}

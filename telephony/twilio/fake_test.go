@@ -311,15 +311,28 @@ func (c *fakeCall) keys(s string) {
 // after limit.
 func (c *fakeCall) waitAnswer(since time.Time, quiet, limit time.Duration) {
 	c.t.Helper()
+	if !c.answered(since, quiet, limit) {
+		c.t.Fatal("no answer came, or it did not end")
+	}
+}
+
+// answered reports whether an answer came and ended (see waitAnswer) within limit.
+func (c *fakeCall) answered(since time.Time, quiet, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
 	sent := since
-	testkit.Poll(c.t, limit, "no answer came, or it did not end", func() bool {
+	for time.Now().Before(deadline) {
 		c.mu.Lock()
-		defer c.mu.Unlock()
 		if sent.IsZero() && len(c.outgoing) == 0 {
 			sent = time.Now()
 		}
-		return !sent.IsZero() && c.lastAt.After(sent) && len(c.buffer) == 0 && time.Since(c.lastAt) > quiet
-	})
+		done := !sent.IsZero() && c.lastAt.After(sent) && len(c.buffer) == 0 && time.Since(c.lastAt) > quiet
+		c.mu.Unlock()
+		if done {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
 }
 
 // waitPlaying waits until the server's audio plays, or fails after limit.

@@ -217,17 +217,22 @@ func (st *stream) read(ctx context.Context, call *telephony.Call) {
 	}
 }
 
-// write sends one message to Twilio.
+// write sends one message to Twilio, unless ctx has ended: a turn that barge-in stopped sends
+// nothing more. The write itself is bounded by writeTimeout alone, never by ctx: a WebSocket
+// write that its context cuts closes the connection, and the caller with it.
 func (st *stream) write(ctx context.Context, v any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.ws.Write(ctx, websocket.MessageText, data)
+	return st.ws.Write(wctx, websocket.MessageText, data)
 }
 
 type outMedia struct {

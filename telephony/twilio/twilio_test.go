@@ -122,7 +122,9 @@ func TestTwilioCall(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	c.waitAnswer(time.Time{}, 500*time.Millisecond, 20*time.Second)
+	if !c.answered(time.Time{}, 500*time.Millisecond, 20*time.Second) {
+		t.Fatalf("no answer to the balance asked over an answer; the engine logged:\n%s", h.demo.Logs.String())
+	}
 
 	c.hangUp()
 	var f *telephony.Figures

@@ -95,7 +95,7 @@ async function problemOf(resp) {
 // cellular) usually does in seconds, and the engine keeps the turn for minutes.
 const RESUME_PATIENCE_MS = 20_000;
 // A turn is resumed at most this many times in a row without an event.
-const MAX_RESUMES = 4;
+const MAX_RESUMES = 5;
 
 /** pause waits ms, or until the browser is back online when it is offline; an abort ends it. */
 function pause(ms, signal) {
@@ -608,10 +608,7 @@ export class EngineClient {
           } catch {
             continue;
           }
-          if (ev.id) {
-            lastId = ev.id;
-            resumes = 0;
-          }
+          if (ev.id) lastId = ev.id;
           if (ev.event === "handoff" && (data.status === "released" || data.status === "failed")) over = true;
           yield { event: ev.event, data };
         }
