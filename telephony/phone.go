@@ -141,8 +141,13 @@ func (p *Phone) remove(c *Call) {
 	}
 }
 
-// shutdown asks every call to say goodbye and hang up once its running turn is answered, and
-// waits until they have, or ctx ends.
+// goodbyeTime is what a call needs to end once asked: its running turn answered, the closing
+// line said, the hang-up sent.
+const goodbyeTime = 15 * time.Second
+
+// shutdown takes no more calls and lets those in progress go on until ctx's deadline less
+// goodbyeTime (none: at once); then it asks every call to say goodbye and hang up once its
+// running turn is answered, and waits until they have, or ctx ends.
 func (p *Phone) shutdown(ctx context.Context) error {
 	p.mu.Lock()
 	p.closing = true
@@ -151,13 +156,25 @@ func (p *Phone) shutdown(ctx context.Context) error {
 		ended = make(chan struct{})
 		p.ended = ended
 	}
-	for c := range p.calls {
-		c.close()
-	}
 	p.mu.Unlock()
 	if ended == nil {
 		return nil
 	}
+	// A call cannot move to another replica: it goes on while the drain allows, and is told
+	// goodbye in time to hear it.
+	if deadline, ok := ctx.Deadline(); ok {
+		select {
+		case <-ended:
+			return nil
+		case <-ctx.Done():
+		case <-time.After(time.Until(deadline) - goodbyeTime):
+		}
+	}
+	p.mu.Lock()
+	for c := range p.calls {
+		c.close()
+	}
+	p.mu.Unlock()
 	select {
 	case <-ended:
 		return nil

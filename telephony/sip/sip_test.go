@@ -150,8 +150,9 @@ func TestSIPTransfer(t *testing.T) {
 	}
 }
 
-// TestSIPShutdown: keys as SIP INFO (application/dtmf-relay) verify the caller; at the
-// engine's shutdown the caller hears a goodbye, then the engine's BYE.
+// TestSIPShutdown: keys as SIP INFO (application/dtmf-relay) verify the caller; while the
+// engine drains, the call goes on and is answered until the drain's deadline less the time a
+// goodbye takes; then the caller hears a goodbye, then the engine's BYE.
 func TestSIPShutdown(t *testing.T) {
 	h := newSIP(t, testkit.FakeSpeech("what is my balance"), telephony.Options{}, "")
 	c := h.dial(t, newPhoneUA(t))
@@ -160,13 +161,25 @@ func TestSIPShutdown(t *testing.T) {
 		c.info(t, "Signal="+string(k)+"\r\nDuration=160\r\n")
 	}
 	c.waitAnswer(typed, 300*time.Millisecond, 10*time.Second) // the thanks after the PIN
-	before := c.heardSeconds()
+	// The engine drains with 20 s to go: the call goes on for 5 s (20 s less the time a
+	// goodbye takes), and a question asked meanwhile is answered.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := h.Demo.Engine.Shutdown(ctx); err != nil {
+	shut := make(chan error, 1)
+	started := time.Now()
+	go func() { shut <- h.Demo.Engine.Shutdown(ctx) }()
+	time.Sleep(200 * time.Millisecond)
+	asked := time.Now()
+	c.say(testkit.Voiced(16000))
+	c.waitAnswer(asked, 300*time.Millisecond, 4*time.Second)
+	before := c.heardSeconds()
+	if err := <-shut; err != nil {
 		t.Fatal(err)
 	}
 	c.waitEnded(5 * time.Second)
+	if took := time.Since(started); took < 4*time.Second {
+		t.Errorf("the call was told goodbye %v into a drain of 20 s", took)
+	}
 	if c.heardSeconds() <= before {
 		t.Error("no goodbye was heard before the BYE")
 	}
