@@ -146,7 +146,7 @@ func TestExecuteRefusals(t *testing.T) {
 		{"data tool", executeBody(with(func(x *widgets.Execute) { x.Tool = "get_balance" }), fresh), 403, engine.CodeActionNotAllowed},
 		{"unknown tool", executeBody(with(func(x *widgets.Execute) { x.Tool = "wire_everything" }), fresh), 403, engine.CodeActionNotAllowed},
 		{"no token", executeBody(with(func(x *widgets.Execute) { x.Token = "" }), fresh), 403, engine.CodeInvalidActionToken},
-		{"forged token", executeBody(with(func(x *widgets.Execute) { x.Token = x.Token[:len(x.Token)-3] + "AAA" }), fresh), 403, engine.CodeInvalidActionToken},
+		{"forged token", executeBody(with(func(x *widgets.Execute) { x.Token = forge(x.Token) }), fresh), 403, engine.CodeInvalidActionToken},
 		{"garbage token", executeBody(with(func(x *widgets.Execute) { x.Token = "not.a.jws" }), fresh), 403, engine.CodeInvalidActionToken},
 		{"another tenant's token", executeBody(with(func(x *widgets.Execute) { x.Token = foreign.Execute.Token }), fresh), 403, engine.CodeInvalidActionToken},
 		{"payee changed by one character", executeBody(with(func(x *widgets.Execute) { x.Arguments = json.RawMessage(`{"amount":20,"to":"Alexa"}`) }), fresh), 403, engine.CodeInvalidActionToken},
@@ -239,4 +239,16 @@ func TestExecuteDeclinedAndUnreachable(t *testing.T) {
 	if n := d.Bank.Transfers(testToken); n != 2 {
 		t.Fatalf("%d transfers, want 2", n)
 	}
+}
+
+// forge changes one character in the middle of a token's signature: always other bytes. (The
+// last characters of an unpadded base64 signature carry padding bits, which decoders ignore:
+// replacing them may leave the signature as it was.)
+func forge(token string) string {
+	i := len(token) - 10
+	c := byte('A')
+	if token[i] == 'A' {
+		c = 'B'
+	}
+	return token[:i] + string(c) + token[i+1:]
 }

@@ -60,6 +60,9 @@ func (d *drill) faults(ctx context.Context) error {
 		if !sleepUntil(ctx, at(0.45)) {
 			return ctx.Err()
 		}
+		if err := d.redis.Ready(time.Minute); err != nil { // the last round's old primary is in sync
+			return fmt.Errorf("before failing Redis over: %w", err)
+		}
 		f := fault{Round: r + 1, Kind: "failover", Target: "redis " + d.redis.Primary.Addr, At: time.Since(d.start)}
 		took, err := d.redis.Failover(ctx)
 		f.Took = took

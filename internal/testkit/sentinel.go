@@ -2,7 +2,6 @@ package testkit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -178,7 +177,7 @@ func (f *RedisFailover) waitReplica(timeout time.Duration) error {
 			}
 			if time.Now().After(deadline) {
 				c.Close()
-				return errors.New("the sentinels do not know the replica after " + timeout.String())
+				return fmt.Errorf("the sentinels do not know the replica %s after %v: %v %v", f.Replica.Addr, timeout, replicas, err)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -208,8 +207,8 @@ func (f *RedisFailover) sentinelLines() string {
 
 // Failover kills the primary (SIGKILL), waits until the sentinels have promoted the replica,
 // then starts the old primary again as the new primary's replica (as its configuration,
-// rewritten by the sentinels, would), and waits until it is in sync and the sentinels know it:
-// the deployment can fail over again. It returns how long the promotion took after the kill.
+// rewritten by the sentinels, would). It returns how long the promotion took after the kill.
+// Before failing over again, wait for [RedisFailover.Ready].
 func (f *RedisFailover) Failover(ctx context.Context) (time.Duration, error) {
 	old, err := f.PrimaryAddr(ctx)
 	if err != nil {
@@ -227,11 +226,12 @@ func (f *RedisFailover) Failover(ctx context.Context) (time.Duration, error) {
 	f.Primary, f.Replica = f.Replica, f.Primary
 	host, port, _ := net.SplitHostPort(f.Primary.Addr)
 	f.Replica.args = []string{"--repl-diskless-sync-delay", "0", "--replicaof", host, port}
-	if err := f.Replica.Start(); err != nil {
-		return took, err
-	}
-	return took, f.waitReplica(60 * time.Second)
+	return took, f.Replica.Start()
 }
+
+// Ready waits up to timeout until the replica is in sync with the primary and every sentinel
+// knows it, as a failover needs.
+func (f *RedisFailover) Ready(timeout time.Duration) error { return f.waitReplica(timeout) }
 
 // knows reports whether the sentinel's replicas hold addr as a replica that is up.
 func knows(replicas []map[string]string, addr string) bool {
