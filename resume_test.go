@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"net/http"
@@ -639,6 +640,49 @@ func TestShutdownEndsResumes(t *testing.T) {
 		p := readProblem(t, r)
 		if r.StatusCode != http.StatusServiceUnavailable || p.Code != engine.CodeShuttingDown || !p.Retryable || r.Header.Get("Retry-After") == "" {
 			t.Errorf("%s while shutting down: %d %+v", r.Request.URL.Path, r.StatusCode, p)
+		}
+	}
+}
+
+// outageLog is a TurnLog whose store is unavailable for a while once told, as Redis is while
+// it fails over; the writes it refuses meanwhile are counted.
+type outageLog struct {
+	engine.MemoryTurnLog
+	until   atomic.Int64 // Unix nanoseconds
+	refused atomic.Int32
+}
+
+func (l *outageLog) AppendEvents(ctx context.Context, turn string, owner *engine.TurnOwner, evs []engine.LoggedEvent, done bool, keep time.Time) error {
+	if time.Now().UnixNano() < l.until.Load() {
+		l.refused.Add(1)
+		return fmt.Errorf("appending: %w", engine.ErrStoreUnavailable)
+	}
+	return l.MemoryTurnLog.AppendEvents(ctx, turn, owner, evs, done, keep)
+}
+
+// TestATurnOutlivesAStoreOutage: while the turn log's store is down for a second and a half
+// (Redis failing over), the turn's writes are tried again; once it is back the turn is whole
+// in the log, and a client whose stream broke meanwhile resumes it to its done.
+func TestATurnOutlivesAStoreOutage(t *testing.T) {
+	log := &outageLog{}
+	words := longAnswer(10)
+	h := newHarness(t, engine.Config{TurnLog: log, Model: &enginetest.ScriptedModel{Delay: 20 * time.Millisecond, Steps: [][]engine.ModelEvent{words}}})
+	ctx, cut := context.WithCancel(t.Context())
+	resp := h.doStreaming(ctx, http.MethodPost, "/engine", headers(), `{"transcript":"hi"}`)
+	first := readUntil(t, resp.Body, func(ev sseEvent) bool { return ev.name == engine.EventSpeak })
+	log.until.Store(time.Now().Add(1500 * time.Millisecond).UnixNano())
+	cut()
+	resp.Body.Close()
+	time.Sleep(2 * time.Second)
+	resumed := resumeTurn(t, h, headers(), turnIDOf(first), strconv.Itoa(first[len(first)-1].id))
+	defer resumed.Body.Close()
+	rest := readUntil(t, resumed.Body, func(ev sseEvent) bool { return ev.name == engine.EventDone })
+	if len(rest) == 0 || rest[len(rest)-1].name != engine.EventDone || log.refused.Load() == 0 {
+		t.Fatalf("after an outage of the store (%d writes refused), the resume gave %d events, the last %+v", log.refused.Load(), len(rest), rest)
+	}
+	for _, ev := range rest {
+		if ev.name == engine.EventError {
+			t.Errorf("the turn ended with an error after the outage: %s", ev.data)
 		}
 	}
 }

@@ -18,6 +18,8 @@ import (
 type TurnLog interface {
 	// AppendEvents adds evs to the log of turn, in order, after those already there; the first
 	// call creates the log, with owner. done marks the turn over. The log is kept until keep.
+	// A call that failed with an error wrapping [ErrStoreUnavailable] is made again with the
+	// same events: a log that holds them already (the answer was lost) returns nil.
 	// While the turn runs, its replica calls it at least every 4 s (two thirds of
 	// [TurnLease]), with no events when it has none: a log that keeps this lease reports a turn
 	// not written for longer as Lost, its replica gone.
@@ -191,9 +193,22 @@ func (e *Engine) startRecorder(t *turn, deadline time.Time) *batchwriter.Writer[
 		if last {
 			keep = e.now().Add(e.resumeFor)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
-		err := e.turnLog.AppendEvents(ctx, turn, first, batch, last, keep)
-		cancel()
+		var err error
+		// A store that fails for a while (Redis failing over) is tried again, within the
+		// turn's lease: followers then resume the turn rather than find it lost.
+		var failed time.Time
+		for wait := 250 * time.Millisecond; ; wait *= 2 {
+			ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+			err = e.turnLog.AppendEvents(ctx, turn, first, batch, last, keep)
+			cancel()
+			if failed.IsZero() {
+				failed = e.now()
+			}
+			if err == nil || !errors.Is(err, ErrStoreUnavailable) || e.now().Add(wait).Sub(failed) > TurnLease {
+				break
+			}
+			time.Sleep(wait)
+		}
 		if err != nil {
 			e.log.Warn("keeping a turn's events failed; it cannot be resumed", "turnId", turn, "tenant", owner.Tenant, "err", err)
 		}

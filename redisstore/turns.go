@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -47,7 +48,7 @@ func (s *Store) AppendEvents(ctx context.Context, turn string, owner *engine.Tur
 		}
 	}
 	_, err := do(ctx, s, func(ctx context.Context) (struct{}, error) {
-		_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		cmds, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			if owner != nil {
 				p.HSet(ctx, meta, "tenant", owner.Tenant, "user", owner.User, "session", owner.Session, "env", owner.Environment, "leased", "1")
 			}
@@ -64,12 +65,32 @@ func (s *Store) AppendEvents(ctx context.Context, turn string, owner *engine.Tur
 			p.PExpire(ctx, meta, ttl)
 			return nil
 		})
+		if err != nil && written(cmds) {
+			err = nil // an earlier try of this batch, whose answer was lost, wrote it
+		}
 		return struct{}{}, err
 	})
 	if err != nil {
 		return unavailable("appending a turn's events", err)
 	}
 	return nil
+}
+
+// written reports whether a transaction failed only because its events are in the stream
+// already: each XADD refused an id not above the stream's last, and nothing else failed. A
+// transaction is applied whole or not at all, so the batch was written by an earlier try.
+func written(cmds []redis.Cmder) bool {
+	adds := 0
+	for _, c := range cmds {
+		switch err := c.Err(); {
+		case err == nil:
+		case c.Name() == "xadd" && strings.Contains(err.Error(), "equal or smaller than the target stream top item"):
+			adds++
+		default:
+			return false
+		}
+	}
+	return adds > 0
 }
 
 // ReadEvents returns the turn's owner, its events after after and whether it is over, waiting

@@ -115,3 +115,32 @@ func TestATurnWhoseLeaseLapsedIsLost(t *testing.T) {
 		t.Errorf("running, renewed: %+v %v", rec, err)
 	}
 }
+
+// TestAppendEventsTakesABatchAgain: a batch written again (its first try's answer was lost, and
+// the engine tried again) is taken without error and without a duplicate.
+func TestAppendEventsTakesABatchAgain(t *testing.T) {
+	needRedis(t)
+	c := redis.NewClient(&redis.Options{Addr: standalone.Addr, ContextTimeoutEnabled: true})
+	defer c.Close()
+	s := redisstore.New(c, &redisstore.Options{Prefix: prefix(t)})
+	ctx := t.Context()
+	owner := &engine.TurnOwner{Tenant: "t", User: "u"}
+	keep := time.Now().Add(time.Minute)
+	evs := []engine.LoggedEvent{{ID: 1, Name: "start", Data: []byte(`{}`)}, {ID: 2, Name: "speak", Data: []byte(`{"delta":"hi"}`)}}
+	for try := range 2 {
+		if err := s.AppendEvents(ctx, "again", owner, evs, false, keep); err != nil {
+			t.Fatalf("try %d: %v", try+1, err)
+		}
+	}
+	rec, err := s.ReadEvents(ctx, "again", 0, 10, 0)
+	if err != nil || len(rec.Events) != 2 || rec.Events[1].ID != 2 {
+		t.Fatalf("read: %+v %v", rec, err)
+	}
+	// A batch after them is not mistaken for one written before.
+	if err := s.AppendEvents(ctx, "again", nil, []engine.LoggedEvent{{ID: 3, Name: "done", Data: []byte(`{}`)}}, true, keep); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := s.ReadEvents(ctx, "again", 0, 10, 0); len(rec.Events) != 3 || !rec.Done {
+		t.Errorf("after the next batch: %+v", rec)
+	}
+}
