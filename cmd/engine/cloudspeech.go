@@ -35,7 +35,7 @@ type cloudSpeech struct {
 	localHear engine.Transcriber
 	localSay  engine.Synthesizer
 	router    *modelRouter // the tenants file's speech sections and data regions
-	log         *slog.Logger
+	log       *slog.Logger
 }
 
 // addCloudSpeech puts the cloud speech providers the environment turns on in front of m's
