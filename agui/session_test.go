@@ -53,9 +53,10 @@ func TestClientGoneStopsTheRun(t *testing.T) {
 	f := newFixture(t)
 	f.demo.Backend.SetDelay(time.Minute) // the balance tool is still running when the client leaves
 	// The run's goroutines must end; the idle connections the tools' HTTP client keeps to the
-	// bank (its tool list, read while the run started) are the pool's, not the run's.
+	// bank (its tool list, read while the run started) are the pool's, not the run's, and so is
+	// the bank's side of them, waiting for their next request (readRequest: no handler runs).
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"))
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"), goleak.IgnoreAnyFunction("net/http.(*conn).readRequest"))
 	ctx, cancel := context.WithCancel(t.Context())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.srv.URL, strings.NewReader(input("thread-g", "r", "What's my balance?")))
 	req.Header = http.Header{"Content-Type": {"application/json"}, "X-Engine-Key": {demobank.EngineKey},
