@@ -80,12 +80,13 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 			last, err = &TurnRecord{}, nil
 		}
 	}
-	atLast := last != nil && len(last.Events) == 1 && last.Events[0].ID == after
-	if err == nil && rec.Lost && len(rec.Events) == 0 && after > 0 && !atLast {
-		// Past the log's end: the client has read the end the engine made of the lost turn.
+	// The client has the whole turn: after is its done, or past the end the engine made of a
+	// lost turn.
+	whole := last != nil && len(last.Events) == 1 && last.Events[0].ID == after && (rec.Done || last.Events[0].Name == EventDone)
+	if last != nil && !whole && rec.Lost {
 		var end []sse.Logged
-		if end, err = e.lostEnd(ctx, id, req); err == nil && after >= end[len(end)-1].ID {
-			atLast, rec.Done, last.Events = true, true, []LoggedEvent{{ID: after, Name: EventDone}}
+		if end, err = e.lostEnd(ctx, id, req); err == nil {
+			whole = after >= end[len(end)-1].ID
 		}
 	}
 	switch {
@@ -94,9 +95,8 @@ func (e *Engine) serveResume(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		e.log.ErrorContext(ctx, "reading a turn's events failed", "requestId", req.ID, "tenant", req.Tenant.Key, "err", err)
 		writeProblem(w, newProblem(http.StatusServiceUnavailable, CodeStoreUnavailable, "the turn could not be read; try again"), req.ID)
-	case atLast && (rec.Done || last.Events[0].Name == EventDone):
-		// The client has the whole turn. 204 is what tells an EventSource, which reconnects
-		// whenever a stream ends, to stop.
+	case whole:
+		// 204 is what tells an EventSource, which reconnects whenever a stream ends, to stop.
 		w.WriteHeader(http.StatusNoContent)
 	case last != nil && rec.Done:
 		writeProblem(w, invalidField("Last-Event-ID", "is past the turn's last event"), req.ID)

@@ -202,9 +202,9 @@ func (e *Engine) startRecorder(t *turn, deadline time.Time) *batchwriter.Writer[
 			err = e.turnLog.AppendEvents(ctx, turn, first, batch, last, keep)
 			cancel()
 			if failed.IsZero() {
-				failed = e.now()
+				failed = time.Now() // real time, as the sleeps: Config.Now may be a test's clock
 			}
-			if err == nil || !errors.Is(err, ErrStoreUnavailable) || e.now().Add(wait).Sub(failed) > TurnLease {
+			if err == nil || !errors.Is(err, ErrStoreUnavailable) || time.Since(failed)+wait > TurnLease {
 				break
 			}
 			time.Sleep(wait)

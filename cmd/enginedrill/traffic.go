@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -232,16 +233,9 @@ func (u *user) turnOnce(ctx context.Context, say string) (*widgets.Spec, string)
 func outcomeOf(err error) string {
 	var cerr *client.Error
 	if errors.As(err, &cerr) {
-		return "refused:" + cmpOr(cerr.Code, fmt.Sprint(cerr.Status))
+		return "refused:" + cmp.Or(cerr.Code, fmt.Sprint(cerr.Status))
 	}
 	return "network"
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // turns is an SSE user: balance questions, one after another, each as a new user.
