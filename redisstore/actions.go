@@ -38,18 +38,29 @@ return 0
 `
 
 // BeginAction claims id until leaseUntil, unless it is claimed or finished: one script, atomic
-// across every replica. It returns the recorded result of a finished action,
-// [engine.ErrActionInProgress] while a claim holds id, or nil, nil when the caller now holds
-// the claim. A claim whose lease passed has expired, and can be taken again. When Redis does
-// not answer, the error wraps [ErrUnavailable] and the caller holds no claim.
+// across every replica, a claim confirmed by [Options.ReplicaAcks] replicas. It returns the
+// recorded result of a finished action, [engine.ErrActionInProgress] while a claim holds id,
+// or nil, nil when the caller now holds the claim. A claim whose lease passed has expired, and
+// can be taken again. When Redis does not answer, or the replicas do not confirm the claim in
+// time, the error wraps [ErrUnavailable] and the caller holds no claim.
 func (s *Store) BeginAction(ctx context.Context, id, owner string, leaseUntil time.Time) ([]byte, error) {
 	key, ttl := s.key(kindAction, id), s.ttl(leaseUntil)
 	data, err := do(ctx, s, func(ctx context.Context) ([]byte, error) {
-		b, err := s.begin.Run(ctx, s.client, []string{key}, runningValue(owner), ttl.Milliseconds()).Text()
-		if errors.Is(err, redis.Nil) {
+		var run *redis.Cmd
+		err := s.acked(ctx, key, func(c redis.Cmdable) redis.Cmder {
+			run = s.begin.Eval(ctx, c, []string{key}, runningValue(owner), ttl.Milliseconds())
+			return run
+		})
+		b, rerr := run.Text()
+		switch {
+		case errors.Is(rerr, redis.Nil) && err != nil:
+			// Claimed on the primary alone, where a failover could lose it: give it back.
+			s.abandon.Run(ctx, s.client, []string{key}, runningValue(owner))
+			return nil, err
+		case errors.Is(rerr, redis.Nil):
 			return nil, nil
 		}
-		return []byte(b), err
+		return []byte(b), rerr
 	})
 	if err != nil {
 		return nil, unavailable("claiming an action", err)
@@ -69,12 +80,22 @@ func (s *Store) BeginAction(ctx context.Context, id, owner string, leaseUntil ti
 
 // FinishAction records the result of owner's action until expiry, replacing its claim, in one
 // script; when another owner's claim or a result holds id it returns
-// [engine.ErrActionInProgress] and changes nothing.
+// [engine.ErrActionInProgress] and changes nothing. A result the replicas do not confirm in
+// time is kept on the primary, and the error wraps [ErrUnavailable].
 func (s *Store) FinishAction(ctx context.Context, id, owner string, result []byte, expiry time.Time) error {
 	key, ttl := s.key(kindAction, id), s.ttl(expiry)
 	value := s.encodeResult(key, result)
 	done, err := do(ctx, s, func(ctx context.Context) (int64, error) {
-		return s.finish.Run(ctx, s.client, []string{key}, runningValue(owner), value, ttl.Milliseconds()).Int64()
+		var run *redis.Cmd
+		err := s.acked(ctx, key, func(c redis.Cmdable) redis.Cmder {
+			run = s.finish.Eval(ctx, c, []string{key}, runningValue(owner), value, ttl.Milliseconds())
+			return run
+		})
+		n, rerr := run.Int64()
+		if rerr == nil && n == 1 {
+			rerr = err // recorded on the primary alone, where a failover could lose it
+		}
+		return n, rerr
 	})
 	if err != nil {
 		return unavailable("recording an action", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/convengine/engine"
 	"github.com/convengine/engine/enginetest"
+	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/redisstore"
 )
 
@@ -18,14 +19,25 @@ import (
 // which sweeps what expired as it writes, holds about as much as a busy replica would.
 const benchWindow = 10 * time.Millisecond
 
-// benchStores are the in-memory store, for comparison, and Redis on loopback, standalone and
-// as a one-node cluster.
+// benchStores are the in-memory store, for comparison, and Redis on loopback, standalone, as a
+// one-node cluster, and behind Sentinel with a replica that confirms each single-use write
+// (and, for the cost of that, without).
 func benchStores(b *testing.B) []struct {
 	name  string
 	store enginetest.Store
 } {
 	needRedis(b)
 	p := prefix(b) + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
+	f := testkit.StartRedisFailoverT(b)
+	replicated, err := redisstore.NewFromURL(f.URL(), &redisstore.Options{Prefix: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	unconfirmed, err := redisstore.NewFromURL(f.URL()+"&replica_acks=0", &redisstore.Options{Prefix: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { replicated.Close(); unconfirmed.Close() })
 	return []struct {
 		name  string
 		store enginetest.Store
@@ -33,6 +45,8 @@ func benchStores(b *testing.B) []struct {
 		{"memory", &engine.MemoryStore{}},
 		{"redis", redisstore.New(client(b, standalone), &redisstore.Options{Prefix: p})},
 		{"cluster", redisstore.New(clusterClient(b, clusterNode), &redisstore.Options{Prefix: p})},
+		{"sentinel", replicated},
+		{"sentinel-unconfirmed", unconfirmed},
 	}
 }
 

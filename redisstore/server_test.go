@@ -68,10 +68,10 @@ func needRedis(t testing.TB) {
 	}
 }
 
-// client returns a client of s, closed when t ends.
 // startTestRedis starts a server of t's own, stopped when t ends.
 func startTestRedis(t *testing.T) *testkit.RedisServer { return testkit.StartRedisT(t) }
 
+// client returns a client of s, closed when t ends.
 func client(t testing.TB, s *testkit.RedisServer) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { c.Close() })

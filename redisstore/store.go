@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,6 +51,15 @@ type Options struct {
 	// reads as [engine.ErrTurnNotFound], its action record as an error wrapping
 	// [ErrUnreadable], and the action does not run again.
 	SealKey []byte
+	// ReplicaAcks is how many replicas must confirm each single-use claim, passkey binding and
+	// action claim and result before the call reports it (Redis WAIT, on the connection that
+	// wrote it, for at most half of Timeout). Redis replicates asynchronously: a primary that
+	// fails over before its replica has a claim lets the promoted replica grant it again, and
+	// an action run once could run twice. A write not confirmed in time fails closed, with
+	// [ErrUnavailable]. 0 means no wait. [NewFromURL] makes it 1 for a redis+sentinel URL,
+	// and takes replica_acks= in any URL; while fewer replicas than this are up, actions and
+	// single-use tokens are refused, so a deployment that waits for one runs two.
+	ReplicaAcks int
 }
 
 // Store is an [engine.SessionStore], an [engine.ReplayStore], an [engine.ActionStore] and an
@@ -67,6 +77,7 @@ type Store struct {
 	finish  *redis.Script
 	rate    *redis.Script
 	sealer  *sealer // nil: content is stored as is
+	acks    int     // replicas that confirm a single-use write
 
 	maxPerUser int
 	blocking   chan struct{} // a slot per read that may wait in Redis
@@ -116,6 +127,7 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 		finish:     redis.NewScript(finishScript),
 		rate:       redis.NewScript(rateScript),
 		sealer:     newSealer(o.SealKey),
+		acks:       o.ReplicaAcks,
 	}
 }
 
@@ -128,7 +140,9 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 // (required) as it fails over: the host and addr= parameters are the sentinels, the user and
 // password those of the sentinels, and password= (and username=) the primary's:
 // redis+sentinel://sentinel-a:26379?addr=sentinel-b:26379&master_name=engine&password=…
-// NewFromURL does not connect: the first call, or [Store.Ping], does.
+// Any URL may add replica_acks=N, [Options.ReplicaAcks]; a redis+sentinel URL waits for one
+// replica unless it says replica_acks=0. NewFromURL does not connect: the first call, or
+// [Store.Ping], does.
 func NewFromURL(rawURL string, opts *Options) (*Store, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -138,6 +152,11 @@ func NewFromURL(rawURL string, opts *Options) (*Store, error) {
 			err = ue.Err
 		}
 		return nil, fmt.Errorf("redisstore: parsing the Redis URL: %w", err)
+	}
+	sentinel := strings.HasSuffix(u.Scheme, "+sentinel")
+	acks, err := replicaAcks(u)
+	if err != nil {
+		return nil, err
 	}
 	var client redis.UniversalClient
 	switch u.Scheme {
@@ -163,7 +182,7 @@ func NewFromURL(rawURL string, opts *Options) (*Store, error) {
 		o.ContextTimeoutEnabled = true
 		client = redis.NewFailoverClient(o)
 	default:
-		o, err := redis.ParseURL(rawURL)
+		o, err := redis.ParseURL(u.String())
 		if err != nil {
 			return nil, fmt.Errorf("redisstore: parsing the Redis URL: %w", err)
 		}
@@ -172,7 +191,29 @@ func NewFromURL(rawURL string, opts *Options) (*Store, error) {
 	}
 	s := New(client, opts)
 	s.owned = true
+	switch {
+	case acks >= 0:
+		s.acks = acks
+	case sentinel && s.acks == 0:
+		s.acks = 1
+	}
 	return s, nil
+}
+
+// replicaAcks takes replica_acks= out of u's query, which go-redis would refuse, and returns
+// it, or -1 when u has none.
+func replicaAcks(u *url.URL) (int, error) {
+	q := u.Query()
+	if !q.Has("replica_acks") {
+		return -1, nil
+	}
+	n, err := strconv.Atoi(q.Get("replica_acks"))
+	if err != nil || n < 0 || n > 16 {
+		return 0, errors.New("redisstore: replica_acks= takes a number of replicas from 0 to 16")
+	}
+	q.Del("replica_acks")
+	u.RawQuery = q.Encode()
+	return n, nil
 }
 
 // Close closes the client if [NewFromURL] made it; a client given to [New] stays open.

@@ -417,11 +417,23 @@ func TestNewFromURL(t *testing.T) {
 		"rediss+cluster://user:s3cret-pass@127.0.0.1:6379?pool_size=x",
 		"redis://user:s3cret-pass@127.0.0.1:6379?password=s3cret-pass",
 		"redis://127.0.0.1:6379/x",
+		"redis://127.0.0.1:6379?replica_acks=many",
+		"redis://127.0.0.1:6379?replica_acks=-1",
 		"%",
 	} {
 		if s, err := redisstore.NewFromURL(bad, nil); err == nil || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%q: %v %v", bad, s, err)
 		}
+	}
+
+	// A server without replicas never confirms a write to one: replica_acks=1 fails closed.
+	alone, err := redisstore.NewFromURL("redis://"+standalone.Addr+"?replica_acks=1", &redisstore.Options{Prefix: prefix(t), Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close()
+	if ok, err := alone.Claim(ctx, "pk_demo:jti", time.Now().Add(time.Minute)); ok || !errors.Is(err, redisstore.ErrUnavailable) {
+		t.Errorf("a claim that no replica confirms: %v %v, want ErrUnavailable", ok, err)
 	}
 
 	// A client given to New is its owner's: Close leaves it open.

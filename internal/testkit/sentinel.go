@@ -150,8 +150,8 @@ func (f *RedisFailover) WaitFailover(ctx context.Context, old string, timeout ti
 	return "", fmt.Errorf("no failover from %s within %v; the sentinels logged:\n%s", old, timeout, f.sentinelLines())
 }
 
-// waitReplica waits until the replica is in sync with the primary and every sentinel knows
-// it, which it must to promote it.
+// waitReplica waits until the replica is in sync with the primary and confirms its writes,
+// and every sentinel knows it, which it must to promote it.
 func (f *RedisFailover) waitReplica(timeout time.Duration) error {
 	ctx := context.Background()
 	deadline := time.Now().Add(timeout)
@@ -167,6 +167,24 @@ func (f *RedisFailover) waitReplica(timeout time.Duration) error {
 			return fmt.Errorf("the replica is not in sync after %v:\n%s\nits log:\n%s\nthe sentinels':\n%s", timeout, info, lastLines(string(log), 15), f.sentinelLines())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	// The primary streams writes to a replica that loaded its snapshot only once the replica
+	// acknowledges it, which it does once a second: until then WAIT gets no answer from it.
+	pc := redis.NewClient(&redis.Options{Addr: f.Primary.Addr})
+	defer pc.Close()
+	for {
+		var wait *redis.IntCmd
+		_, err := pc.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "testkit:ready", "1", time.Minute)
+			wait = redis.NewIntCmd(ctx, "wait", 1, 100)
+			return p.Process(ctx, wait)
+		})
+		if err == nil && wait.Val() == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the replica %s does not confirm writes after %v: %v", f.Replica.Addr, timeout, err)
+		}
 	}
 	for _, s := range f.Sentinels {
 		c := redis.NewSentinelClient(&redis.Options{Addr: s.Addr})
@@ -222,11 +240,17 @@ func (f *RedisFailover) Failover(ctx context.Context) (time.Duration, error) {
 	if _, err := f.WaitFailover(ctx, old, 30*time.Second); err != nil {
 		return 0, err
 	}
-	took := time.Since(killed)
+	return time.Since(killed), f.Rejoin()
+}
+
+// Rejoin starts the primary killed by a failover again, as the new primary's replica (as its
+// configuration, rewritten by the sentinels, would), and swaps the roles' fields. Call it once
+// [RedisFailover.WaitFailover] has seen the promotion.
+func (f *RedisFailover) Rejoin() error {
 	f.Primary, f.Replica = f.Replica, f.Primary
 	host, port, _ := net.SplitHostPort(f.Primary.Addr)
 	f.Replica.args = []string{"--repl-diskless-sync-delay", "0", "--replicaof", host, port}
-	return took, f.Replica.Start()
+	return f.Replica.Start()
 }
 
 // Ready waits up to timeout until the replica is in sync with the primary and every sentinel
