@@ -48,11 +48,14 @@ type Call struct {
 	closeOnce sync.Once
 
 	// The reader's.
-	detector  *vad.Detector
-	utterance []int16
-	speaking  bool // speech started in the utterance
+	detector     *vad.Detector
+	utterance    []int16
+	speaking     bool         // speech started in the utterance
+	stream       *heardStream // the utterance heard while spoken, nil for none
+	notStreaming bool         // the engine's recogniser was found not to stream
 
-	listening  atomic.Bool // the caller's speech makes turns
+	listening  atomic.Bool     // the caller's speech makes turns
+	heardCtx   context.Context // the conversation's, set before listening
 	utterances chan utterance
 
 	mu        sync.Mutex // guards what follows
@@ -72,8 +75,9 @@ type Call struct {
 
 // utterance is what the caller said, and when the detector heard it end.
 type utterance struct {
-	pcm   []int16
-	ended time.Time
+	pcm    []int16
+	ended  time.Time
+	stream *heardStream // its recognition while it was spoken, nil for none
 }
 
 // mark is a mark sent down the line and not echoed yet.
@@ -111,26 +115,37 @@ func (c *Call) Arrived(at time.Time, mediaTime time.Duration) {
 
 // Hear takes the caller's audio, 8 kHz samples, from the transport's reader. Speech over an
 // answer stops it (and clears the line); the silence after speech ends the utterance, which
-// becomes a turn.
+// becomes a turn. When the engine's recogniser streams, the utterance is heard while it is
+// spoken.
 func (c *Call) Hear(pcm []int16) {
 	if !c.listening.Load() {
 		return
 	}
 	ev := c.detector.Write(pcm)
 	c.utterance = append(c.utterance, pcm...)
-	if !c.speaking && c.detector.Speaking() {
+	switch {
+	case !c.speaking && c.detector.Speaking():
 		c.speaking = true
 		c.bargeIn()
+		c.startStream(c.heardCtx)
+	case c.stream != nil:
+		c.streamWrite(pcm)
+		if c.stream != nil && c.p.o.RecognizerEndOfSpeech {
+			if _, ended := c.stream.listening.Heard(); ended {
+				ev = vad.SpeechEnded
+			}
+		}
 	}
 	switch {
 	case !c.speaking && len(c.utterance) > 2*preRoll:
 		c.utterance = append(c.utterance[:0], c.utterance[len(c.utterance)-preRoll:]...)
 	case c.speaking && (ev == vad.SpeechEnded || len(c.utterance) >= maxUtterance):
-		u := utterance{pcm: c.utterance, ended: time.Now()}
+		u := utterance{pcm: c.utterance, ended: time.Now(), stream: c.takeStream()}
 		c.utterance, c.speaking = nil, false
 		c.detector.Reset()
 		select { // a newer utterance replaces one the conversation has not taken yet
-		case <-c.utterances:
+		case old := <-c.utterances:
+			old.stream.close()
 		default:
 		}
 		c.utterances <- u
@@ -237,7 +252,6 @@ func (c *Call) log() interface {
 // figures, which the Phone's Figures hook also gets.
 func (c *Call) Run(ctx context.Context) *Figures {
 	defer c.p.remove(c)
-	defer c.admission.Release()
 	reason := "hung up"
 	defer func() {
 		if v := recover(); v != nil {
@@ -245,8 +259,11 @@ func (c *Call) Run(ctx context.Context) *Figures {
 				"panic", fmt.Sprintf("%T", v), "stack", string(debug.Stack()))
 			reason = "panic"
 		}
+		c.admission.Release() // before the figures: a host told the call ended may call again
 		c.ended(reason)
 	}()
+	ctx, cancel := context.WithCancel(ctx) // its end lets an utterance's recognition go
+	defer cancel()
 	reason = c.converse(ctx)
 	return &c.figures
 }
@@ -260,7 +277,7 @@ func (c *Call) ended(reason string) {
 	f := c.figures
 	c.mu.Unlock()
 	attrs := []any{"requestId", c.info.ID, "tenant", c.entry.Tenant.Key, "reason", reason,
-		"verified", f.Verified, "turns", f.Turns, "bargeIns", f.BargeIns, "seconds", f.Duration.Seconds(),
+		"verified", f.Verified, "turns", f.Turns, "heardWhileSpoken", f.HeardWhileSpoken, "bargeIns", f.BargeIns, "seconds", f.Duration.Seconds(),
 		"firstAudioP50ms", ms(Percentile(f.FirstAudio, 50)), "firstAudioMaxMs", ms(Percentile(f.FirstAudio, 100)),
 		"markDelayP50ms", ms(Percentile(f.MarkDelays, 50)), "jitterMs", ms(f.Jitter)}
 	if m, ok := c.line.(MediaLine); ok {
@@ -300,6 +317,7 @@ func (c *Call) converse(ctx context.Context) string {
 		return "not verified"
 	}
 	c.say(ctx, c.callerOf(), sayVerified, false)
+	c.heardCtx = ctx
 	c.listening.Store(true)
 	for {
 		select {
@@ -368,6 +386,7 @@ func (c *Call) verify(ctx context.Context, anon *engine.Caller) bool {
 // answer runs a turn from the caller's utterance and speaks its answer; it reports true when
 // the call was handed to a person.
 func (c *Call) answer(ctx context.Context, u utterance) bool {
+	defer u.stream.close()
 	caller := c.callerOf()
 	admission, err := c.p.e.Admit(ctx, caller, engine.Work{Kind: engine.WorkTurn})
 	if err != nil {
@@ -390,6 +409,12 @@ func (c *Call) answer(ctx context.Context, u utterance) bool {
 
 	pcm := audio.Resample(u.pcm, LineRate, 16000) // the recogniser's rate, through a proper filter
 	in := &engine.TurnInput{Samples: pcm, Mode: engine.ModeVoice, ConversationID: c.info.ID, Messages: history, Admission: admission}
+	if u.stream != nil {
+		in.Listening = u.stream.listening // its transcript, unless it fails: then pcm's
+		c.mu.Lock()
+		c.figures.HeardWhileSpoken++
+		c.mu.Unlock()
+	}
 	var (
 		sp      *engine.Speaker
 		pending strings.Builder

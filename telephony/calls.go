@@ -14,13 +14,19 @@ const BoundCalls = "calls"
 // caller. It is safe for concurrent use; one Calls may serve several transports (Twilio and
 // SIP), which then share its bounds.
 type Calls struct {
-	hold *engine.Hold
+	hold    *engine.Hold
+	streams *engine.Hold // the calls' utterances heard while spoken: two a call at most
 }
+
+// BoundCallStreams names the bounds of the calls' connections to a streaming recogniser, two
+// a call at most (an utterance heard while its turn takes the one before), as BoundCalls do.
+const BoundCallStreams = "call_recognizer_streams"
 
 // NewCalls returns bounds of at most max calls in the process, perTenant for a tenant and
 // perCaller for one calling number (0 or less: no bound).
 func NewCalls(max, perTenant, perCaller int) *Calls {
-	return &Calls{hold: engine.NewHold(BoundCalls, "calls", max, perTenant, perCaller)}
+	return &Calls{hold: engine.NewHold(BoundCalls, "calls", max, perTenant, perCaller),
+		streams: engine.NewHold(BoundCallStreams, "utterances heard while spoken", 2*max, 2*perTenant, 2*perCaller)}
 }
 
 // Admit admits a call to tenant from the number from (E.164, or "anonymous") through the

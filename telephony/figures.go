@@ -18,6 +18,9 @@ type Figures struct {
 	Jitter time.Duration
 	// Turns, BargeIns: the turns the call ran, and the answers the caller spoke over.
 	Turns, BargeIns int
+	// HeardWhileSpoken is the turns whose utterance a streaming recogniser heard as the caller
+	// spoke it ([engine.StreamingTranscriber]).
+	HeardWhileSpoken int
 	// Verified says that the tenant's backend named the caller.
 	Verified bool
 	Duration time.Duration

@@ -40,6 +40,10 @@ type Options struct {
 	// BargeIn is how long a caller must speak over an answer to stop it (default 200ms);
 	// EndOfSpeech the silence that ends an utterance (default 700ms).
 	BargeIn, EndOfSpeech time.Duration
+	// RecognizerEndOfSpeech lets a streaming recogniser's endpointing end utterances too
+	// (Deepgram's speech_final), when it finds the end before the silence has lasted
+	// EndOfSpeech.
+	RecognizerEndOfSpeech bool
 	// Transferred, when set, is told that a call was handed to a person by phone, with the
 	// handoff the conversation opened (package handoff), which the host may end: the person
 	// takes the call, not the handoff's desk.

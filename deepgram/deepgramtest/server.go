@@ -90,6 +90,13 @@ func (s *Server) Queries() []string {
 	return append([]string(nil), s.queries...)
 }
 
+// Live returns the live connections open now.
+func (s *Server) Live() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.open
+}
+
 // MaxLive returns the most live connections that were open at once.
 func (s *Server) MaxLive() int {
 	s.mu.Lock()

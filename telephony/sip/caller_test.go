@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -106,21 +108,34 @@ func (p *phoneUA) call(t testing.TB, addr, to, from string) (*phoneCall, error) 
 	t.Helper()
 	host, port, _ := net.SplitHostPort(addr)
 	n, _ := strconv.Atoi(port)
-	d, err := p.dg.NewDialog(sipmsg.Uri{User: to, Host: host, Port: n}, diago.NewDialogOptions{Transport: "udp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &phoneCall{t: t, d: d}
-	opts := diago.InviteClientOptions{OnRefer: c.refer}
-	opts.WithCaller("", from, "127.0.0.1")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	med, err := d.Invite(ctx, opts)
-	if err != nil {
+	var c *phoneCall
+	var med *diago.DialogMedia
+	var err error
+	for attempt := 0; ; attempt++ {
+		d, err := p.dg.NewDialog(sipmsg.Uri{User: to, Host: host, Port: n}, diago.NewDialogOptions{Transport: "udp"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = &phoneCall{t: t, d: d}
+		opts := diago.InviteClientOptions{OnRefer: c.refer}
+		opts.WithCaller("", from, "127.0.0.1")
+		med, err = d.Invite(ctx, opts)
+		if err == nil {
+			break
+		}
 		d.Close()
-		return nil, err
+		// sipgo reports its listener ready before it pools the listener's socket, and a request
+		// sent in between binds the port again: a race of a user agent just started.
+		inUse := errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
+		if !inUse || attempt == 10 {
+			return nil, err
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	if err := d.Ack(ctx); err != nil {
+	d := c.d
+	if err = d.Ack(ctx); err != nil {
 		d.Close()
 		t.Fatal(err)
 	}
