@@ -19,6 +19,7 @@ import (
 //	  recognizer: [azure, offline]       # or one name: deepgram, azure or offline
 //	  voice: azure:de-DE-KatjaNeural      # elevenlabs:<voice id>, azure:<voice name> or offline
 //	  region: germanywestcentral          # the Azure Speech region, within the data_region
+//	  end_of_speech: recognizer           # or silence, the default: what ends an utterance
 type Speech struct {
 	// Recognizers are the recognisers tried in order: "deepgram", "azure", "offline".
 	Recognizers []string
@@ -27,6 +28,9 @@ type Speech struct {
 	Voice string
 	// Region is the Azure Speech region its speech may be processed in.
 	Region string
+	// RecognizerEndOfSpeech lets a streaming recogniser's endpointing end the tenant's
+	// utterances as well as the engine's silence detector (end_of_speech: recognizer).
+	RecognizerEndOfSpeech bool
 }
 
 // Recognizers and voices a tenant may name.
@@ -42,11 +46,15 @@ func parseSpeech(raw json.RawMessage, dataRegion string) (*Speech, error) {
 		Recognizer json.RawMessage `json:"recognizer"`
 		Voice      string          `json:"voice"`
 		Region     string          `json:"region"`
+		EndOf      string          `json:"end_of_speech"`
 	}
 	if err := strict(raw, &s); err != nil {
 		return nil, fmt.Errorf("speech: %w", err)
 	}
-	out := &Speech{Voice: s.Voice, Region: s.Region}
+	out := &Speech{Voice: s.Voice, Region: s.Region, RecognizerEndOfSpeech: s.EndOf == "recognizer"}
+	if s.EndOf != "" && s.EndOf != "recognizer" && s.EndOf != "silence" {
+		return nil, errors.New("speech.end_of_speech: must be silence (the engine's detector) or recognizer (the recogniser's endpointing as well)")
+	}
 	if len(s.Recognizer) > 0 {
 		var one string
 		if json.Unmarshal(s.Recognizer, &one) == nil {

@@ -220,7 +220,7 @@ func TestSpeech(t *testing.T) {
 	data := `
 tenants:
   - {key: pk_a, name: A, data_region: eu, speech: {recognizer: [azure, offline], voice: "azure:de-DE-KatjaNeural", region: germanywestcentral}, environments: {production: {}}}
-  - {key: pk_b, name: B, speech: {recognizer: deepgram, voice: "elevenlabs:JBFqnCBsd6RMkjVDRZzb"}, environments: {production: {}}}
+  - {key: pk_b, name: B, speech: {recognizer: deepgram, voice: "elevenlabs:JBFqnCBsd6RMkjVDRZzb", end_of_speech: recognizer}, environments: {production: {}}}
 `
 	f, err := tenantfile.ParseFile("t.yaml", []byte(data), nil)
 	if err != nil {
@@ -230,7 +230,7 @@ tenants:
 	if a == nil || len(a.Recognizers) != 2 || a.Region != "germanywestcentral" || f.Tenants[0].Voice != "azure:de-DE-KatjaNeural" {
 		t.Errorf("pk_a: %+v, voice %q", a, f.Tenants[0].Voice)
 	}
-	if b == nil || b.Recognizers[0] != "deepgram" || f.Tenants[1].Voice != "elevenlabs:JBFqnCBsd6RMkjVDRZzb" {
+	if a.RecognizerEndOfSpeech || b == nil || b.Recognizers[0] != "deepgram" || f.Tenants[1].Voice != "elevenlabs:JBFqnCBsd6RMkjVDRZzb" || !b.RecognizerEndOfSpeech {
 		t.Errorf("pk_b: %+v", b)
 	}
 	for bad, want := range map[string]string{
@@ -243,6 +243,7 @@ tenants:
 		"speech: {voice: 'azure:Katja'}":                                                     "speech.voice: must be",
 		"speech: {voice: offline, region: westeurope}":                                       "speech.region: is Azure's region",
 		"speech: {recognizer: offline, volume: 11}":                                          `speech: json: unknown field "volume"`,
+		"speech: {recognizer: deepgram, end_of_speech: provider}":                            "speech.end_of_speech: must be silence",
 		"voice: en-us, speech: {voice: offline}":                                             "name the voice once",
 		"speech: {recognizer: azure, voice: 'azure:en-US-AvaNeural', region: 'West Europe'}": "speech.region: must be",
 	} {

@@ -266,13 +266,39 @@ func (r *recognizers) TranscribeFor(ctx context.Context, t *engine.Tenant, pcm [
 	return "", err
 }
 
+// Listen hears an utterance with the tenant's first recogniser, when it streams. Its
+// endpointing ends the utterance only for a tenant that chose it (speech.end_of_speech); the
+// voice socket and the phone take it from every stream.
 func (r *recognizers) Listen(ctx context.Context, t *engine.Tenant, rate int, locale string) (engine.Listening, error) {
-	if list := r.chain(t); len(list) > 0 {
-		if st, ok := list[0].tr.(engine.StreamingTranscriber); ok {
-			return st.Listen(ctx, t, rate, locale)
-		}
+	list := r.chain(t)
+	if len(list) == 0 {
+		return nil, nil
 	}
-	return nil, nil
+	st, ok := list[0].tr.(engine.StreamingTranscriber)
+	if !ok {
+		return nil, nil
+	}
+	l, err := st.Listen(ctx, t, rate, locale)
+	if l == nil || err != nil {
+		return l, err
+	}
+	var sp *tenantfile.Speech
+	if t != nil {
+		_, sp = r.cs.pinned(t.Key)
+	}
+	if sp == nil || !sp.RecognizerEndOfSpeech {
+		return silenceEnds{l}, nil
+	}
+	return l, nil
+}
+
+// silenceEnds is a recogniser's stream whose endpointing does not end the utterance: the
+// engine's silence detector does.
+type silenceEnds struct{ engine.Listening }
+
+func (s silenceEnds) Heard() (string, bool) {
+	text, _ := s.Listening.Heard()
+	return text, false
 }
 
 // synthesizers speak with the voice a tenant (or a request) names: "elevenlabs:<voice id>" is

@@ -63,8 +63,10 @@ func waitingFor(t *testing.T, base, key, conversation string) string {
 	return ""
 }
 
+// socketMessage is a voice socket's message, as far as the tests read it.
 type socketMessage struct {
 	Type     string          `json:"type"`
+	Text     string          `json:"text"`
 	Delta    string          `json:"delta"`
 	Spec     json.RawMessage `json:"spec"`
 	TurnID   string          `json:"turnId"`

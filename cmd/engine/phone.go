@@ -71,6 +71,8 @@ func newPhone(eng *engine.Engine, sb *handoff.Switchboard) *telephony.Phone {
 	return telephony.New(eng, &telephony.Options{
 		// The conversation was handed to a person on the phone: its handoff to the desk ends.
 		Transferred: func(ctx context.Context, _, id string) { sb.End(ctx, id) },
+		// For the tenants whose speech section chose it (recognizers.Listen).
+		RecognizerEndOfSpeech: true,
 	})
 }
 

@@ -305,7 +305,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	sockets, err = voice.New(eng, &voice.Options{MaxSockets: opts.maxSockets, MaxSocketsPerUser: opts.maxUserSockets,
-		AudioMemory: int64(opts.audioMemoryMiB) << 20, BargeIn: opts.bargeIn, EndOfSpeech: opts.endOfSpeech})
+		AudioMemory: int64(opts.audioMemoryMiB) << 20, BargeIn: opts.bargeIn, EndOfSpeech: opts.endOfSpeech,
+		RecognizerEndOfSpeech: true}) // for the tenants whose speech section chose it (recognizers.Listen)
 	if err != nil {
 		return err
 	}

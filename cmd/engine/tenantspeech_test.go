@@ -23,22 +23,29 @@ import (
 // Azure in speechRegion, pk_any naming no provider.
 func tenantsWithSpeech(t *testing.T, speechRegion string) string {
 	t.Helper()
-	tenant := func(key string, extra map[string]any) map[string]any {
-		d, _ := demobank.Tenant("http://127.0.0.1:1", "")
-		d.Key = key
-		raw, _ := json.Marshal(d)
-		var m map[string]any
-		json.Unmarshal(raw, &m)
-		for k, v := range extra {
-			m[k] = v
-		}
-		return m
-	}
-	data, _ := json.Marshal(map[string]any{"tenants": []any{
-		tenant("pk_eu", map[string]any{"model": "intent", "data_region": "eu",
+	return writeTenants(t,
+		demoTenantAs("pk_eu", map[string]any{"model": "intent", "data_region": "eu",
 			"speech": map[string]any{"recognizer": "azure", "voice": "azure:de-DE-KatjaNeural", "region": speechRegion}}),
-		tenant("pk_any", nil),
-	}})
+		demoTenantAs("pk_any", nil))
+}
+
+// demoTenantAs is the demo tenant, as a tenants file holds it, under key and with extra's fields.
+func demoTenantAs(key string, extra map[string]any) map[string]any {
+	d, _ := demobank.Tenant("http://127.0.0.1:1", "")
+	d.Key = key
+	raw, _ := json.Marshal(d)
+	var m map[string]any
+	json.Unmarshal(raw, &m)
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}
+
+// writeTenants writes a tenants file of tenants and returns its path.
+func writeTenants(t *testing.T, tenants ...map[string]any) string {
+	t.Helper()
+	data, _ := json.Marshal(map[string]any{"tenants": tenants})
 	path := filepath.Join(t.TempDir(), "tenants.json")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)

@@ -54,6 +54,10 @@ type Server struct {
 	Key string
 	// Hear returns what was said in pcm (16-bit mono at rate); nil hears "what is my balance".
 	Hear func(pcm []int16, rate int) string
+	// Endpointing, when set, is the pause after speech at which a live connection sends the
+	// utterance's final results with speech_final, unasked, as Deepgram's endpointing does
+	// (the live request's endpointing= parameter); 0 sends finals only after Finalize.
+	Endpointing time.Duration
 	// FinalLatency is how long after Finalize the final result comes; PrerecordedLatency how
 	// long a pre-recorded request takes to answer.
 	FinalLatency, PrerecordedLatency time.Duration
@@ -196,7 +200,7 @@ func (s *Server) live(ctx context.Context, conn *websocket.Conn, rate int) {
 		return conn.Write(wctx, websocket.MessageText, b) == nil
 	}
 	var pcm []int16
-	sentInterim := 0
+	sentInterim, endpointed := 0, false
 	for {
 		typ, data, err := conn.Read(ctx)
 		if err != nil {
@@ -210,6 +214,13 @@ func (s *Server) live(ctx context.Context, conn *websocket.Conn, rate int) {
 			if s.Fault == CloseMidUtterance {
 				conn.Close(websocket.StatusInternalError, "NET-0000")
 				return
+			}
+			if s.Endpointing > 0 && !endpointed && paused(pcm, rate, s.Endpointing) {
+				endpointed = true
+				if !s.finals(write, s.hear(pcm, rate), float64(len(pcm))/float64(rate)) {
+					return
+				}
+				continue
 			}
 			// An interim result for each half second of audio.
 			if len(pcm)/(rate/2) > sentInterim {
@@ -250,6 +261,24 @@ func (s *Server) live(ctx context.Context, conn *websocket.Conn, rate int) {
 			return
 		}
 	}
+}
+
+// paused reports whether pcm holds speech followed by a pause of at least d: its last d of
+// samples are quiet, and louder ones come before.
+func paused(pcm []int16, rate int, d time.Duration) bool {
+	tail := int(d.Seconds() * float64(rate))
+	if len(pcm) <= tail {
+		return false
+	}
+	loud := func(s []int16) bool {
+		for _, v := range s {
+			if v > 2000 || v < -2000 {
+				return true
+			}
+		}
+		return false
+	}
+	return !loud(pcm[len(pcm)-tail:]) && loud(pcm[:len(pcm)-tail])
 }
 
 // finals sends the final results of an utterance: one per half of its words, then an
