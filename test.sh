@@ -111,4 +111,5 @@ done <<'TARGETS'
 ./handoff FuzzVerify
 ./telephony/sip FuzzOffer
 ./telephony/sip FuzzKeys
+./telephony/twilio FuzzStreamMessage
 TARGETS

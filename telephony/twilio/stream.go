@@ -169,53 +169,76 @@ func readMessage(ctx context.Context, ws *websocket.Conn, m *message) error {
 	return nil
 }
 
-// errBadMessage is a message that is not one of Twilio's JSON messages: dropped.
+// errBadMessage is a message that is not one of Twilio's JSON messages.
 var errBadMessage = errors.New("twilio: a message that is not JSON")
 
 // read hands the caller's audio, keys and marks to the call until the stream stops.
 func (st *stream) read(ctx context.Context, call *telephony.Call) {
-	var (
-		m   message
-		b   []byte
-		pcm []int16
-	)
+	var in inbound
 	for {
 		rctx, cancel := context.WithTimeout(ctx, readTimeout)
-		err := readMessage(rctx, st.ws, &m)
+		typ, data, err := st.ws.Read(rctx)
 		cancel()
-		if errors.Is(err, errBadMessage) {
-			continue // a broken message is dropped; the call goes on
-		}
-		if err != nil {
-			return
-		}
-		switch m.Event {
-		case "media":
-			if m.Media == nil || (m.Media.Track != "" && m.Media.Track != "inbound") {
-				continue
-			}
-			b, err = base64.StdEncoding.AppendDecode(b[:0], []byte(m.Media.Payload))
-			if err != nil {
-				continue
-			}
-			if ts, err := strconv.ParseInt(m.Media.Timestamp, 10, 64); err == nil && ts >= 0 {
-				call.Arrived(time.Now(), time.Duration(ts)*time.Millisecond)
-			}
-			pcm = audio.MuLawDecode(pcm[:0], b)
-			call.Hear(pcm)
-		case "dtmf":
-			if m.DTMF != nil && len(m.DTMF.Digit) == 1 {
-				call.Press(m.DTMF.Digit[0])
-			}
-		case "mark":
-			if m.Mark != nil {
-				call.Marked(m.Mark.Name)
-			}
-		case "stop":
+		if err != nil || in.handle(call, typ, data) {
 			return
 		}
 	}
 }
+
+// A callee is what a stream hands the caller's side to: a [telephony.Call].
+type callee interface {
+	Hear(pcm []int16)
+	Press(key byte)
+	Marked(name string)
+	Arrived(at time.Time, mediaTime time.Duration)
+}
+
+// inbound is the reader's side of a stream, with its buffers.
+type inbound struct {
+	m   message
+	b   []byte
+	pcm []int16
+}
+
+// handle hands one message of Twilio's to call, and reports whether it was stop. A message
+// that is not Twilio's JSON, or not what its event says, is dropped: the call goes on.
+func (in *inbound) handle(call callee, typ websocket.MessageType, data []byte) (stop bool) {
+	m := &in.m
+	*m = message{}
+	if typ != websocket.MessageText || json.Unmarshal(data, m) != nil {
+		return false
+	}
+	switch m.Event {
+	case "media":
+		if m.Media == nil || (m.Media.Track != "" && m.Media.Track != "inbound") {
+			return false
+		}
+		var err error
+		if in.b, err = base64.StdEncoding.AppendDecode(in.b[:0], []byte(m.Media.Payload)); err != nil {
+			return false
+		}
+		if ts, err := strconv.ParseInt(m.Media.Timestamp, 10, 64); err == nil && ts >= 0 && ts <= maxMediaTime {
+			call.Arrived(time.Now(), time.Duration(ts)*time.Millisecond)
+		}
+		in.pcm = audio.MuLawDecode(in.pcm[:0], in.b)
+		call.Hear(in.pcm)
+	case "dtmf":
+		if m.DTMF != nil && len(m.DTMF.Digit) == 1 {
+			call.Press(m.DTMF.Digit[0])
+		}
+	case "mark":
+		if m.Mark != nil {
+			call.Marked(m.Mark.Name)
+		}
+	case "stop":
+		return true
+	}
+	return false
+}
+
+// maxMediaTime bounds a media message's timestamp (milliseconds into the stream), a day, so
+// that its duration cannot overflow.
+const maxMediaTime = 24 * 60 * 60 * 1000
 
 // write sends one message to Twilio, unless ctx has ended: a turn that barge-in stopped sends
 // nothing more. The write itself is bounded by writeTimeout alone, never by ctx: a WebSocket
