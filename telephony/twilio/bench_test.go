@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/convengine/engine"
+	"github.com/convengine/engine/deepgram"
+	"github.com/convengine/engine/deepgram/deepgramtest"
 	"github.com/convengine/engine/internal/testkit"
 	"github.com/convengine/engine/telephony"
 )
@@ -52,3 +54,49 @@ func BenchmarkPhoneCallsHeld(b *testing.B) {
 		c.hangUp()
 	}
 }
+
+// BenchmarkPhoneFirstAudioDeepgram is BenchmarkPhoneFirstAudio heard by Deepgram's stand-in,
+// live (the call's utterance streamed while spoken; the final result 50 ms after Finalize) and
+// batch (the same transcriber with its streaming hidden: the pre-recorded API, answering in
+// 500 ms), with the same latencies as the voice socket's figure (docs/benchmarks.md#voice) and a
+// synthesizer of tones, so that the recogniser is what differs.
+//
+//	go test -run '^$' -bench PhoneFirstAudioDeepgram -benchtime 20x ./telephony/twilio/
+func BenchmarkPhoneFirstAudioDeepgram(b *testing.B) {
+	for _, live := range []bool{true, false} {
+		name := map[bool]string{true: "live", false: "batch"}[live]
+		b.Run(name, func(b *testing.B) {
+			dg := deepgramtest.New(deepgramKey)
+			b.Cleanup(dg.Close)
+			dg.Hear = func([]int16, int) string { return "what is my balance" }
+			dg.FinalLatency, dg.PrerecordedLatency = 50*time.Millisecond, 500*time.Millisecond
+			tr, err := deepgram.New(&deepgram.Options{APIKey: deepgramKey, BaseURL: dg.URL})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg := testkit.FakeSpeech("")
+			cfg.Transcriber = tr
+			if !live {
+				cfg.Transcriber = batchOnly{tr}
+			}
+			h := newPhone(b, cfg, telephony.Options{EndOfSpeech: 500 * time.Millisecond})
+			c := h.call(b, sid(40), caller)
+			typed := time.Now()
+			c.keys(pin + "#")
+			c.waitAnswer(typed, 300*time.Millisecond, 10*time.Second)
+			for b.Loop() {
+				c.say(testkit.Voiced(16000))
+				c.waitAnswer(time.Time{}, 300*time.Millisecond, 20*time.Second)
+			}
+			b.StopTimer()
+			c.hangUp()
+			f := <-h.figures
+			b.ReportMetric(float64(telephony.Percentile(f.FirstAudio, 50).Milliseconds()), "p50-ms")
+			b.ReportMetric(float64(telephony.Percentile(f.FirstAudio, 99).Milliseconds()), "p99-ms")
+			b.ReportMetric(float64(f.HeardWhileSpoken), "streamed")
+		})
+	}
+}
+
+// batchOnly is a transcriber with its streaming hidden.
+type batchOnly struct{ engine.Transcriber }
