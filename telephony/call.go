@@ -39,6 +39,7 @@ type Call struct {
 	info   CallInfo
 	line   Line
 	keypad Keypad
+	lines  *lineTexts // what the line says of its own, in the tenant's language
 
 	admission *engine.Admission
 	refused   *engine.Problem
@@ -89,7 +90,7 @@ type mark struct {
 }
 
 func newCall(p *Phone, entry Entry, info CallInfo, line Line) *Call {
-	c := &Call{p: p, entry: entry, info: info, line: line, started: time.Now(), closing: make(chan struct{}),
+	c := &Call{p: p, entry: entry, info: info, line: line, lines: linesFor(entry.Tenant), started: time.Now(), closing: make(chan struct{}),
 		utterances: make(chan utterance, 1), cleared: map[string]bool{},
 		detector: vad.NewDetector(&vad.Options{SampleRate: LineRate, MinSpeech: p.o.BargeIn, MinSilence: p.o.EndOfSpeech})}
 	c.keypad.Arm()
@@ -300,7 +301,7 @@ func (c *Call) converse(ctx context.Context) string {
 	anon := &engine.Caller{EngineKey: t.Key, Environment: engine.EnvProduction, RequestID: c.info.ID}
 	if c.refused != nil {
 		c.log().Info("phone call refused", "requestId", c.info.ID, "tenant", t.Key, "code", c.refused.Code)
-		c.say(ctx, anon, sayBusy, true)
+		c.say(ctx, anon, c.lines.busy, true)
 		c.hangup(ctx)
 		return "refused: " + c.refused.Code
 	}
@@ -316,7 +317,7 @@ func (c *Call) converse(ctx context.Context) string {
 		}
 		return "not verified"
 	}
-	c.say(ctx, c.callerOf(), sayVerified, false)
+	c.say(ctx, c.callerOf(), c.lines.verified, false)
 	c.heardCtx = ctx
 	c.listening.Store(true)
 	for {
@@ -324,7 +325,7 @@ func (c *Call) converse(ctx context.Context) string {
 		case <-ctx.Done():
 			return "hung up"
 		case <-c.closing:
-			c.say(ctx, c.callerOf(), sayClosing, true)
+			c.say(ctx, c.callerOf(), c.lines.closing, true)
 			c.hangup(ctx)
 			return "shutdown"
 		case u := <-c.utterances:
@@ -351,7 +352,7 @@ func (c *Call) verify(ctx context.Context, anon *engine.Caller) bool {
 		}
 		if digits == "" || end == EndStar || end == EndTimeout && len(digits) == 0 {
 			c.keypad.Arm()
-			c.say(ctx, anon, sayPINMissing, false)
+			c.say(ctx, anon, c.lines.pinMissing, false)
 			continue
 		}
 		token, err := c.p.o.Verifier.Verify(ctx, c.entry.Tenant, cfg.verifyPath(), c.info.ID, c.info.From, digits)
@@ -368,18 +369,18 @@ func (c *Call) verify(ctx context.Context, anon *engine.Caller) bool {
 			c.log().Info("phone caller not verified", "requestId", c.info.ID, "tenant", c.entry.Tenant.Key, "attempt", attempt)
 			if attempt < cfg.PIN.attempts() {
 				c.keypad.Arm()
-				c.say(ctx, anon, sayPINAgain, false)
+				c.say(ctx, anon, c.lines.pinAgain, false)
 			}
 		default:
 			if ctx.Err() != nil {
 				return false
 			}
 			c.log().Warn("phone caller verification failed", "requestId", c.info.ID, "tenant", c.entry.Tenant.Key, "err", err)
-			c.say(ctx, anon, sayNoVerifier, true)
+			c.say(ctx, anon, c.lines.noVerifier, true)
 			return false
 		}
 	}
-	c.say(ctx, anon, sayNotVerified, true)
+	c.say(ctx, anon, c.lines.notVerified, true)
 	return false
 }
 
@@ -390,7 +391,7 @@ func (c *Call) answer(ctx context.Context, u utterance) bool {
 	caller := c.callerOf()
 	admission, err := c.p.e.Admit(ctx, caller, engine.Work{Kind: engine.WorkTurn})
 	if err != nil {
-		c.say(ctx, caller, sayTurnRefused, false)
+		c.say(ctx, caller, c.lines.turnRefused, false)
 		return false
 	}
 	defer admission.Release()
@@ -433,11 +434,11 @@ func (c *Call) answer(ctx context.Context, u utterance) bool {
 			if !errors.As(err, &failed) && turnCtx.Err() == nil {
 				var p *engine.Problem
 				if errors.As(err, &p) && p.Code == engine.CodeNoSpeech {
-					c.say(ctx, caller, sayNotHeard, false)
+					c.say(ctx, caller, c.lines.notHeard, false)
 					break
 				}
 				c.log().Warn("phone turn refused", "requestId", c.info.ID, "tenant", c.entry.Tenant.Key, "err", err)
-				c.say(ctx, caller, sayTurnRefused, false)
+				c.say(ctx, caller, c.lines.turnRefused, false)
 			}
 			break
 		}
@@ -499,20 +500,20 @@ func (c *Call) remember(said string) int {
 func (c *Call) confirm(ctx context.Context, caller *engine.Caller, w widgets.Confirm, locale string) {
 	t := c.entry.Tenant
 	if t.RequireActionProof {
-		c.say(ctx, caller, fmt.Sprintf(sayConfirmInApp, name(t)), false)
+		c.say(ctx, caller, fmt.Sprintf(c.lines.confirmInApp, name(t)), false)
 		return
 	}
 	c.listening.Store(false)
 	defer c.listening.Store(true)
 	c.keypad.Arm()
-	c.say(ctx, caller, sayConfirmPIN, false)
+	c.say(ctx, caller, c.lines.confirmPIN, false)
 	cfg := c.entry.Config
 	digits, end, err := c.keypad.Read(ctx, cfg.PIN.maxDigits(), 2*cfg.PIN.timeout(), cfg.PIN.timeout())
 	if err != nil {
 		return
 	}
 	if end == EndStar || digits == "" {
-		c.say(ctx, caller, sayCancelled, false)
+		c.say(ctx, caller, c.lines.cancelled, false)
 		return
 	}
 	token, err := c.p.o.Verifier.Verify(ctx, t, cfg.verifyPath(), c.info.ID, c.info.From, digits)
@@ -520,13 +521,13 @@ func (c *Call) confirm(ctx context.Context, caller *engine.Caller, w widgets.Con
 	same := err == nil && subtle.ConstantTimeCompare([]byte(token), []byte(c.token)) == 1
 	c.mu.Unlock()
 	if !same {
-		c.say(ctx, caller, sayConfirmWrong, false)
+		c.say(ctx, caller, c.lines.confirmWrong, false)
 		return
 	}
 	res, err := c.p.e.Execute(ctx, caller, &engine.ExecuteInput{Execute: w.Execute, Method: "passcode", VerifiedAt: time.Now(), Locale: locale})
 	if err != nil {
 		c.log().Info("phone action failed", "requestId", c.info.ID, "tenant", t.Key, "tool", w.Execute.Tool, "err", err)
-		c.say(ctx, caller, sayActionFailed, false)
+		c.say(ctx, caller, c.lines.actionFailed, false)
 		return
 	}
 	c.say(ctx, caller, res.Speak, false)

@@ -2,34 +2,94 @@ package telephony
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/convengine/engine"
 )
 
-// What the phone says of its own, in English: the tenant's answers come in the caller's
-// language from the model, these are the line's.
-const (
-	sayWelcome      = "Welcome to %s. Please enter your PIN on the keypad, then press the pound key."
-	sayPINAgain     = "That PIN didn't match. Please enter it again, then press the pound key."
-	sayPINMissing   = "I didn't get your PIN. Please enter it on the keypad, then press the pound key."
-	sayVerified     = "Thank you. How can I help you today?"
-	sayNotVerified  = "I couldn't verify you. Please call again later. Goodbye."
-	sayNoVerifier   = "Sorry, I can't verify callers right now. Please call again later. Goodbye."
-	sayBusy         = "Sorry, all our lines are busy. Please call again in a few minutes. Goodbye."
-	sayConfirmPIN   = "To confirm, enter your PIN, then press the pound key. To cancel, press the star key."
-	sayConfirmInApp = "For your security, please confirm this in the %s app. I can't do it on the phone."
-	sayCancelled    = "All right, I cancelled it. Nothing was sent."
-	sayConfirmWrong = "That PIN didn't match, so nothing was done."
-	sayActionFailed = "Sorry, that couldn't be done just now. Nothing was sent."
-	sayTurnRefused  = "Sorry, I can't answer right now. Please try again in a moment."
-	sayNotHeard     = "Sorry, I didn't catch that. Please say it again."
-	sayClosing      = "This line is closing for maintenance. Please call again in a moment. Goodbye."
-)
+// lineTexts are what the phone says of its own in one language: the tenant's answers come in
+// the caller's language from the model, these are the line's. welcome and confirmInApp take
+// the tenant's name.
+type lineTexts struct {
+	ourBank, welcome, pinAgain, pinMissing, verified, notVerified, noVerifier, busy,
+	confirmPIN, confirmInApp, cancelled, confirmWrong, actionFailed, turnRefused, notHeard,
+	closing string
+}
+
+// lineLanguages are the languages the line speaks; a tenant whose locale is none of them
+// hears English.
+var lineLanguages = map[string]*lineTexts{
+	"en": {
+		ourBank:      "our bank",
+		welcome:      "Welcome to %s. Please enter your PIN on the keypad, then press the pound key.",
+		pinAgain:     "That PIN didn't match. Please enter it again, then press the pound key.",
+		pinMissing:   "I didn't get your PIN. Please enter it on the keypad, then press the pound key.",
+		verified:     "Thank you. How can I help you today?",
+		notVerified:  "I couldn't verify you. Please call again later. Goodbye.",
+		noVerifier:   "Sorry, I can't verify callers right now. Please call again later. Goodbye.",
+		busy:         "Sorry, all our lines are busy. Please call again in a few minutes. Goodbye.",
+		confirmPIN:   "To confirm, enter your PIN, then press the pound key. To cancel, press the star key.",
+		confirmInApp: "For your security, please confirm this in the %s app. I can't do it on the phone.",
+		cancelled:    "All right, I cancelled it. Nothing was sent.",
+		confirmWrong: "That PIN didn't match, so nothing was done.",
+		actionFailed: "Sorry, that couldn't be done just now. Nothing was sent.",
+		turnRefused:  "Sorry, I can't answer right now. Please try again in a moment.",
+		notHeard:     "Sorry, I didn't catch that. Please say it again.",
+		closing:      "This line is closing for maintenance. Please call again in a moment. Goodbye.",
+	},
+	"es": {
+		ourBank:      "nuestro banco",
+		welcome:      "Bienvenido a %s. Introduzca su PIN en el teclado y después pulse la tecla numeral.",
+		pinAgain:     "Ese PIN no coincide. Introdúzcalo de nuevo y después pulse la tecla numeral.",
+		pinMissing:   "No he recibido su PIN. Introdúzcalo en el teclado y después pulse la tecla numeral.",
+		verified:     "Gracias. ¿En qué puedo ayudarle hoy?",
+		notVerified:  "No he podido verificar su identidad. Por favor, llame más tarde. Adiós.",
+		noVerifier:   "Lo siento, ahora no puedo verificar su identidad. Por favor, llame más tarde. Adiós.",
+		busy:         "Lo siento, todas nuestras líneas están ocupadas. Por favor, llame de nuevo en unos minutos. Adiós.",
+		confirmPIN:   "Para confirmar, introduzca su PIN y después pulse la tecla numeral. Para cancelar, pulse la tecla asterisco.",
+		confirmInApp: "Por su seguridad, confirme esta operación en la aplicación de %s. No puedo hacerlo por teléfono.",
+		cancelled:    "De acuerdo, la he cancelado. No se ha enviado nada.",
+		confirmWrong: "Ese PIN no coincide, así que no se ha hecho nada.",
+		actionFailed: "Lo siento, no se ha podido hacer en este momento. No se ha enviado nada.",
+		turnRefused:  "Lo siento, ahora no puedo responder. Por favor, inténtelo de nuevo en un momento.",
+		notHeard:     "Lo siento, no le he entendido. ¿Puede repetirlo?",
+		closing:      "Esta línea se cierra por mantenimiento. Por favor, llame de nuevo en un momento. Adiós.",
+	},
+	"ar": {
+		ourBank:      "بنكنا",
+		welcome:      "مرحبًا بك في %s. يرجى إدخال رمز التعريف الشخصي على لوحة المفاتيح، ثم الضغط على مفتاح المربع.",
+		pinAgain:     "رمز التعريف الشخصي غير صحيح. يرجى إدخاله مرة أخرى، ثم الضغط على مفتاح المربع.",
+		pinMissing:   "لم يصلني رمز التعريف الشخصي. يرجى إدخاله على لوحة المفاتيح، ثم الضغط على مفتاح المربع.",
+		verified:     "شكرًا لك. كيف يمكنني مساعدتك اليوم؟",
+		notVerified:  "تعذّر التحقق من هويتك. يرجى الاتصال لاحقًا. مع السلامة.",
+		noVerifier:   "عذرًا، لا يمكنني التحقق من هوية المتصلين الآن. يرجى الاتصال لاحقًا. مع السلامة.",
+		busy:         "عذرًا، جميع خطوطنا مشغولة. يرجى الاتصال مرة أخرى بعد بضع دقائق. مع السلامة.",
+		confirmPIN:   "للتأكيد، أدخل رمز التعريف الشخصي ثم اضغط على مفتاح المربع. للإلغاء، اضغط على مفتاح النجمة.",
+		confirmInApp: "حفاظًا على أمانك، يرجى تأكيد هذه العملية في تطبيق %s. لا يمكنني تنفيذها عبر الهاتف.",
+		cancelled:    "حسنًا، ألغيت العملية. لم يُرسل أي شيء.",
+		confirmWrong: "رمز التعريف الشخصي غير صحيح، لذلك لم يُنفَّذ أي شيء.",
+		actionFailed: "عذرًا، تعذّر تنفيذ ذلك الآن. لم يُرسل أي شيء.",
+		turnRefused:  "عذرًا، لا يمكنني الرد الآن. يرجى المحاولة مرة أخرى بعد قليل.",
+		notHeard:     "عذرًا، لم أفهم ذلك. هل يمكنك تكراره؟",
+		closing:      "سيُغلق هذا الخط للصيانة. يرجى الاتصال مرة أخرى بعد قليل. مع السلامة.",
+	},
+}
+
+// linesFor returns the line's texts in the tenant's language: its locale, else the locale's
+// language, else English.
+func linesFor(t *engine.Tenant) *lineTexts {
+	for _, loc := range engine.LocaleFallbacks(strings.ToLower(t.Locale)) {
+		if l, ok := lineLanguages[loc]; ok {
+			return l
+		}
+	}
+	return lineLanguages["en"]
+}
 
 // greetingText is what a call hears first: the tenant's AI disclosure, its welcome and the
 // PIN's prompt.
 func greetingText(t *engine.Tenant) string {
-	text := fmt.Sprintf(sayWelcome, name(t))
+	text := fmt.Sprintf(linesFor(t).welcome, name(t))
 	if d := disclosure(t); d != "" {
 		text = d + " " + text
 	}
@@ -40,7 +100,7 @@ func name(t *engine.Tenant) string {
 	if t.Name != "" {
 		return t.Name
 	}
-	return "our bank"
+	return linesFor(t).ourBank
 }
 
 // disclosure is the tenant's AI disclosure in its language: its locale, else the locale's
