@@ -39,7 +39,7 @@ type Call struct {
 	info   CallInfo
 	line   Line
 	keypad Keypad
-	lines  *lineTexts // what the line says of its own, in the tenant's language
+	lines  *lineTexts // what the line says of its own: the tenant's prompts, in its language
 
 	admission *engine.Admission
 	refused   *engine.Problem
@@ -90,7 +90,7 @@ type mark struct {
 }
 
 func newCall(p *Phone, entry Entry, info CallInfo, line Line) *Call {
-	c := &Call{p: p, entry: entry, info: info, line: line, lines: linesFor(entry.Tenant), started: time.Now(), closing: make(chan struct{}),
+	c := &Call{p: p, entry: entry, info: info, line: line, lines: linesOf(entry), started: time.Now(), closing: make(chan struct{}),
 		utterances: make(chan utterance, 1), cleared: map[string]bool{},
 		detector: vad.NewDetector(&vad.Options{SampleRate: LineRate, MinSpeech: p.o.BargeIn, MinSilence: p.o.EndOfSpeech})}
 	c.keypad.Arm()
@@ -307,7 +307,7 @@ func (c *Call) converse(ctx context.Context) string {
 	}
 	// The greeting, synthesized ahead, with the disclosure first: no barge-in cuts it, and
 	// the keys pressed since the call was answered count.
-	if pcm := c.p.greetings.get(ctx, c.p.e, t, greetingText(t)); pcm != nil {
+	if pcm := c.p.greetings.get(ctx, c.p.e, t, greetingText(c.entry)); pcm != nil {
 		c.play(ctx, pcm, true)
 	}
 	if !c.verify(ctx, anon) {
@@ -500,7 +500,7 @@ func (c *Call) remember(said string) int {
 func (c *Call) confirm(ctx context.Context, caller *engine.Caller, w widgets.Confirm, locale string) {
 	t := c.entry.Tenant
 	if t.RequireActionProof {
-		c.say(ctx, caller, fmt.Sprintf(c.lines.confirmInApp, name(t)), false)
+		c.say(ctx, caller, c.lines.confirmInApp, false)
 		return
 	}
 	c.listening.Store(false)

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/convengine/engine"
 )
@@ -25,6 +27,8 @@ import (
 //	    auth_token_env: ACME_TWILIO_AUTH_TOKEN   # the variable that holds it, never the token
 //	  sip:
 //	    trunks: ["192.0.2.10", "198.51.100.0/28"]  # the SBCs and PBXs that may call its numbers
+//	  prompts:                          # the line's own words, where the tenant rewords them
+//	    welcome: "Welcome to {name}. Please key in your six-digit PIN, then press hash."
 //
 // The auth token lives in the environment, never in the file: the section names the variable,
 // and the host reads it (package twilio's Options.Secret).
@@ -37,6 +41,11 @@ type Config struct {
 	PIN    PIN     `json:"pin,omitzero"`
 	Twilio *Twilio `json:"twilio,omitempty"`
 	SIP    *SIP    `json:"sip,omitempty"`
+	// Prompts rewords what the line says of its own, by name: welcome, pin_again,
+	// pin_missing, verified, not_verified, no_verifier, busy, confirm_pin, confirm_in_app,
+	// cancelled, confirm_wrong, action_failed, turn_refused, not_heard, closing. "{name}" is
+	// the tenant's name. A prompt not named is the built-in one in the tenant's language.
+	Prompts map[string]string `json:"prompts,omitempty"`
 }
 
 // PIN is how a caller's PIN is collected on the keypad: at most MaxDigits (default 12) before
@@ -93,6 +102,9 @@ func ValidNumber(n string) bool { return e164.MatchString(n) }
 
 var envName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 
+// maxPrompt bounds a prompt a tenant rewords, in characters.
+const maxPrompt = 500
+
 // TenantConfig reads t's telephony section; nil when it has none.
 func TenantConfig(t *engine.Tenant) (*Config, error) {
 	if t == nil || len(t.Telephony) == 0 || string(t.Telephony) == "null" {
@@ -133,6 +145,14 @@ func (c *Config) Check() error {
 		return errors.New("pin.attempts: must be from 1 to 10")
 	case c.Twilio != nil && !envName.MatchString(c.Twilio.AuthTokenEnv):
 		return errors.New("twilio.auth_token_env: name the environment variable that holds the auth token, such as TWILIO_AUTH_TOKEN")
+	}
+	for key, text := range c.Prompts {
+		switch {
+		case (&lineTexts{}).field(key) == nil:
+			return fmt.Errorf("prompts.%s: not a prompt of the line's: name one of %s", key, strings.Join(promptKeys, ", "))
+		case strings.TrimSpace(text) == "" || utf8.RuneCountInString(text) > maxPrompt:
+			return fmt.Errorf("prompts.%s: must be a line of 1 to %d characters", key, maxPrompt)
+		}
 	}
 	if c.SIP != nil {
 		for i, t := range c.SIP.Trunks {

@@ -1,6 +1,7 @@
 package telephony
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -26,8 +27,8 @@ func TestLinesSpeakTheTenantsLanguage(t *testing.T) {
 			switch {
 			case text == "":
 				t.Errorf("%s: %s is missing", lang, field)
-			case strings.Count(text, "%") != map[bool]int{true: 1}[named[field]] || named[field] && !strings.Contains(text, "%s"):
-				t.Errorf("%s: %s has the wrong verbs: %q", lang, field, text)
+			case strings.Count(text, "{name}") != map[bool]int{true: 1}[named[field]] || strings.Contains(text, "%"):
+				t.Errorf("%s: %s names the tenant wrongly: %q", lang, field, text)
 			case field != "ourBank":
 				if _, rest := verbalize.CutSentences(text + " "); strings.TrimSpace(rest) != "" {
 					t.Errorf("%s: %s does not end a sentence: %q", lang, field, text)
@@ -37,7 +38,37 @@ func TestLinesSpeakTheTenantsLanguage(t *testing.T) {
 	}
 
 	es := &engine.Tenant{Locale: "es-ES", Disclosure: map[string]string{"es": "Habla con un asistente de IA.", "en": "You are talking to an AI assistant."}}
-	if got := greetingText(es); got != "Habla con un asistente de IA. Bienvenido a nuestro banco. Introduzca su PIN en el teclado y después pulse la tecla numeral." {
+	if got := greetingText(Entry{Tenant: es}); got != "Habla con un asistente de IA. Bienvenido a nuestro banco. Introduzca su PIN en el teclado y después pulse la tecla numeral." {
 		t.Errorf("a Spanish tenant's greeting: %q", got)
+	}
+}
+
+// A tenant rewords the prompts it names, with its name for {name}; the others stay its
+// language's. A prompt the line does not have, an empty one or one too long is refused.
+func TestTenantRewordsPrompts(t *testing.T) {
+	c := &Config{Numbers: []string{"+15550100"}, Prompts: map[string]string{
+		"welcome": "Gracias por llamar a {name}. Marque su clave y pulse almohadilla.", "busy": "Estamos ocupados. Adiós."}}
+	if err := c.Check(); err != nil {
+		t.Fatal(err)
+	}
+	l := linesOf(Entry{Tenant: &engine.Tenant{Name: "Banco Demo", Locale: "es-MX"}, Config: c})
+	if l.welcome != "Gracias por llamar a Banco Demo. Marque su clave y pulse almohadilla." || l.busy != "Estamos ocupados. Adiós." ||
+		l.confirmInApp != "Por su seguridad, confirme esta operación en la aplicación de Banco Demo. No puedo hacerlo por teléfono." {
+		t.Errorf("reworded lines: %q / %q / %q", l.welcome, l.busy, l.confirmInApp)
+	}
+	if lineLanguages["es"].busy == l.busy {
+		t.Error("rewording changed the built-in lines")
+	}
+	for prompts, want := range map[string]string{
+		`{"greeting":"Hi."}`: `prompts.greeting: not a prompt of the line's`,
+		`{"busy":" "}`:       "prompts.busy: must be a line of 1 to 500 characters",
+		`{"busy":"` + strings.Repeat("a", 501) + `"}`: "prompts.busy: must be a line of 1 to 500 characters",
+	} {
+		var p map[string]string
+		json.Unmarshal([]byte(prompts), &p)
+		c := &Config{Numbers: []string{"+15550100"}, Prompts: p}
+		if err := c.Check(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", prompts, err, want)
+		}
 	}
 }

@@ -131,7 +131,7 @@ func (p *Phone) Prepare(entry Entry) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		p.greetings.get(ctx, p.e, entry.Tenant, greetingText(entry.Tenant))
+		p.greetings.get(ctx, p.e, entry.Tenant, greetingText(entry))
 	}()
 }
 
