@@ -18,7 +18,9 @@ import (
 // failover is still there, for it waited until the replica had it.
 func TestFollowsSentinelFailover(t *testing.T) {
 	f := testkit.StartRedisFailoverT(t)
-	s, err := redisstore.NewFromURL(f.URL()+"&dial_timeout=200ms&max_retries=1", &redisstore.Options{Prefix: prefix(t), Timeout: 300 * time.Millisecond})
+	// A second bounds each call: the replica's confirmation gets half of it, ample on loopback
+	// even under a loaded machine.
+	s, err := redisstore.NewFromURL(f.URL()+"&dial_timeout=200ms&max_retries=1", &redisstore.Options{Prefix: prefix(t), Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestSingleUseWritesWaitForTheReplica(t *testing.T) {
 		}}.Run(t)
 	})
 
-	s := open(t, &redisstore.Options{Prefix: prefix(t), Timeout: 300 * time.Millisecond})
+	s := open(t, &redisstore.Options{Prefix: prefix(t), Timeout: time.Second})
 	ctx := t.Context()
 	exp := time.Now().Add(time.Hour)
 	f.Replica.Stop()

@@ -117,7 +117,11 @@ func TestTwilioHangUpMidUtterance(t *testing.T) {
 		testkit.Poll(t, 5*time.Second, "the live recognition's start", func() bool { return dg.Live() == 1 })
 		c.hangUp()
 		testkit.Poll(t, 5*time.Second, "the live connection's end", func() bool { return dg.Live() == 0 })
-		<-h.figures
+		select {
+		case <-h.figures:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the call's figures did not come")
+		}
 	}
 	c := verified(32)
 	c.say(testkit.Voiced(16000))
