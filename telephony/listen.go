@@ -23,21 +23,18 @@ type heardStream struct {
 }
 
 // write sends the line's samples on, at the recogniser's rate.
-func (s *heardStream) write(pcm []int16) error {
-	s.buf = s.up.Write(s.buf[:0], pcm)
-	if len(s.buf) == 0 {
-		return nil
-	}
-	return s.listening.Write(s.buf)
-}
+func (s *heardStream) write(pcm []int16) error { return s.send(s.up.Write(s.buf[:0], pcm)) }
 
 // end sends what the filter held back: the utterance is over.
-func (s *heardStream) end() error {
-	s.buf = s.up.Flush(s.buf[:0])
-	if len(s.buf) == 0 {
+func (s *heardStream) end() error { return s.send(s.up.Flush(s.buf[:0])) }
+
+// send writes the resampled samples out, keeping their buffer for the next.
+func (s *heardStream) send(out []int16) error {
+	s.buf = out
+	if len(out) == 0 {
 		return nil
 	}
-	return s.listening.Write(s.buf)
+	return s.listening.Write(out)
 }
 
 // close lets the recogniser's connection and its place go; it may be called more than once.
