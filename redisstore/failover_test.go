@@ -57,6 +57,11 @@ func TestFollowsSentinelFailover(t *testing.T) {
 	if err := f.Rejoin(); err != nil {
 		t.Fatal(err)
 	}
+	// The rejoined replica loads the new primary's data before it confirms writes; under a
+	// loaded machine that can take seconds.
+	if err := f.Ready(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
 	var recovered time.Duration
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		ok, err = s.Claim(ctx, "pk_demo:after", exp)
